@@ -1,0 +1,352 @@
+//! Queue configuration: rate limits, retry policy, deadlines, dedup window.
+//!
+//! Requests carry partial configurations (`*Patch`): every field optional,
+//! applied over the defaults on create and over the current values on update,
+//! then validated as a whole so that cross-field rules (`min ≤ max`) hold.
+
+use crate::field::FieldErrors;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Token bucket and concurrency limits of one queue.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RateLimits {
+    pub max_dispatches_per_second: f64,
+    pub max_burst_size: u32,
+    pub max_concurrent_dispatches: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        Self {
+            max_dispatches_per_second: 500.0,
+            max_burst_size: 100,
+            max_concurrent_dispatches: 1000,
+        }
+    }
+}
+
+/// Partial [`RateLimits`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitsPatch {
+    pub max_dispatches_per_second: Option<f64>,
+    pub max_burst_size: Option<u32>,
+    pub max_concurrent_dispatches: Option<u32>,
+}
+
+pub const MAX_RATE: f64 = 100_000.0;
+pub const MAX_BURST: u32 = 100_000;
+pub const MAX_CONCURRENCY: u32 = 100_000;
+
+impl RateLimits {
+    pub fn apply(mut self, patch: &RateLimitsPatch) -> Self {
+        if let Some(v) = patch.max_dispatches_per_second {
+            self.max_dispatches_per_second = v;
+        }
+        if let Some(v) = patch.max_burst_size {
+            self.max_burst_size = v;
+        }
+        if let Some(v) = patch.max_concurrent_dispatches {
+            self.max_concurrent_dispatches = v;
+        }
+        self
+    }
+
+    pub fn validate(&self, prefix: &str, errors: &mut FieldErrors) {
+        let rate = self.max_dispatches_per_second;
+        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
+            errors.push(
+                format!("{prefix}.max_dispatches_per_second"),
+                format!("must be greater than 0 and at most {MAX_RATE}"),
+            );
+        }
+        errors.range(
+            &format!("{prefix}.max_burst_size"),
+            self.max_burst_size,
+            1,
+            MAX_BURST,
+        );
+        errors.range(
+            &format!("{prefix}.max_concurrent_dispatches"),
+            self.max_concurrent_dispatches,
+            1,
+            MAX_CONCURRENCY,
+        );
+    }
+}
+
+/// How a failed delivery is retried (SPEC 4, "Backoff").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RetryConfig {
+    /// Attempts in all, first included; 0 means unlimited.
+    pub max_attempts: u32,
+    /// 0 means no limit on the time since the first attempt.
+    pub max_retry_duration_s: u64,
+    pub min_backoff_ms: u64,
+    pub max_backoff_ms: u64,
+    pub max_doublings: u32,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        Self {
+            max_attempts: 100,
+            max_retry_duration_s: 0,
+            min_backoff_ms: 100,
+            max_backoff_ms: 3_600_000,
+            max_doublings: 16,
+        }
+    }
+}
+
+/// Partial [`RetryConfig`], as sent on queue create/update and task create.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfigPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retry_duration_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_backoff_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_backoff_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_doublings: Option<u32>,
+}
+
+impl RetryConfigPatch {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+pub const MAX_ATTEMPTS: u32 = 1_000_000;
+/// One year: longer retry horizons are almost certainly a unit mistake.
+pub const MAX_RETRY_DURATION_S: u64 = 365 * 24 * 3600;
+pub const MAX_BACKOFF_MS: u64 = 30 * 24 * 3600 * 1000;
+pub const MAX_DOUBLINGS: u32 = 62;
+
+impl RetryConfig {
+    pub fn apply(mut self, patch: &RetryConfigPatch) -> Self {
+        if let Some(v) = patch.max_attempts {
+            self.max_attempts = v;
+        }
+        if let Some(v) = patch.max_retry_duration_s {
+            self.max_retry_duration_s = v;
+        }
+        if let Some(v) = patch.min_backoff_ms {
+            self.min_backoff_ms = v;
+        }
+        if let Some(v) = patch.max_backoff_ms {
+            self.max_backoff_ms = v;
+        }
+        if let Some(v) = patch.max_doublings {
+            self.max_doublings = v;
+        }
+        self
+    }
+
+    pub fn validate(&self, prefix: &str, errors: &mut FieldErrors) {
+        errors.range(
+            &format!("{prefix}.max_attempts"),
+            self.max_attempts,
+            0,
+            MAX_ATTEMPTS,
+        );
+        errors.range(
+            &format!("{prefix}.max_retry_duration_s"),
+            self.max_retry_duration_s,
+            0,
+            MAX_RETRY_DURATION_S,
+        );
+        errors.range(
+            &format!("{prefix}.min_backoff_ms"),
+            self.min_backoff_ms,
+            1,
+            MAX_BACKOFF_MS,
+        );
+        errors.range(
+            &format!("{prefix}.max_backoff_ms"),
+            self.max_backoff_ms,
+            1,
+            MAX_BACKOFF_MS,
+        );
+        errors.range(
+            &format!("{prefix}.max_doublings"),
+            self.max_doublings,
+            0,
+            MAX_DOUBLINGS,
+        );
+        if self.min_backoff_ms > self.max_backoff_ms {
+            errors.push(
+                format!("{prefix}.min_backoff_ms"),
+                format!(
+                    "must not exceed max_backoff_ms ({} > {})",
+                    self.min_backoff_ms, self.max_backoff_ms
+                ),
+            );
+        }
+    }
+}
+
+pub const MIN_DEADLINE_S: u32 = 1;
+pub const MAX_DEADLINE_S: u32 = 1800;
+pub const DEFAULT_DISPATCH_DEADLINE_S: u32 = 600;
+pub const DEFAULT_DEDUP_WINDOW_S: u64 = 86_400;
+/// Thirty days: tombstones are rows, and a longer window mostly costs space.
+pub const MAX_DEDUP_WINDOW_S: u64 = 30 * 86_400;
+
+/// Whether a queue dispatches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueState {
+    Running,
+    Paused,
+}
+
+impl QueueState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Paused => "paused",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "running" => Some(Self::Running),
+            "paused" => Some(Self::Paused),
+            _ => None,
+        }
+    }
+}
+
+/// Everything configurable about a queue, fully resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueConfig {
+    pub rate_limits: RateLimits,
+    pub retry_config: RetryConfig,
+    pub dispatch_deadline_s: u32,
+    pub dedup_window_s: u64,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            rate_limits: RateLimits::default(),
+            retry_config: RetryConfig::default(),
+            dispatch_deadline_s: DEFAULT_DISPATCH_DEADLINE_S,
+            dedup_window_s: DEFAULT_DEDUP_WINDOW_S,
+        }
+    }
+}
+
+/// The configurable part of a queue create or update request.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfigPatch {
+    #[serde(default)]
+    pub rate_limits: Option<RateLimitsPatch>,
+    #[serde(default)]
+    pub retry_config: Option<RetryConfigPatch>,
+    #[serde(default)]
+    pub dispatch_deadline_s: Option<u32>,
+    #[serde(default)]
+    pub dedup_window_s: Option<u64>,
+}
+
+impl QueueConfig {
+    /// Applies `patch` and validates the result; the error names every bad
+    /// field.
+    pub fn apply(&self, patch: &QueueConfigPatch) -> Result<QueueConfig, FieldErrors> {
+        let mut next = self.clone();
+        if let Some(p) = &patch.rate_limits {
+            next.rate_limits = next.rate_limits.apply(p);
+        }
+        if let Some(p) = &patch.retry_config {
+            next.retry_config = next.retry_config.apply(p);
+        }
+        if let Some(v) = patch.dispatch_deadline_s {
+            next.dispatch_deadline_s = v;
+        }
+        if let Some(v) = patch.dedup_window_s {
+            next.dedup_window_s = v;
+        }
+        let mut errors = FieldErrors::new();
+        next.rate_limits.validate("rate_limits", &mut errors);
+        next.retry_config.validate("retry_config", &mut errors);
+        errors.range(
+            "dispatch_deadline_s",
+            next.dispatch_deadline_s,
+            MIN_DEADLINE_S,
+            MAX_DEADLINE_S,
+        );
+        errors.range("dedup_window_s", next.dedup_window_s, 0, MAX_DEDUP_WINDOW_S);
+        errors.into_result().map(|()| next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_spec_example() {
+        let q = QueueConfig::default();
+        assert_eq!(q.rate_limits.max_dispatches_per_second, 500.0);
+        assert_eq!(q.rate_limits.max_burst_size, 100);
+        assert_eq!(q.rate_limits.max_concurrent_dispatches, 1000);
+        assert_eq!(q.retry_config.max_attempts, 100);
+        assert_eq!(q.retry_config.max_doublings, 16);
+        assert_eq!(q.dispatch_deadline_s, 600);
+        assert_eq!(q.dedup_window_s, 86_400);
+    }
+
+    #[test]
+    fn patch_overrides_only_given_fields() {
+        let patch = QueueConfigPatch {
+            retry_config: Some(RetryConfigPatch {
+                max_attempts: Some(5),
+                ..Default::default()
+            }),
+            dedup_window_s: Some(60),
+            ..Default::default()
+        };
+        let q = QueueConfig::default().apply(&patch).unwrap();
+        assert_eq!(q.retry_config.max_attempts, 5);
+        assert_eq!(q.retry_config.min_backoff_ms, 100);
+        assert_eq!(q.dedup_window_s, 60);
+        assert_eq!(q.dispatch_deadline_s, 600);
+    }
+
+    #[test]
+    fn every_bad_field_is_named() {
+        let patch = QueueConfigPatch {
+            rate_limits: Some(RateLimitsPatch {
+                max_dispatches_per_second: Some(0.0),
+                max_burst_size: Some(0),
+                ..Default::default()
+            }),
+            retry_config: Some(RetryConfigPatch {
+                min_backoff_ms: Some(10_000),
+                max_backoff_ms: Some(5_000),
+                ..Default::default()
+            }),
+            dispatch_deadline_s: Some(1801),
+            ..Default::default()
+        };
+        let errors = QueueConfig::default().apply(&patch).unwrap_err();
+        let fields: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "rate_limits.max_dispatches_per_second",
+                "rate_limits.max_burst_size",
+                "retry_config.min_backoff_ms",
+                "dispatch_deadline_s"
+            ]
+        );
+    }
+}

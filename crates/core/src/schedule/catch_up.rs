@@ -1,0 +1,97 @@
+//! Which scheduled instants are due when the scheduler looks at a job.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::Schedule;
+
+/// How old an instant may be at `now` and still count as on time.
+///
+/// A scheduler that ticks a little late, or a node that restarts within this
+/// window, fires the instants it was late for under every policy. Only
+/// instants older than this were missed (every node down), and only for those
+/// does [`CatchUp`] matter.
+pub const ON_TIME_TOLERANCE: SignedDuration = SignedDuration::from_secs(60);
+
+/// The most instants [`due_instants`] returns at once, whatever the policy.
+pub const MAX_CATCH_UP: usize = 100;
+
+/// What a job does with the instants it missed while no scheduler ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CatchUp {
+    /// Skip missed instants; fire only those that are on time.
+    None,
+    /// Fire the most recent instant, whether on time or missed.
+    #[default]
+    Latest,
+    /// Fire every missed instant, the most recent [`MAX_CATCH_UP`] of them.
+    All,
+}
+
+/// The instants to fire now, in ascending order.
+///
+/// An instant `x` of `schedule` is *eligible* when
+/// `since <= x <= now` and, if `last_fired` is `Some(l)`, `x > l`:
+///
+/// - `last_fired` is the latest instant the job has fired (read from the
+///   store, not memory); nothing at or before it fires again.
+/// - `since` is the earliest instant that may fire: when the job was
+///   created, or later when its schedule or time zone last changed or it
+///   was last resumed, if the caller wants instants before those skipped.
+///   An instant before `since` is never due, even if `last_fired` is older
+///   or `None`; one exactly at `since` is.
+/// - `now` is the current time (the store's clock).
+///
+/// An eligible instant is *on time* when `now - x <= ON_TIME_TOLERANCE`
+/// (60 s) and *missed* otherwise. Then:
+///
+/// - [`CatchUp::None`]: the on-time instants;
+/// - [`CatchUp::Latest`]: the on-time instants if there are any, otherwise
+///   the most recent missed instant alone;
+/// - [`CatchUp::All`]: every eligible instant.
+///
+/// In every case at most the most recent [`MAX_CATCH_UP`] (100) come back.
+/// The scheduler is expected to record the last returned instant as the
+/// new `last_fired`; an empty result changes nothing, and calling again
+/// with the same inputs skips the same instants, so no cursor is needed for
+/// skipped ones. The cost is bounded by the result: the search walks back
+/// from `now`, never forward from an old `last_fired`.
+pub fn due_instants(
+    schedule: &Schedule,
+    last_fired: Option<Timestamp>,
+    since: Timestamp,
+    now: Timestamp,
+    catch_up: CatchUp,
+) -> Vec<Timestamp> {
+    let eligible = |x: Timestamp| x >= since && last_fired.is_none_or(|l| x > l);
+    let on_time = |x: Timestamp| now.duration_since(x) <= ON_TIME_TOLERANCE;
+
+    let mut due = Vec::new();
+    let mut cursor = schedule.last_at_or_before(now);
+    while let Some(x) = cursor {
+        if due.len() == MAX_CATCH_UP || !eligible(x) {
+            break;
+        }
+        if !on_time(x) {
+            match catch_up {
+                CatchUp::None => break,
+                CatchUp::Latest => {
+                    if due.is_empty() {
+                        due.push(x);
+                    }
+                    break;
+                }
+                CatchUp::All => {}
+            }
+        }
+        due.push(x);
+        cursor = x
+            .checked_sub(SignedDuration::from_nanos(1))
+            .ok()
+            .and_then(|before| schedule.last_at_or_before(before));
+    }
+    due.reverse();
+    due
+}

@@ -1,0 +1,393 @@
+//! Tasks: their states, targets and the validation of a create request.
+
+use crate::field::FieldErrors;
+use crate::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S, RetryConfigPatch};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+/// A task's state as the API shows it.
+///
+/// The store keeps `pending` for both `scheduled` and `queued`: which one a
+/// pending task is depends on the clock, so it is decided when read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// Its schedule time has not come yet.
+    Scheduled,
+    /// Due, waiting for the dispatcher (also between retries).
+    Queued,
+    /// An attempt is in flight.
+    Running,
+    Succeeded,
+    /// Attempts or retry duration exhausted.
+    Failed,
+    /// Deleted or purged before it could finish.
+    Cancelled,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "scheduled",
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Scheduled,
+            Self::Queued,
+            Self::Running,
+            Self::Succeeded,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Failed | Self::Cancelled)
+    }
+}
+
+/// Headers Idem sets on every delivery; a target may not set them itself,
+/// so that identity and signature cannot be forged or confused.
+pub const RESERVED_HEADERS: &[&str] = &[
+    "idem-queue",
+    "idem-task-id",
+    "idempotency-key",
+    "idem-schedule-time",
+    "idem-retry-count",
+    "idem-previous-response",
+    "idem-job",
+    "idem-run-kind",
+    "webhook-id",
+    "webhook-timestamp",
+    "webhook-signature",
+];
+
+/// Headers that describe the connection or the framing rather than the
+/// request; the HTTP client sets them.
+const TRANSPORT_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+];
+
+const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// How a target's body was given, kept so it reads back the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyForm {
+    Text,
+    Base64,
+    Json,
+}
+
+impl BodyForm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Base64 => "base64",
+            Self::Json => "json",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "text" => Some(Self::Text),
+            "base64" => Some(Self::Base64),
+            "json" => Some(Self::Json),
+            _ => None,
+        }
+    }
+}
+
+/// The HTTP request a task delivers, as sent in a create request.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    pub url: String,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// UTF-8 text body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Binary body, base64.
+    #[serde(default)]
+    pub body_base64: Option<String>,
+    /// Any JSON value, sent as `application/json`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub json: Option<Box<RawValue>>,
+}
+
+/// A validated target: what the dispatcher sends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    pub url: String,
+    pub method: String,
+    pub headers: BTreeMap<String, String>,
+    pub body: Option<(BodyForm, Vec<u8>)>,
+}
+
+impl TargetSpec {
+    /// Validates and resolves the target; `prefix` is the field path of the
+    /// target in the request (`target`).
+    pub fn resolve(self, prefix: &str, errors: &mut FieldErrors) -> Option<Target> {
+        let ok_before = errors.0.len();
+        check_url(&format!("{prefix}.url"), &self.url, errors);
+        let method = self
+            .method
+            .as_deref()
+            .unwrap_or("POST")
+            .to_ascii_uppercase();
+        if !METHODS.contains(&method.as_str()) {
+            errors.push(
+                format!("{prefix}.method"),
+                format!("must be one of {}", METHODS.join(", ")),
+            );
+        }
+        for (name, value) in &self.headers {
+            let field = format!("{prefix}.headers.{name}");
+            let lower = name.to_ascii_lowercase();
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                errors.push(field, "is not a valid header name");
+            } else if RESERVED_HEADERS.contains(&lower.as_str()) || lower.starts_with("idem-") {
+                errors.push(field, "is reserved: Idem sets it on every delivery");
+            } else if TRANSPORT_HEADERS.contains(&lower.as_str()) {
+                errors.push(field, "is set by the HTTP client and may not be given");
+            } else if http::HeaderValue::from_str(value).is_err() {
+                errors.push(field, "value must be visible ASCII, spaces or tabs");
+            }
+        }
+        let given: Vec<&str> = [
+            self.body.as_ref().map(|_| "body"),
+            self.body_base64.as_ref().map(|_| "body_base64"),
+            self.json.as_ref().map(|_| "json"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let mut body = None;
+        if given.len() > 1 {
+            errors.push(
+                format!("{prefix}.{}", given[1]),
+                format!(
+                    "give at most one of body, body_base64 and json (got {})",
+                    given.join(", ")
+                ),
+            );
+        } else if let Some(text) = self.body {
+            body = Some((BodyForm::Text, text.into_bytes()));
+        } else if let Some(b64) = self.body_base64 {
+            match STANDARD.decode(b64.as_bytes()) {
+                Ok(bytes) => body = Some((BodyForm::Base64, bytes)),
+                Err(e) => errors.push(
+                    format!("{prefix}.body_base64"),
+                    format!("is not base64: {e}"),
+                ),
+            }
+        } else if let Some(json) = self.json {
+            let content_type = self
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+            if let Some((k, v)) = content_type
+                && !is_json_media_type(v)
+            {
+                errors.push(
+                    format!("{prefix}.headers.{k}"),
+                    "conflicts with json, which is sent as application/json",
+                );
+            }
+            body = Some((BodyForm::Json, json.get().as_bytes().to_vec()));
+        }
+        if body.is_some() && matches!(method.as_str(), "GET" | "HEAD") {
+            errors.push(
+                format!("{prefix}.{}", given[0]),
+                format!("a {method} request has no body"),
+            );
+        }
+        (errors.0.len() == ok_before).then_some(Target {
+            url: self.url,
+            method,
+            headers: self.headers,
+            body,
+        })
+    }
+}
+
+fn is_json_media_type(v: &str) -> bool {
+    let essence = v
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json" || essence.ends_with("+json")
+}
+
+fn check_url(field: &str, url: &str, errors: &mut FieldErrors) {
+    match url.parse::<http::Uri>() {
+        Ok(uri) => {
+            let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+            if !scheme_ok {
+                errors.push(field, "must be an absolute http or https URL");
+            } else if uri.host().is_none_or(str::is_empty) {
+                errors.push(field, "must name a host");
+            }
+        }
+        Err(e) => errors.push(field, format!("is not a valid URL: {e}")),
+    }
+}
+
+/// A task create request (`POST /v1/queues/{queue}/tasks`).
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTask {
+    #[serde(default)]
+    pub task_id: Option<String>,
+    pub target: TargetSpec,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub schedule_time: Option<Timestamp>,
+    #[serde(default)]
+    pub dispatch_deadline_s: Option<u32>,
+    #[serde(default)]
+    pub retry_config: Option<RetryConfigPatch>,
+}
+
+impl CreateTask {
+    /// Field checks that need no store: the target and the deadline.
+    pub fn validate_deadline(&self, errors: &mut FieldErrors) {
+        if let Some(d) = self.dispatch_deadline_s {
+            errors.range("dispatch_deadline_s", d, MIN_DEADLINE_S, MAX_DEADLINE_S);
+        }
+    }
+}
+
+/// One delivery attempt as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Attempt {
+    /// 1-based.
+    pub attempt: u32,
+    #[schema(value_type = String, format = DateTime)]
+    pub started_at: Timestamp,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub finished_at: Option<Timestamp>,
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    pub duration_ms: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(json: &str) -> TargetSpec {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn fields(errors: &FieldErrors) -> Vec<&str> {
+        errors.0.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    #[test]
+    fn defaults_to_post_and_keeps_json_text_as_sent() {
+        let mut errors = FieldErrors::new();
+        let t = spec(r#"{"url":"http://10.0.0.1:8080/x","json":{"b":1.0,"a":[1e0]}}"#)
+            .resolve("target", &mut errors)
+            .unwrap();
+        assert!(errors.is_empty());
+        assert_eq!(t.method, "POST");
+        let (form, bytes) = t.body.unwrap();
+        assert_eq!(form, BodyForm::Json);
+        assert_eq!(bytes, br#"{"b":1.0,"a":[1e0]}"#);
+    }
+
+    #[test]
+    fn rejects_bad_scheme_reserved_headers_and_two_bodies() {
+        let mut errors = FieldErrors::new();
+        let t = spec(
+            r#"{"url":"ftp://x/y","headers":{"Idempotency-Key":"k","webhook-signature":"s","Idem-Custom":"v","X-Ok":"fine"},
+                "body":"a","json":1}"#,
+        )
+        .resolve("target", &mut errors);
+        assert!(t.is_none());
+        assert_eq!(
+            fields(&errors),
+            [
+                "target.url",
+                "target.headers.Idem-Custom",
+                "target.headers.Idempotency-Key",
+                "target.headers.webhook-signature",
+                "target.json"
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_relative_urls_bad_base64_and_get_bodies() {
+        for (json, field) in [
+            (r#"{"url":"/relative"}"#, "target.url"),
+            (
+                r#"{"url":"http://h/","body_base64":"!!"}"#,
+                "target.body_base64",
+            ),
+            (
+                r#"{"url":"http://h/","method":"GET","body":"x"}"#,
+                "target.body",
+            ),
+            (r#"{"url":"http://h/","method":"BREW"}"#, "target.method"),
+            (
+                r#"{"url":"http://h/","headers":{"Content-Length":"3"}}"#,
+                "target.headers.Content-Length",
+            ),
+            (
+                r#"{"url":"http://h/","json":{},"headers":{"content-type":"text/plain"}}"#,
+                "target.headers.content-type",
+            ),
+        ] {
+            let mut errors = FieldErrors::new();
+            assert!(
+                spec(json).resolve("target", &mut errors).is_none(),
+                "{json}"
+            );
+            assert_eq!(fields(&errors), [field], "{json}");
+        }
+    }
+
+    #[test]
+    fn state_names_round_trip() {
+        for s in [
+            "scheduled",
+            "queued",
+            "running",
+            "succeeded",
+            "failed",
+            "cancelled",
+        ] {
+            assert_eq!(TaskState::parse(s).unwrap().as_str(), s);
+        }
+        assert!(TaskState::Cancelled.is_final() && !TaskState::Running.is_final());
+    }
+}

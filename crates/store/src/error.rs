@@ -1,0 +1,66 @@
+//! What a store operation can fail with.
+
+use crate::records::TaskSummary;
+use idem_core::FieldErrors;
+
+/// A store failure. Conflicts and absences are distinct variants so the API
+/// can answer 404 and 409 precisely.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The resource (or its parent, named by `kind`) does not exist.
+    #[error("{kind} '{id}' not found")]
+    NotFound { kind: &'static str, id: String },
+    /// A resource with that name exists already.
+    #[error("{kind} '{id}' already exists")]
+    AlreadyExists { kind: &'static str, id: String },
+    /// The task ID is taken by a live task or a tombstone in its window.
+    #[error("task '{}' exists", .0.task_id)]
+    TaskExists(Box<TaskSummary>),
+    /// A request the current state does not allow.
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// Input that fails validation against stored state.
+    #[error("invalid: {0}")]
+    Invalid(FieldErrors),
+    /// The database cannot be reached or refused the operation.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// A bug or corrupted data.
+    #[error("store error: {0}")]
+    Internal(String),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        match e {
+            rusqlite::Error::SqliteFailure(code, _)
+                if matches!(
+                    code.code,
+                    rusqlite::ErrorCode::DatabaseBusy
+                        | rusqlite::ErrorCode::DatabaseLocked
+                        | rusqlite::ErrorCode::CannotOpen
+                        | rusqlite::ErrorCode::DiskFull
+                        | rusqlite::ErrorCode::SystemIoFailure
+                ) =>
+            {
+                Error::Unavailable(e.to_string())
+            }
+            other => Error::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        match e.as_db_error() {
+            Some(db) => Error::Internal(format!("{}: {}", db.code().code(), db.message())),
+            None => Error::Unavailable(e.to_string()),
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for Error {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        Error::Unavailable(e.to_string())
+    }
+}

@@ -1,0 +1,112 @@
+//! Idem's storage contract and its two backends.
+//!
+//! [`Store`] is the one abstraction the server talks to. [`sqlite`] keeps
+//! everything in one file and funnels writes through a single writer thread
+//! that commits many requests together (group commit), so that a response
+//! sent after its commit stays affordable with `synchronous=FULL`.
+//! [`postgres`] serves any number of `idem` nodes on one database.
+//!
+//! Both run the same conformance suite (`tests/conformance.rs`). Every
+//! operation takes "now" from the [`Clock`](idem_core::Clock) the store was
+//! opened with, so tests move time instead of sleeping.
+
+pub mod error;
+pub mod postgres;
+pub mod records;
+pub mod sqlite;
+mod sql;
+mod tasks;
+
+pub use error::Error;
+pub use records::*;
+
+use async_trait::async_trait;
+use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
+use idem_core::tenancy::{PrincipalKind, Role};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything Idem persists. Operations are named noun-first so they sort by
+/// table; each either commits entirely or leaves nothing behind.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Whether the store answers; `/readyz`.
+    async fn ping(&self) -> Result<()>;
+
+    /// On an empty store (no API key at all), creates organization
+    /// `default` with an admin principal holding `key`, and a signing
+    /// secret. Returns whether it did; safe to race from several nodes.
+    async fn bootstrap(&self, key: NewApiKey) -> Result<bool>;
+
+    /// Creates an organization with its admin principal, key and signing
+    /// secret, in one transaction.
+    async fn organization_create(&self, name: &str, admin_key: NewApiKey) -> Result<()>;
+
+    async fn principal_create(
+        &self,
+        org: &str,
+        name: &str,
+        kind: PrincipalKind,
+        role: Role,
+    ) -> Result<Principal>;
+    async fn principal_get(&self, org: &str, name: &str) -> Result<Principal>;
+    async fn principal_list(&self, org: &str, page: &PageRequest) -> Result<Page<Principal>>;
+    async fn principal_set_role(&self, org: &str, name: &str, role: Role) -> Result<Principal>;
+
+    /// Adds a key to an existing principal.
+    async fn api_key_create(&self, org: &str, principal: &str, key: NewApiKey) -> Result<ApiKey>;
+    async fn api_key_list(
+        &self,
+        org: &str,
+        principal: &str,
+        page: &PageRequest,
+    ) -> Result<Page<ApiKey>>;
+    async fn api_key_revoke(&self, org: &str, principal: &str, id: &str) -> Result<()>;
+    /// Resolves a key by its hash; `None` for unknown or revoked keys.
+    async fn api_key_authenticate(&self, key_hash: &str) -> Result<Option<Caller>>;
+    /// Records that a key was used now.
+    async fn api_key_touch(&self, id: &str) -> Result<()>;
+
+    /// Newest first.
+    async fn signing_secret_list(&self, org: &str) -> Result<Vec<SigningSecret>>;
+    async fn signing_secret_rotate(&self, org: &str) -> Result<SigningSecret>;
+    /// Refuses to delete the organization's last secret: deliveries would go
+    /// out unsigned.
+    async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()>;
+
+    async fn queue_create(&self, org: &str, name: &str, config: &QueueConfig) -> Result<Queue>;
+    async fn queue_get(&self, org: &str, name: &str) -> Result<Queue>;
+    async fn queue_list(&self, org: &str, page: &PageRequest) -> Result<Page<Queue>>;
+    /// Applies `patch` to the current configuration, validating the result,
+    /// in one transaction.
+    async fn queue_update(&self, org: &str, name: &str, patch: &QueueConfigPatch) -> Result<Queue>;
+    async fn queue_set_state(&self, org: &str, name: &str, state: QueueState) -> Result<Queue>;
+    /// Deletes the queue and every task in it, tombstones included.
+    async fn queue_delete(&self, org: &str, name: &str) -> Result<()>;
+    /// Cancels every task of the queue that is neither running nor final;
+    /// returns how many.
+    async fn queue_purge(&self, org: &str, name: &str) -> Result<u64>;
+
+    /// Creates a task, unless its ID is taken: by a live task, or by a
+    /// tombstone inside its dedup window ([`Error::TaskExists`]). A
+    /// tombstone past its window is replaced in the same transaction.
+    async fn task_create(&self, params: TaskCreate) -> Result<Task>;
+    async fn task_get(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;
+    async fn task_list(
+        &self,
+        org: &str,
+        queue: &str,
+        filter: TaskFilter,
+        page: &PageRequest,
+    ) -> Result<Page<Task>>;
+    async fn task_attempts(&self, org: &str, queue: &str, task_id: &str) -> Result<Vec<Attempt>>;
+    /// Cancels a task that has not finished. A running attempt cannot be
+    /// recalled: the task is marked so that no retry follows it.
+    async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;
+    /// Makes a scheduled or backing-off task due now.
+    async fn task_run_now(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;
+
+    /// Deletes at most `limit` tombstones whose dedup window has passed,
+    /// with their attempts; returns how many.
+    async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64>;
+}

@@ -1,0 +1,728 @@
+//! The multi-node backend: any number of `idem` nodes on one PostgreSQL
+//! database.
+//!
+//! Each operation is one transaction on a pooled connection. Uniqueness
+//! (organization, queue and task names; task IDs) rests on primary keys, so
+//! nodes never need to coordinate in memory; row locks (`FOR UPDATE`) order
+//! the read-modify-write operations.
+
+use crate::records::*;
+use crate::sql::{self as rows, Row as _};
+use crate::tasks;
+use crate::{Error, Result, Store};
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
+use idem_core::Clock;
+use idem_core::clock::{from_micros, to_micros};
+use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
+use idem_core::secrets::generate_signing_secret;
+use idem_core::tenancy::{ADMIN_PRINCIPAL, DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_id};
+use std::str::FromStr;
+use std::sync::Arc;
+use tokio_postgres::NoTls;
+use tokio_postgres::error::SqlState;
+
+const SCHEMA: &str = include_str!("schema.sql");
+const MIGRATIONS: &[&str] = &[SCHEMA];
+/// Serializes migrations and bootstrap across nodes starting together.
+const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
+
+/// The PostgreSQL store. Cheap to clone.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    clock: Arc<dyn Clock>,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://…`), with at most `max_connections`
+    /// pooled connections, and brings the schema up to date.
+    pub async fn open(url: &str, max_connections: usize, clock: Arc<dyn Clock>) -> Result<Self> {
+        let config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(max_connections)
+            .build()
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let store = PostgresStore { pool, clock };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ADVISORY_LOCK])
+            .await?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS idem_schema (version BIGINT NOT NULL); \
+             INSERT INTO idem_schema SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM idem_schema)",
+        )
+        .await?;
+        let version: i64 = tx
+            .query_one("SELECT version FROM idem_schema", &[])
+            .await?
+            .get(0);
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.batch_execute(sql).await?;
+            tx.execute("UPDATE idem_schema SET version = $1", &[&(i as i64 + 1)])
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    fn now(&self) -> i64 {
+        to_micros(self.clock.now())
+    }
+}
+
+fn not_found(kind: &'static str, id: &str) -> Error {
+    Error::NotFound {
+        kind,
+        id: id.to_string(),
+    }
+}
+
+fn is_unique_violation(e: &tokio_postgres::Error) -> bool {
+    e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}
+
+async fn query_opt<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Option<tokio_postgres::Row>> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.query_opt(&stmt, params).await?)
+}
+
+async fn query<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<tokio_postgres::Row>> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.query(&stmt, params).await?)
+}
+
+async fn execute<C: GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<u64> {
+    let stmt = c.prepare_cached(sql).await?;
+    Ok(c.execute(&stmt, params).await?)
+}
+
+fn map_rows<T>(rows: Vec<tokio_postgres::Row>, f: fn(&tokio_postgres::Row) -> Result<T>) -> Result<Vec<T>> {
+    rows.iter().map(f).collect()
+}
+
+async fn insert_org<C: GenericClient>(c: &C, name: &str, key: &NewApiKey, now: i64) -> Result<()> {
+    let n = execute(
+        c,
+        "INSERT INTO organizations (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &[&name, &now],
+    )
+    .await?;
+    if n == 0 {
+        return Err(Error::AlreadyExists {
+            kind: "organization",
+            id: name.to_string(),
+        });
+    }
+    execute(
+        c,
+        "INSERT INTO principals (org, name, kind, role, created_at) VALUES ($1, $2, $3, $4, $5)",
+        &[
+            &name,
+            &ADMIN_PRINCIPAL,
+            &PrincipalKind::Service.as_str(),
+            &Role::Admin.as_str(),
+            &now,
+        ],
+    )
+    .await?;
+    insert_key(c, name, ADMIN_PRINCIPAL, key, now).await?;
+    insert_secret(c, name, now).await?;
+    Ok(())
+}
+
+async fn insert_key<C: GenericClient>(
+    c: &C,
+    org: &str,
+    principal: &str,
+    key: &NewApiKey,
+    now: i64,
+) -> Result<()> {
+    let stmt = c
+        .prepare_cached(
+            "INSERT INTO api_keys (id, org, principal, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .await?;
+    c.execute(&stmt, &[&key.id, &org, &principal, &key.key_hash, &now])
+        .await
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                Error::AlreadyExists {
+                    kind: "api_key",
+                    id: key.id.clone(),
+                }
+            } else {
+                e.into()
+            }
+        })?;
+    Ok(())
+}
+
+async fn insert_secret<C: GenericClient>(c: &C, org: &str, now: i64) -> Result<SigningSecret> {
+    let secret = SigningSecret {
+        id: generate_id("ss"),
+        secret: generate_signing_secret(),
+        created_at: from_micros(now),
+    };
+    execute(
+        c,
+        "INSERT INTO signing_secrets (org, id, secret, created_at) VALUES ($1, $2, $3, $4)",
+        &[&org, &secret.id, &secret.secret, &now],
+    )
+    .await?;
+    Ok(secret)
+}
+
+async fn get_principal<C: GenericClient>(c: &C, org: &str, name: &str) -> Result<Principal> {
+    let sql = format!(
+        "SELECT {} FROM principals WHERE org = $1 AND name = $2",
+        rows::PRINCIPAL_COLUMNS
+    );
+    match query_opt(c, &sql, &[&org, &name]).await? {
+        Some(r) => rows::principal(&r),
+        None => Err(not_found("principal", name)),
+    }
+}
+
+async fn get_queue<C: GenericClient>(c: &C, org: &str, name: &str, lock: &str) -> Result<Queue> {
+    let sql = format!(
+        "SELECT {} FROM queues WHERE org = $1 AND name = $2 {lock}",
+        rows::QUEUE_COLUMNS
+    );
+    match query_opt(c, &sql, &[&org, &name]).await? {
+        Some(r) => rows::queue(&r),
+        None => Err(not_found("queue", name)),
+    }
+}
+
+async fn get_task<C: GenericClient>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    task_id: &str,
+    lock: &str,
+) -> Result<Option<Task>> {
+    let sql = format!(
+        "SELECT {} FROM tasks WHERE org = $1 AND queue = $2 AND task_id = $3 {lock}",
+        rows::TASK_COLUMNS
+    );
+    query_opt(c, &sql, &[&org, &queue, &task_id])
+        .await?
+        .map(|r| rows::task(&r))
+        .transpose()
+}
+
+/// The task, or 404 naming the queue when the queue itself is missing.
+async fn require_task<C: GenericClient>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    task_id: &str,
+    lock: &str,
+) -> Result<Task> {
+    match get_task(c, org, queue, task_id, lock).await? {
+        Some(t) => Ok(t),
+        None => {
+            get_queue(c, org, queue, "").await?;
+            Err(not_found("task", task_id))
+        }
+    }
+}
+
+async fn delete_task<C: GenericClient>(c: &C, uid: &str) -> Result<()> {
+    execute(c, "DELETE FROM attempts WHERE task_uid = $1", &[&uid]).await?;
+    execute(c, "DELETE FROM tasks WHERE uid = $1", &[&uid]).await?;
+    Ok(())
+}
+
+fn limit(page: &PageRequest) -> i64 {
+    i64::from(page.limit) + 1
+}
+
+fn caller(r: &tokio_postgres::Row) -> Result<Caller> {
+    let role: String = r.try_get(2)?;
+    Ok(Caller {
+        org: r.try_get(0)?,
+        principal: r.try_get(1)?,
+        role: Role::parse(&role)
+            .ok_or_else(|| Error::Internal(format!("unreadable role {role:?}")))?,
+        key_id: r.try_get(3)?,
+    })
+}
+
+/// Runs `body` in a transaction and commits it. A macro rather than a
+/// function because the body borrows the transaction across awaits.
+macro_rules! transaction {
+    ($self:ident, |$tx:ident| $body:block) => {{
+        let mut client = $self.pool.get().await?;
+        let $tx = client.transaction().await?;
+        let result = async { $body }.await;
+        match result {
+            Ok(v) => {
+                $tx.commit().await?;
+                Ok(v)
+            }
+            Err(e) => Err(e),
+        }
+    }};
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn ping(&self) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.simple_query("SELECT 1").await?;
+        Ok(())
+    }
+
+    async fn bootstrap(&self, key: NewApiKey) -> Result<bool> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            execute(&tx, "SELECT pg_advisory_xact_lock($1)", &[&ADVISORY_LOCK]).await?;
+            if query_opt(&tx, "SELECT 1 FROM api_keys LIMIT 1", &[])
+                .await?
+                .is_some()
+            {
+                return Ok(false);
+            }
+            insert_org(&tx, DEFAULT_ORGANIZATION, &key, now).await?;
+            Ok(true)
+        })
+    }
+
+    async fn organization_create(&self, name: &str, admin_key: NewApiKey) -> Result<()> {
+        let now = self.now();
+        transaction!(self, |tx| { insert_org(&tx, name, &admin_key, now).await })
+    }
+
+    async fn principal_create(
+        &self,
+        org: &str,
+        name: &str,
+        kind: PrincipalKind,
+        role: Role,
+    ) -> Result<Principal> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "INSERT INTO principals (org, name, kind, role, created_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
+            rows::PRINCIPAL_COLUMNS
+        );
+        let row = query_opt(
+            &client,
+            &sql,
+            &[&org, &name, &kind.as_str(), &role.as_str(), &self.now()],
+        )
+        .await?;
+        match row {
+            Some(r) => rows::principal(&r),
+            None => Err(Error::AlreadyExists {
+                kind: "principal",
+                id: name.to_string(),
+            }),
+        }
+    }
+
+    async fn principal_get(&self, org: &str, name: &str) -> Result<Principal> {
+        let client = self.pool.get().await?;
+        get_principal(&client, org, name).await
+    }
+
+    async fn principal_list(&self, org: &str, page: &PageRequest) -> Result<Page<Principal>> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "SELECT {} FROM principals WHERE org = $1 AND name > $2 ORDER BY name LIMIT $3",
+            rows::PRINCIPAL_COLUMNS
+        );
+        let after = page.after.clone().unwrap_or_default();
+        let items = map_rows(
+            query(&client, &sql, &[&org, &after, &limit(page)]).await?,
+            |r| rows::principal(r),
+        )?;
+        Ok(Page::from_rows(items, page.limit, |p| p.name.clone()))
+    }
+
+    async fn principal_set_role(&self, org: &str, name: &str, role: Role) -> Result<Principal> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "UPDATE principals SET role = $1 WHERE org = $2 AND name = $3 RETURNING {}",
+            rows::PRINCIPAL_COLUMNS
+        );
+        match query_opt(&client, &sql, &[&role.as_str(), &org, &name]).await? {
+            Some(r) => rows::principal(&r),
+            None => Err(not_found("principal", name)),
+        }
+    }
+
+    async fn api_key_create(&self, org: &str, principal: &str, key: NewApiKey) -> Result<ApiKey> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            get_principal(&tx, org, principal).await?;
+            insert_key(&tx, org, principal, &key, now).await?;
+            Ok(ApiKey {
+                id: key.id.clone(),
+                principal: principal.to_string(),
+                created_at: from_micros(now),
+                last_used_at: None,
+            })
+        })
+    }
+
+    async fn api_key_list(
+        &self,
+        org: &str,
+        principal: &str,
+        page: &PageRequest,
+    ) -> Result<Page<ApiKey>> {
+        let client = self.pool.get().await?;
+        get_principal(&client, org, principal).await?;
+        let sql = format!(
+            "SELECT {} FROM api_keys WHERE org = $1 AND principal = $2 AND id > $3 \
+             ORDER BY id LIMIT $4",
+            rows::API_KEY_COLUMNS
+        );
+        let after = page.after.clone().unwrap_or_default();
+        let items = map_rows(
+            query(&client, &sql, &[&org, &principal, &after, &limit(page)]).await?,
+            |r| rows::api_key(r),
+        )?;
+        Ok(Page::from_rows(items, page.limit, |k| k.id.clone()))
+    }
+
+    async fn api_key_revoke(&self, org: &str, principal: &str, id: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        get_principal(&client, org, principal).await?;
+        let n = execute(
+            &client,
+            "DELETE FROM api_keys WHERE org = $1 AND principal = $2 AND id = $3",
+            &[&org, &principal, &id],
+        )
+        .await?;
+        if n == 0 {
+            return Err(not_found("api_key", id));
+        }
+        Ok(())
+    }
+
+    async fn api_key_authenticate(&self, key_hash: &str) -> Result<Option<Caller>> {
+        let client = self.pool.get().await?;
+        query_opt(
+            &client,
+            "SELECT k.org, k.principal, p.role, k.id FROM api_keys k \
+             JOIN principals p ON p.org = k.org AND p.name = k.principal \
+             WHERE k.key_hash = $1",
+            &[&key_hash],
+        )
+        .await?
+        .map(|r| caller(&r))
+        .transpose()
+    }
+
+    async fn api_key_touch(&self, id: &str) -> Result<()> {
+        let client = self.pool.get().await?;
+        execute(
+            &client,
+            "UPDATE api_keys SET last_used_at = $1 WHERE id = $2",
+            &[&self.now(), &id],
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn signing_secret_list(&self, org: &str) -> Result<Vec<SigningSecret>> {
+        let client = self.pool.get().await?;
+        map_rows(
+            query(
+                &client,
+                "SELECT id, secret, created_at FROM signing_secrets WHERE org = $1 \
+                 ORDER BY created_at DESC, id DESC",
+                &[&org],
+            )
+            .await?,
+            |r| rows::signing_secret(r),
+        )
+    }
+
+    async fn signing_secret_rotate(&self, org: &str) -> Result<SigningSecret> {
+        let client = self.pool.get().await?;
+        insert_secret(&client, org, self.now()).await
+    }
+
+    async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()> {
+        transaction!(self, |tx| {
+            // Locking the organization's secrets makes two concurrent deletes
+            // of its last two secrets see each other.
+            let ids: Vec<String> = query(
+                &tx,
+                "SELECT id FROM signing_secrets WHERE org = $1 FOR UPDATE",
+                &[&org],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+            if !ids.iter().any(|i| i == id) {
+                return Err(not_found("signing_secret", id));
+            }
+            if ids.len() <= 1 {
+                return Err(Error::FailedPrecondition(
+                    "the organization's only signing secret cannot be deleted; rotate first"
+                        .into(),
+                ));
+            }
+            execute(
+                &tx,
+                "DELETE FROM signing_secrets WHERE org = $1 AND id = $2",
+                &[&org, &id],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    async fn queue_create(&self, org: &str, name: &str, config: &QueueConfig) -> Result<Queue> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
+             VALUES ($1, $2, 'running', $3, $4, $4) ON CONFLICT DO NOTHING RETURNING {}",
+            rows::QUEUE_COLUMNS
+        );
+        let config = rows::to_json(config);
+        match query_opt(&client, &sql, &[&org, &name, &config, &self.now()]).await? {
+            Some(r) => rows::queue(&r),
+            None => Err(Error::AlreadyExists {
+                kind: "queue",
+                id: name.to_string(),
+            }),
+        }
+    }
+
+    async fn queue_get(&self, org: &str, name: &str) -> Result<Queue> {
+        let client = self.pool.get().await?;
+        get_queue(&client, org, name, "").await
+    }
+
+    async fn queue_list(&self, org: &str, page: &PageRequest) -> Result<Page<Queue>> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "SELECT {} FROM queues WHERE org = $1 AND name > $2 ORDER BY name LIMIT $3",
+            rows::QUEUE_COLUMNS
+        );
+        let after = page.after.clone().unwrap_or_default();
+        let items = map_rows(
+            query(&client, &sql, &[&org, &after, &limit(page)]).await?,
+            |r| rows::queue(r),
+        )?;
+        Ok(Page::from_rows(items, page.limit, |q| q.name.clone()))
+    }
+
+    async fn queue_update(&self, org: &str, name: &str, patch: &QueueConfigPatch) -> Result<Queue> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            let current = get_queue(&tx, org, name, "FOR UPDATE").await?;
+            let next = current.config.apply(patch).map_err(Error::Invalid)?;
+            let sql = format!(
+                "UPDATE queues SET config = $1, updated_at = $2 WHERE org = $3 AND name = $4 \
+                 RETURNING {}",
+                rows::QUEUE_COLUMNS
+            );
+            let row = query_opt(&tx, &sql, &[&rows::to_json(&next), &now, &org, &name]).await?;
+            rows::queue(&row.ok_or_else(|| not_found("queue", name))?)
+        })
+    }
+
+    async fn queue_set_state(&self, org: &str, name: &str, state: QueueState) -> Result<Queue> {
+        let client = self.pool.get().await?;
+        let sql = format!(
+            "UPDATE queues SET state = $1, updated_at = $2 WHERE org = $3 AND name = $4 \
+             RETURNING {}",
+            rows::QUEUE_COLUMNS
+        );
+        match query_opt(&client, &sql, &[&state.as_str(), &self.now(), &org, &name]).await? {
+            Some(r) => rows::queue(&r),
+            None => Err(not_found("queue", name)),
+        }
+    }
+
+    async fn queue_delete(&self, org: &str, name: &str) -> Result<()> {
+        transaction!(self, |tx| {
+            let n = execute(
+                &tx,
+                "DELETE FROM queues WHERE org = $1 AND name = $2",
+                &[&org, &name],
+            )
+            .await?;
+            if n == 0 {
+                return Err(not_found("queue", name));
+            }
+            execute(
+                &tx,
+                "DELETE FROM attempts WHERE task_uid IN \
+                 (SELECT uid FROM tasks WHERE org = $1 AND queue = $2)",
+                &[&org, &name],
+            )
+            .await?;
+            execute(
+                &tx,
+                "DELETE FROM tasks WHERE org = $1 AND queue = $2",
+                &[&org, &name],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    async fn queue_purge(&self, org: &str, name: &str) -> Result<u64> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            let queue = get_queue(&tx, org, name, "FOR SHARE").await?;
+            let window = queue.config.dedup_window_s as i64 * 1_000_000;
+            execute(
+                &tx,
+                rows::SQL_CANCEL_PENDING_IN_QUEUE,
+                &[&now, &window, &org, &name],
+            )
+            .await
+        })
+    }
+
+    async fn task_create(&self, p: TaskCreate) -> Result<Task> {
+        let now = self.now();
+        let insert_sql = rows::insert_task_sql();
+        transaction!(self, |tx| {
+            // FOR KEY SHARE keeps the queue from being deleted under the
+            // insert without blocking concurrent creates.
+            let queue = get_queue(&tx, &p.org, &p.queue, "FOR KEY SHARE").await?;
+            let ins = tasks::TaskInsert::resolve(&p, &queue, now)?;
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+                &p.org,
+                &p.queue,
+                &p.task_id,
+                &ins.uid,
+                &ins.target,
+                &ins.body_form,
+                &ins.body,
+                &ins.schedule_time,
+                &ins.dispatch_deadline_s,
+                &ins.retry_config,
+                &now,
+            ];
+            if let Some(r) = query_opt(&tx, &insert_sql, &params).await? {
+                return rows::task(&r);
+            }
+            let existing = get_task(&tx, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await?;
+            match existing {
+                Some(t) if !tasks::tombstone_expired(&t, now) => {
+                    Err(Error::TaskExists(Box::new(tasks::summary(&t, now))))
+                }
+                Some(t) => {
+                    delete_task(&tx, &t.uid).await?;
+                    let r = query_opt(&tx, &insert_sql, &params).await?;
+                    rows::task(&r.ok_or_else(|| Error::Internal("task insert after sweep failed".into()))?)
+                }
+                // Deleted by a concurrent sweep between the insert and the
+                // lock: the ID is free now.
+                None => {
+                    let r = query_opt(&tx, &insert_sql, &params).await?;
+                    rows::task(&r.ok_or_else(|| Error::Internal("task insert raced".into()))?)
+                }
+            }
+        })
+    }
+
+    async fn task_get(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+        let client = self.pool.get().await?;
+        require_task(&client, org, queue, task_id, "").await
+    }
+
+    async fn task_list(
+        &self,
+        org: &str,
+        queue: &str,
+        filter: TaskFilter,
+        page: &PageRequest,
+    ) -> Result<Page<Task>> {
+        let client = self.pool.get().await?;
+        get_queue(&client, org, queue, "").await?;
+        let after = page.after.clone().unwrap_or_default();
+        let rows_ = query(
+            &client,
+            &rows::task_list_sql(filter.state),
+            &[&org, &queue, &after, &self.now(), &limit(page)],
+        )
+        .await?;
+        let items = map_rows(rows_, |r| rows::task(r))?;
+        Ok(Page::from_rows(items, page.limit, |t| t.task_id.clone()))
+    }
+
+    async fn task_attempts(&self, org: &str, queue: &str, task_id: &str) -> Result<Vec<Attempt>> {
+        let client = self.pool.get().await?;
+        let task = require_task(&client, org, queue, task_id, "").await?;
+        map_rows(
+            query(&client, rows::SQL_ATTEMPTS, &[&task.uid]).await?,
+            |r| rows::attempt(r),
+        )
+    }
+
+    async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            let task = require_task(&tx, org, queue, task_id, "FOR UPDATE").await?;
+            let window = get_queue(&tx, org, queue, "").await?.config.dedup_window_s as i64
+                * 1_000_000;
+            execute(&tx, rows::SQL_CANCEL_TASK, &[&now, &window, &task.uid]).await?;
+            require_task(&tx, org, queue, task_id, "").await
+        })
+    }
+
+    async fn task_run_now(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            let task = require_task(&tx, org, queue, task_id, "FOR UPDATE").await?;
+            tasks::check_runnable(&task, now)?;
+            execute(&tx, rows::SQL_RUN_NOW, &[&now, &task.uid]).await?;
+            require_task(&tx, org, queue, task_id, "").await
+        })
+    }
+
+    async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64> {
+        let now = self.now();
+        transaction!(self, |tx| {
+            let sql = format!("{} FOR UPDATE SKIP LOCKED", rows::SQL_EXPIRED_TOMBSTONES);
+            let uids: Vec<String> = query(&tx, &sql, &[&now, &i64::from(limit)])
+                .await?
+                .iter()
+                .map(|r| r.text(0))
+                .collect::<Result<_>>()?;
+            for uid in &uids {
+                delete_task(&tx, uid).await?;
+            }
+            Ok(uids.len() as u64)
+        })
+    }
+}

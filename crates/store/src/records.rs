@@ -1,0 +1,183 @@
+//! The rows the store hands out, as plain Rust values.
+
+pub use idem_core::task::Attempt;
+use idem_core::queue::{QueueConfig, QueueState, RetryConfig, RetryConfigPatch};
+use idem_core::task::{Target, TaskState};
+use idem_core::tenancy::{PrincipalKind, Role};
+use jiff::Timestamp;
+
+/// Keyset pagination: items after `after` (the previous page's last key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageRequest {
+    pub limit: u32,
+    pub after: Option<String>,
+}
+
+/// One page of a list; `next` is the key to continue after, if more remain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<String>,
+}
+
+impl<T> Page<T> {
+    /// Builds a page from up to `limit + 1` rows: the extra row only tells
+    /// that another page exists.
+    pub(crate) fn from_rows(mut rows: Vec<T>, limit: u32, key: impl Fn(&T) -> String) -> Self {
+        let more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let next = if more { rows.last().map(key) } else { None };
+        Page { items: rows, next }
+    }
+}
+
+/// A key to store: the plaintext is never persisted, only its hash.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub id: String,
+    pub key_hash: String,
+}
+
+/// Who a valid API key speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub org: String,
+    pub principal: String,
+    pub role: Role,
+    pub key_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub name: String,
+    pub kind: PrincipalKind,
+    pub role: Role,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: String,
+    pub principal: String,
+    pub created_at: Timestamp,
+    pub last_used_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningSecret {
+    pub id: String,
+    pub secret: String,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queue {
+    pub name: String,
+    pub state: QueueState,
+    pub config: QueueConfig,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// What a task create asks for; the store resolves the rest from the queue.
+#[derive(Debug, Clone)]
+pub struct TaskCreate {
+    pub org: String,
+    pub queue: String,
+    pub task_id: String,
+    pub target: Target,
+    /// `None` means now.
+    pub schedule_time: Option<Timestamp>,
+    /// `None` takes the queue's.
+    pub dispatch_deadline_s: Option<u32>,
+    /// Applied over the queue's retry configuration.
+    pub retry_config: RetryConfigPatch,
+}
+
+/// Where a task is in its life, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Waiting for its next attempt (scheduled or queued).
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Running,
+            Self::Succeeded,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub queue: String,
+    pub task_id: String,
+    /// Tells apart tasks that reused one ID after its dedup window.
+    pub uid: String,
+    pub status: Status,
+    pub target: Target,
+    pub schedule_time: Timestamp,
+    pub next_attempt_at: Timestamp,
+    pub dispatch_deadline_s: u32,
+    pub retry_config: RetryConfig,
+    pub attempt_count: u32,
+    pub cancel_requested: bool,
+    pub created_at: Timestamp,
+    pub finished_at: Option<Timestamp>,
+    pub last_attempt: Option<Attempt>,
+    /// Until when a finished task's ID stays taken.
+    pub dedup_expires_at: Option<Timestamp>,
+}
+
+impl Task {
+    /// The state the API shows at `now`: a pending task that has never been
+    /// attempted and whose time has not come is `scheduled`.
+    pub fn state(&self, now: Timestamp) -> TaskState {
+        match self.status {
+            Status::Pending if self.attempt_count == 0 && self.next_attempt_at > now => {
+                TaskState::Scheduled
+            }
+            Status::Pending => TaskState::Queued,
+            Status::Running => TaskState::Running,
+            Status::Succeeded => TaskState::Succeeded,
+            Status::Failed => TaskState::Failed,
+            Status::Cancelled => TaskState::Cancelled,
+        }
+    }
+}
+
+/// The part of an existing task a `TASK_ALREADY_EXISTS` answer shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSummary {
+    pub task_id: String,
+    pub state: TaskState,
+    pub created_at: Timestamp,
+    pub finished_at: Option<Timestamp>,
+}
+
+/// `?state=` of a task list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskFilter {
+    pub state: Option<TaskState>,
+}

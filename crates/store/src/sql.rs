@@ -1,0 +1,241 @@
+//! What both backends share: the SQL text (`$n` placeholders, which SQLite
+//! reads as named parameters numbered in order of first appearance — keep
+//! them ascending) and the mapping of result rows to records.
+
+use crate::records::*;
+use crate::{Error, Result};
+use idem_core::clock::from_micros;
+use idem_core::queue::{QueueConfig, QueueState, RetryConfig};
+use idem_core::task::{BodyForm, Target};
+use idem_core::tenancy::{PrincipalKind, Role};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Column access common to rusqlite's and tokio-postgres's rows.
+pub(crate) trait Row {
+    fn i64(&self, i: usize) -> Result<i64>;
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>>;
+    fn text(&self, i: usize) -> Result<String>;
+    fn opt_text(&self, i: usize) -> Result<Option<String>>;
+    fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>>;
+}
+
+impl Row for rusqlite::Row<'_> {
+    fn i64(&self, i: usize) -> Result<i64> {
+        Ok(self.get(i)?)
+    }
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        Ok(self.get(i)?)
+    }
+    fn text(&self, i: usize) -> Result<String> {
+        Ok(self.get(i)?)
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.get(i)?)
+    }
+    fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
+        Ok(self.get(i)?)
+    }
+}
+
+impl Row for tokio_postgres::Row {
+    fn i64(&self, i: usize) -> Result<i64> {
+        Ok(self.try_get(i)?)
+    }
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        Ok(self.try_get(i)?)
+    }
+    fn text(&self, i: usize) -> Result<String> {
+        Ok(self.try_get(i)?)
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.try_get(i)?)
+    }
+    fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
+        Ok(self.try_get(i)?)
+    }
+}
+
+fn corrupt(what: &str, value: &str) -> Error {
+    Error::Internal(format!("unreadable {what} in store: {value:?}"))
+}
+
+fn json<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|_| corrupt(what, text))
+}
+
+pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("records serialize")
+}
+
+pub(crate) const PRINCIPAL_COLUMNS: &str = "name, kind, role, created_at";
+
+pub(crate) fn principal(r: &impl Row) -> Result<Principal> {
+    let kind = r.text(1)?;
+    let role = r.text(2)?;
+    Ok(Principal {
+        name: r.text(0)?,
+        kind: PrincipalKind::parse(&kind).ok_or_else(|| corrupt("principal kind", &kind))?,
+        role: Role::parse(&role).ok_or_else(|| corrupt("role", &role))?,
+        created_at: from_micros(r.i64(3)?),
+    })
+}
+
+pub(crate) const API_KEY_COLUMNS: &str = "id, principal, created_at, last_used_at";
+
+pub(crate) fn api_key(r: &impl Row) -> Result<ApiKey> {
+    Ok(ApiKey {
+        id: r.text(0)?,
+        principal: r.text(1)?,
+        created_at: from_micros(r.i64(2)?),
+        last_used_at: r.opt_i64(3)?.map(from_micros),
+    })
+}
+
+pub(crate) fn signing_secret(r: &impl Row) -> Result<SigningSecret> {
+    Ok(SigningSecret {
+        id: r.text(0)?,
+        secret: r.text(1)?,
+        created_at: from_micros(r.i64(2)?),
+    })
+}
+
+pub(crate) const QUEUE_COLUMNS: &str = "name, state, config, created_at, updated_at";
+
+pub(crate) fn queue(r: &impl Row) -> Result<Queue> {
+    let state = r.text(1)?;
+    Ok(Queue {
+        name: r.text(0)?,
+        state: QueueState::parse(&state).ok_or_else(|| corrupt("queue state", &state))?,
+        config: json::<QueueConfig>("queue config", &r.text(2)?)?,
+        created_at: from_micros(r.i64(3)?),
+        updated_at: from_micros(r.i64(4)?),
+    })
+}
+
+/// The stored part of a target; the body lives in its own column so that
+/// binary payloads are not inflated by an encoding.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct StoredTarget {
+    pub url: String,
+    pub method: String,
+    pub headers: BTreeMap<String, String>,
+}
+
+pub(crate) const TASK_COLUMNS: &str = "queue, task_id, uid, status, target, body_form, body, \
+     schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
+     cancel_requested, created_at, finished_at, last_attempt, dedup_expires_at";
+
+pub(crate) fn task(r: &impl Row) -> Result<Task> {
+    let status = r.text(3)?;
+    let stored: StoredTarget = json("task target", &r.text(4)?)?;
+    let body = match (r.opt_text(5)?, r.opt_blob(6)?) {
+        (Some(form), Some(bytes)) => Some((
+            BodyForm::parse(&form).ok_or_else(|| corrupt("body form", &form))?,
+            bytes,
+        )),
+        _ => None,
+    };
+    Ok(Task {
+        queue: r.text(0)?,
+        task_id: r.text(1)?,
+        uid: r.text(2)?,
+        status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
+        target: Target {
+            url: stored.url,
+            method: stored.method,
+            headers: stored.headers,
+            body,
+        },
+        schedule_time: from_micros(r.i64(7)?),
+        next_attempt_at: from_micros(r.i64(8)?),
+        dispatch_deadline_s: r.i64(9)? as u32,
+        retry_config: json::<RetryConfig>("retry config", &r.text(10)?)?,
+        attempt_count: r.i64(11)? as u32,
+        cancel_requested: r.i64(12)? != 0,
+        created_at: from_micros(r.i64(13)?),
+        finished_at: r.opt_i64(14)?.map(from_micros),
+        last_attempt: r
+            .opt_text(15)?
+            .map(|t| json::<Attempt>("last attempt", &t))
+            .transpose()?,
+        dedup_expires_at: r.opt_i64(16)?.map(from_micros),
+    })
+}
+
+pub(crate) fn attempt(r: &impl Row) -> Result<Attempt> {
+    Ok(Attempt {
+        attempt: r.i64(0)? as u32,
+        started_at: from_micros(r.i64(1)?),
+        finished_at: r.opt_i64(2)?.map(from_micros),
+        status_code: r.opt_i64(3)?.map(|c| c as u16),
+        error: r.opt_text(4)?,
+        duration_ms: r.opt_i64(5)?.map(|d| d as u64),
+    })
+}
+
+/// The SQL condition, over `tasks`, for the API state `state`; `$n` is the
+/// placeholder holding now.
+pub(crate) fn state_condition(state: idem_core::task::TaskState, now_param: &str) -> String {
+    use idem_core::task::TaskState as S;
+    match state {
+        S::Scheduled => format!(
+            "status = 'pending' AND attempt_count = 0 AND next_attempt_at > {now_param}"
+        ),
+        S::Queued => format!(
+            "status = 'pending' AND NOT (attempt_count = 0 AND next_attempt_at > {now_param})"
+        ),
+        S::Running => "status = 'running'".into(),
+        S::Succeeded => "status = 'succeeded'".into(),
+        S::Failed => "status = 'failed'".into(),
+        S::Cancelled => "status = 'cancelled'".into(),
+    }
+}
+
+/// Followed by [`TASK_COLUMNS`]: a conflict returns no row.
+pub(crate) const SQL_INSERT_TASK_PREFIX: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
+     attempt_count, cancel_requested, created_at) \
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
+     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING ";
+
+pub(crate) const SQL_CANCEL_PENDING_IN_QUEUE: &str = "UPDATE tasks SET status = 'cancelled', \
+     finished_at = $1, dedup_expires_at = $1 + CAST($2 AS BIGINT) \
+     WHERE org = $3 AND queue = $4 AND status = 'pending'";
+
+/// Cancels a pending task; marks a running one so no retry follows; leaves
+/// a finished one as it is. SET expressions all read the row as it was.
+pub(crate) const SQL_CANCEL_TASK: &str = "UPDATE tasks SET \
+     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END, \
+     finished_at = CASE WHEN status = 'pending' THEN $1 ELSE finished_at END, \
+     dedup_expires_at = CASE WHEN status = 'pending' THEN $1 + CAST($2 AS BIGINT) ELSE dedup_expires_at END, \
+     cancel_requested = CASE WHEN status = 'running' THEN 1 ELSE cancel_requested END \
+     WHERE uid = $3";
+
+pub(crate) const SQL_RUN_NOW: &str =
+    "UPDATE tasks SET next_attempt_at = $1 WHERE uid = $2 AND status = 'pending'";
+
+pub(crate) const SQL_ATTEMPTS: &str = "SELECT attempt, started_at, finished_at, status_code, \
+     error, duration_ms FROM attempts WHERE task_uid = $1 ORDER BY attempt";
+
+pub(crate) const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
+     WHERE dedup_expires_at IS NOT NULL AND dedup_expires_at <= $1 \
+     ORDER BY dedup_expires_at LIMIT $2";
+
+/// Lists a queue's tasks by ID. Parameters: org, queue, after, now, limit;
+/// now is referenced even without a state filter so both backends see the
+/// same parameter count and type.
+pub(crate) fn task_list_sql(state: Option<idem_core::task::TaskState>) -> String {
+    let filter = state
+        .map(|s| format!(" AND ({})", state_condition(s, "$4")))
+        .unwrap_or_default();
+    format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2 AND task_id > $3 \
+         AND CAST($4 AS BIGINT) IS NOT NULL{filter} \
+         ORDER BY task_id LIMIT $5"
+    )
+}
+
+pub(crate) fn insert_task_sql() -> String {
+    format!("{SQL_INSERT_TASK_PREFIX}{TASK_COLUMNS}")
+}

@@ -1,0 +1,79 @@
+//! Task rules both backends apply inside their transactions.
+
+use crate::records::{Queue, Status, Task, TaskCreate, TaskSummary};
+use crate::sql::{StoredTarget, to_json};
+use crate::{Error, Result};
+use idem_core::FieldErrors;
+use idem_core::clock::{from_micros, to_micros};
+use idem_core::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S};
+
+/// A create request resolved against its queue, as column values.
+pub(crate) struct TaskInsert {
+    pub uid: String,
+    pub target: String,
+    pub body_form: Option<&'static str>,
+    pub body: Option<Vec<u8>>,
+    pub schedule_time: i64,
+    pub dispatch_deadline_s: i64,
+    pub retry_config: String,
+}
+
+impl TaskInsert {
+    /// Fills what the request left out from the queue and validates the
+    /// result: the task carries the policy it was accepted with.
+    pub(crate) fn resolve(p: &TaskCreate, queue: &Queue, now: i64) -> Result<TaskInsert> {
+        let mut errors = FieldErrors::new();
+        let retry = queue.config.retry_config.apply(&p.retry_config);
+        retry.validate("retry_config", &mut errors);
+        let deadline = p
+            .dispatch_deadline_s
+            .unwrap_or(queue.config.dispatch_deadline_s);
+        errors.range("dispatch_deadline_s", deadline, MIN_DEADLINE_S, MAX_DEADLINE_S);
+        errors.into_result().map_err(Error::Invalid)?;
+        let target = StoredTarget {
+            url: p.target.url.clone(),
+            method: p.target.method.clone(),
+            headers: p.target.headers.clone(),
+        };
+        Ok(TaskInsert {
+            uid: uuid::Uuid::now_v7().simple().to_string(),
+            target: to_json(&target),
+            body_form: p.target.body.as_ref().map(|(form, _)| form.as_str()),
+            body: p.target.body.as_ref().map(|(_, bytes)| bytes.clone()),
+            schedule_time: p.schedule_time.map(to_micros).unwrap_or(now),
+            dispatch_deadline_s: i64::from(deadline),
+            retry_config: to_json(&retry),
+        })
+    }
+}
+
+/// Whether an existing task's ID may be reused at `now`.
+pub(crate) fn tombstone_expired(task: &Task, now: i64) -> bool {
+    task.dedup_expires_at.is_some_and(|t| to_micros(t) <= now)
+}
+
+pub(crate) fn summary(task: &Task, now: i64) -> TaskSummary {
+    TaskSummary {
+        task_id: task.task_id.clone(),
+        state: task.state(from_micros(now)),
+        created_at: task.created_at,
+        finished_at: task.finished_at,
+    }
+}
+
+/// Run-now applies to tasks waiting for an attempt, not to running or
+/// finished ones.
+pub(crate) fn check_runnable(task: &Task, now: i64) -> Result<()> {
+    match task.status {
+        Status::Pending => Ok(()),
+        Status::Running => Err(Error::FailedPrecondition(format!(
+            "task '{}' is running; it cannot be run again until the attempt ends",
+            task.task_id
+        ))),
+        _ => Err(Error::FailedPrecondition(format!(
+            "task '{}' has finished ({}); a finished task cannot run",
+            task.task_id,
+            task.state(from_micros(now)).as_str()
+        ))),
+    }
+}

@@ -1,0 +1,530 @@
+//! The storage contract, run against every backend.
+//!
+//! Each test is written once against `dyn Store` and instantiated for
+//! SQLite and PostgreSQL by the macro at the bottom; a backend that passes
+//! this suite is a backend the server can use.
+
+use idem_core::{Clock, ManualClock};
+use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RetryConfigPatch};
+use idem_core::task::{BodyForm, Target, TaskState};
+use idem_core::tenancy::{PrincipalKind, Role, generate_api_key, generate_id, hash_api_key};
+use idem_store::postgres::PostgresStore;
+use idem_store::sqlite::SqliteStore;
+use idem_store::*;
+use idem_testkit::TestDatabase;
+use jiff::{SignedDuration, Timestamp};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+struct Harness {
+    store: Arc<dyn Store>,
+    clock: ManualClock,
+    _db: Option<TestDatabase>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+fn start() -> Timestamp {
+    "2026-10-16T12:00:00Z".parse().unwrap()
+}
+
+impl Harness {
+    async fn sqlite() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(start());
+        let store = SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
+            .await
+            .unwrap();
+        Harness {
+            store: Arc::new(store),
+            clock,
+            _db: None,
+            _dir: Some(dir),
+        }
+    }
+
+    async fn postgres() -> Harness {
+        let db = TestDatabase::create().await;
+        let clock = ManualClock::new(start());
+        let store = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
+            .await
+            .unwrap();
+        Harness {
+            store: Arc::new(store),
+            clock,
+            _db: Some(db),
+            _dir: None,
+        }
+    }
+
+    fn advance(&self, secs: i64) {
+        self.clock.advance(SignedDuration::from_secs(secs));
+    }
+
+    async fn org(&self, name: &str) {
+        self.store
+            .organization_create(name, new_key())
+            .await
+            .unwrap();
+    }
+
+    async fn queue(&self, org: &str, name: &str, dedup_window_s: u64) -> Queue {
+        let config = QueueConfig {
+            dedup_window_s,
+            ..QueueConfig::default()
+        };
+        self.store.queue_create(org, name, &config).await.unwrap()
+    }
+
+    async fn task(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+        self.store.task_create(create(org, queue, task_id)).await
+    }
+}
+
+fn new_key() -> NewApiKey {
+    NewApiKey {
+        id: generate_id("key"),
+        key_hash: hash_api_key(&generate_api_key()),
+    }
+}
+
+fn target() -> Target {
+    Target {
+        url: "http://127.0.0.1:9/hook".into(),
+        method: "POST".into(),
+        headers: BTreeMap::from([("X-Trace".into(), "1".into())]),
+        body: Some((BodyForm::Base64, vec![0, 159, 146, 150])),
+    }
+}
+
+fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
+    TaskCreate {
+        org: org.into(),
+        queue: queue.into(),
+        task_id: task_id.into(),
+        target: target(),
+        schedule_time: None,
+        dispatch_deadline_s: None,
+        retry_config: RetryConfigPatch::default(),
+    }
+}
+
+fn page(limit: u32, after: Option<String>) -> PageRequest {
+    PageRequest { limit, after }
+}
+
+async fn bootstrap_creates_the_default_organization_once(h: Harness) {
+    let key = new_key();
+    assert!(h.store.bootstrap(key.clone()).await.unwrap());
+    assert!(!h.store.bootstrap(new_key()).await.unwrap());
+    let caller = h
+        .store
+        .api_key_authenticate(&key.key_hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        caller,
+        Caller {
+            org: "default".into(),
+            principal: "admin".into(),
+            role: Role::Admin,
+            key_id: key.id
+        }
+    );
+    assert_eq!(h.store.signing_secret_list("default").await.unwrap().len(), 1);
+}
+
+async fn concurrent_bootstraps_create_one_organization(h: Harness) {
+    let runs: Vec<_> = (0..8)
+        .map(|_| {
+            let store = h.store.clone();
+            tokio::spawn(async move { store.bootstrap(new_key()).await.unwrap() })
+        })
+        .collect();
+    let mut created = 0;
+    for r in runs {
+        created += r.await.unwrap() as u32;
+    }
+    assert_eq!(created, 1);
+}
+
+async fn organizations_are_unique_and_come_with_admin_and_secret(h: Harness) {
+    let key = new_key();
+    h.store.organization_create("acme", key.clone()).await.unwrap();
+    let err = h.store.organization_create("acme", new_key()).await.unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { kind: "organization", .. }), "{err:?}");
+    let admin = h.store.principal_get("acme", "admin").await.unwrap();
+    assert_eq!((admin.role, admin.kind), (Role::Admin, PrincipalKind::Service));
+    let caller = h.store.api_key_authenticate(&key.key_hash).await.unwrap().unwrap();
+    assert_eq!(caller.org, "acme");
+    let secrets = h.store.signing_secret_list("acme").await.unwrap();
+    assert_eq!(secrets.len(), 1);
+    assert!(secrets[0].secret.starts_with("whsec_"));
+}
+
+async fn principals_are_created_listed_paged_and_changed(h: Harness) {
+    h.org("acme").await;
+    for name in ["carol", "bob", "dave"] {
+        h.store
+            .principal_create("acme", name, PrincipalKind::Person, Role::Reader)
+            .await
+            .unwrap();
+    }
+    let err = h
+        .store
+        .principal_create("acme", "bob", PrincipalKind::Service, Role::Admin)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { kind: "principal", .. }));
+    let first = h.store.principal_list("acme", &page(2, None)).await.unwrap();
+    let names: Vec<_> = first.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["admin", "bob"]);
+    let second = h.store.principal_list("acme", &page(2, first.next)).await.unwrap();
+    let names: Vec<_> = second.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["carol", "dave"]);
+    assert_eq!(second.next, None);
+    let bob = h.store.principal_set_role("acme", "bob", Role::Writer).await.unwrap();
+    assert_eq!(bob.role, Role::Writer);
+    assert!(matches!(
+        h.store.principal_set_role("acme", "nobody", Role::Writer).await,
+        Err(Error::NotFound { kind: "principal", .. })
+    ));
+}
+
+async fn api_keys_authenticate_until_revoked(h: Harness) {
+    h.org("acme").await;
+    h.store
+        .principal_create("acme", "svc", PrincipalKind::Service, Role::Writer)
+        .await
+        .unwrap();
+    let key = new_key();
+    let created = h.store.api_key_create("acme", "svc", key.clone()).await.unwrap();
+    assert_eq!(created.principal, "svc");
+    let caller = h.store.api_key_authenticate(&key.key_hash).await.unwrap().unwrap();
+    assert_eq!((caller.principal.as_str(), caller.role), ("svc", Role::Writer));
+    h.advance(5);
+    h.store.api_key_touch(&key.id).await.unwrap();
+    let listed = h.store.api_key_list("acme", "svc", &page(10, None)).await.unwrap();
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].last_used_at, Some(start() + SignedDuration::from_secs(5)));
+    assert!(matches!(
+        h.store.api_key_create("acme", "ghost", new_key()).await,
+        Err(Error::NotFound { kind: "principal", .. })
+    ));
+    h.store.api_key_revoke("acme", "svc", &key.id).await.unwrap();
+    assert_eq!(h.store.api_key_authenticate(&key.key_hash).await.unwrap(), None);
+    assert!(matches!(
+        h.store.api_key_revoke("acme", "svc", &key.id).await,
+        Err(Error::NotFound { kind: "api_key", .. })
+    ));
+    // A role change applies to existing keys at once.
+    let key2 = new_key();
+    h.store.api_key_create("acme", "svc", key2.clone()).await.unwrap();
+    h.store.principal_set_role("acme", "svc", Role::Reader).await.unwrap();
+    let caller = h.store.api_key_authenticate(&key2.key_hash).await.unwrap().unwrap();
+    assert_eq!(caller.role, Role::Reader);
+}
+
+async fn signing_secrets_rotate_and_keep_at_least_one(h: Harness) {
+    h.org("acme").await;
+    let first = h.store.signing_secret_list("acme").await.unwrap().remove(0);
+    h.advance(1);
+    let second = h.store.signing_secret_rotate("acme").await.unwrap();
+    let listed = h.store.signing_secret_list("acme").await.unwrap();
+    assert_eq!(listed, [second.clone(), first.clone()], "newest first");
+    h.store.signing_secret_delete("acme", &first.id).await.unwrap();
+    assert!(matches!(
+        h.store.signing_secret_delete("acme", &second.id).await,
+        Err(Error::FailedPrecondition(_))
+    ));
+    assert!(matches!(
+        h.store.signing_secret_delete("acme", "ss_nope").await,
+        Err(Error::NotFound { .. })
+    ));
+}
+
+async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
+    h.org("acme").await;
+    let q = h.queue("acme", "payments", 86_400).await;
+    assert_eq!(q.state, QueueState::Running);
+    assert_eq!(q.config, QueueConfig::default());
+    assert!(matches!(
+        h.store.queue_create("acme", "payments", &QueueConfig::default()).await,
+        Err(Error::AlreadyExists { kind: "queue", .. })
+    ));
+    h.queue("acme", "emails", 60).await;
+    h.queue("acme", "reports", 60).await;
+    let p1 = h.store.queue_list("acme", &page(2, None)).await.unwrap();
+    let p2 = h.store.queue_list("acme", &page(2, p1.next.clone())).await.unwrap();
+    let names: Vec<_> = p1.items.iter().chain(&p2.items).map(|q| q.name.as_str()).collect();
+    assert_eq!(names, ["emails", "payments", "reports"]);
+    assert_eq!(p2.next, None);
+
+    h.advance(10);
+    let patch = QueueConfigPatch {
+        retry_config: Some(RetryConfigPatch {
+            max_attempts: Some(7),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let updated = h.store.queue_update("acme", "payments", &patch).await.unwrap();
+    assert_eq!(updated.config.retry_config.max_attempts, 7);
+    assert_eq!(updated.config.retry_config.min_backoff_ms, 100);
+    assert!(updated.updated_at > updated.created_at);
+    let invalid = QueueConfigPatch {
+        dispatch_deadline_s: Some(0),
+        ..Default::default()
+    };
+    match h.store.queue_update("acme", "payments", &invalid).await {
+        Err(Error::Invalid(errors)) => assert_eq!(errors.0[0].field, "dispatch_deadline_s"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        h.store.queue_get("acme", "payments").await.unwrap().config.dispatch_deadline_s,
+        600,
+        "a rejected update writes nothing"
+    );
+    let paused = h.store.queue_set_state("acme", "payments", QueueState::Paused).await.unwrap();
+    assert_eq!(paused.state, QueueState::Paused);
+    h.task("acme", "payments", "t1").await.unwrap();
+    h.store.queue_delete("acme", "payments").await.unwrap();
+    assert!(matches!(h.store.queue_get("acme", "payments").await, Err(Error::NotFound { .. })));
+    // A queue re-created under the same name starts empty.
+    h.queue("acme", "payments", 60).await;
+    h.task("acme", "payments", "t1").await.unwrap();
+}
+
+async fn organizations_are_isolated(h: Harness) {
+    h.org("acme").await;
+    h.org("globex").await;
+    h.queue("acme", "payments", 60).await;
+    h.task("acme", "payments", "t1").await.unwrap();
+    assert!(matches!(h.store.queue_get("globex", "payments").await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        h.store.task_get("globex", "payments", "t1").await,
+        Err(Error::NotFound { .. })
+    ));
+    assert!(h.store.queue_list("globex", &page(10, None)).await.unwrap().items.is_empty());
+    // The same names in another organization are unrelated.
+    h.queue("globex", "payments", 60).await;
+    h.task("globex", "payments", "t1").await.unwrap();
+}
+
+async fn tasks_read_back_as_created(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let mut req = create("acme", "payments", "payment-1");
+    req.schedule_time = Some(start() + SignedDuration::from_secs(30));
+    req.dispatch_deadline_s = Some(30);
+    req.retry_config.max_attempts = Some(5);
+    let created = h.store.task_create(req).await.unwrap();
+    assert_eq!(created.target, target());
+    assert_eq!(created.retry_config.max_attempts, 5);
+    assert_eq!(created.retry_config.max_doublings, 16, "rest from the queue");
+    assert_eq!(created.dispatch_deadline_s, 30);
+    assert_eq!(created.created_at, start());
+    assert_eq!(created.state(start()), TaskState::Scheduled);
+    assert_eq!(created.state(start() + SignedDuration::from_secs(30)), TaskState::Queued);
+    let got = h.store.task_get("acme", "payments", "payment-1").await.unwrap();
+    assert_eq!(got, created);
+    assert!(h.store.task_attempts("acme", "payments", "payment-1").await.unwrap().is_empty());
+    assert!(matches!(
+        h.store.task_get("acme", "payments", "nope").await,
+        Err(Error::NotFound { kind: "task", .. })
+    ));
+    assert!(matches!(
+        h.store.task_get("acme", "nope", "payment-1").await,
+        Err(Error::NotFound { kind: "queue", .. })
+    ));
+    assert!(matches!(
+        h.task("acme", "nope", "x").await,
+        Err(Error::NotFound { kind: "queue", .. })
+    ));
+    let mut bad = create("acme", "payments", "bad");
+    bad.retry_config.min_backoff_ms = Some(10_000_000);
+    bad.retry_config.max_backoff_ms = Some(1);
+    assert!(matches!(h.store.task_create(bad).await, Err(Error::Invalid(_))));
+    assert!(matches!(
+        h.store.task_get("acme", "payments", "bad").await,
+        Err(Error::NotFound { .. })
+    ));
+}
+
+async fn task_id_blocked_until_window_passes(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let first = h.task("acme", "payments", "payment-1").await.unwrap();
+    match h.task("acme", "payments", "payment-1").await {
+        Err(Error::TaskExists(s)) => {
+            assert_eq!(s.state, TaskState::Queued);
+            assert_eq!(s.finished_at, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    h.advance(10);
+    let cancelled = h.store.task_cancel("acme", "payments", "payment-1").await.unwrap();
+    assert_eq!(cancelled.state(h.clock.now()), TaskState::Cancelled);
+    h.advance(59);
+    match h.task("acme", "payments", "payment-1").await {
+        Err(Error::TaskExists(s)) => {
+            assert_eq!(s.state, TaskState::Cancelled);
+            assert_eq!(s.finished_at, Some(start() + SignedDuration::from_secs(10)));
+        }
+        other => panic!("{other:?}"),
+    }
+    h.advance(1);
+    let second = h.task("acme", "payments", "payment-1").await.unwrap();
+    assert_ne!(second.uid, first.uid);
+    assert_eq!(second.created_at, start() + SignedDuration::from_secs(70));
+    assert_eq!(second.state(h.clock.now()), TaskState::Queued);
+}
+
+async fn concurrent_creates_of_one_id_have_one_winner(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let runs: Vec<_> = (0..32)
+        .map(|_| {
+            let store = h.store.clone();
+            tokio::spawn(async move { store.task_create(create("acme", "payments", "same")).await })
+        })
+        .collect();
+    let (mut won, mut lost) = (0, 0);
+    for r in runs {
+        match r.await.unwrap() {
+            Ok(_) => won += 1,
+            Err(Error::TaskExists(_)) => lost += 1,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!((won, lost), (1, 31));
+}
+
+async fn cancel_and_purge_end_pending_tasks(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    for id in ["a", "b", "c"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    let a = h.store.task_cancel("acme", "payments", "a").await.unwrap();
+    assert_eq!(a.finished_at, Some(start()));
+    // Cancelling again changes nothing.
+    h.advance(5);
+    let again = h.store.task_cancel("acme", "payments", "a").await.unwrap();
+    assert_eq!(again.finished_at, Some(start()));
+    assert_eq!(h.store.queue_purge("acme", "payments").await.unwrap(), 2);
+    for id in ["b", "c"] {
+        let t = h.store.task_get("acme", "payments", id).await.unwrap();
+        assert_eq!(t.state(h.clock.now()), TaskState::Cancelled);
+    }
+    assert_eq!(h.store.queue_purge("acme", "payments").await.unwrap(), 0);
+    assert!(matches!(
+        h.store.task_run_now("acme", "payments", "a").await,
+        Err(Error::FailedPrecondition(_))
+    ));
+}
+
+async fn run_now_makes_a_scheduled_task_due(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let mut req = create("acme", "payments", "later");
+    req.schedule_time = Some(start() + SignedDuration::from_hours(1));
+    h.store.task_create(req).await.unwrap();
+    h.advance(1);
+    let t = h.store.task_run_now("acme", "payments", "later").await.unwrap();
+    assert_eq!(t.state(h.clock.now()), TaskState::Queued);
+    assert_eq!(t.next_attempt_at, h.clock.now());
+    assert_eq!(t.schedule_time, start() + SignedDuration::from_hours(1), "identity kept");
+}
+
+async fn task_list_filters_by_state_and_pages(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    for id in ["t1", "t2", "t3", "t4"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    let mut later = create("acme", "payments", "t0");
+    later.schedule_time = Some(start() + SignedDuration::from_hours(1));
+    h.store.task_create(later).await.unwrap();
+    h.store.task_cancel("acme", "payments", "t2").await.unwrap();
+
+    let ids = |p: &Page<Task>| p.items.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>();
+    let all = TaskFilter::default();
+    let p1 = h.store.task_list("acme", "payments", all, &page(3, None)).await.unwrap();
+    assert_eq!(ids(&p1), ["t0", "t1", "t2"]);
+    let p2 = h.store.task_list("acme", "payments", all, &page(3, p1.next)).await.unwrap();
+    assert_eq!(ids(&p2), ["t3", "t4"]);
+    assert_eq!(p2.next, None);
+    for (state, want) in [
+        (TaskState::Scheduled, vec!["t0"]),
+        (TaskState::Queued, vec!["t1", "t3", "t4"]),
+        (TaskState::Cancelled, vec!["t2"]),
+        (TaskState::Running, vec![]),
+    ] {
+        let filter = TaskFilter { state: Some(state) };
+        let p = h.store.task_list("acme", "payments", filter, &page(10, None)).await.unwrap();
+        assert_eq!(ids(&p), want, "{state:?}");
+    }
+    assert!(matches!(
+        h.store.task_list("acme", "nope", all, &page(10, None)).await,
+        Err(Error::NotFound { kind: "queue", .. })
+    ));
+}
+
+async fn sweeper_deletes_expired_tombstones_in_batches(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    for i in 0..5 {
+        h.task("acme", "payments", &format!("t{i}")).await.unwrap();
+        h.store.task_cancel("acme", "payments", &format!("t{i}")).await.unwrap();
+    }
+    h.task("acme", "payments", "live").await.unwrap();
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 0, "inside the window");
+    h.advance(60);
+    assert_eq!(h.store.task_sweep_tombstones(2).await.unwrap(), 2);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 3);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 0);
+    let left = h
+        .store
+        .task_list("acme", "payments", TaskFilter::default(), &page(10, None))
+        .await
+        .unwrap();
+    assert_eq!(left.items.len(), 1);
+    assert_eq!(left.items[0].task_id, "live");
+}
+
+async fn ping_answers(h: Harness) {
+    h.store.ping().await.unwrap();
+}
+
+macro_rules! conformance {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() { super::$test(super::Harness::sqlite().await).await })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() { super::$test(super::Harness::postgres().await).await })*
+        }
+    };
+}
+
+conformance!(
+    ping_answers,
+    bootstrap_creates_the_default_organization_once,
+    concurrent_bootstraps_create_one_organization,
+    organizations_are_unique_and_come_with_admin_and_secret,
+    principals_are_created_listed_paged_and_changed,
+    api_keys_authenticate_until_revoked,
+    signing_secrets_rotate_and_keep_at_least_one,
+    queues_are_created_listed_updated_and_deleted,
+    organizations_are_isolated,
+    tasks_read_back_as_created,
+    task_id_blocked_until_window_passes,
+    concurrent_creates_of_one_id_have_one_winner,
+    cancel_and_purge_end_pending_tasks,
+    run_now_makes_a_scheduled_task_due,
+    task_list_filters_by_state_and_pages,
+    sweeper_deletes_expired_tombstones_in_batches,
+);
