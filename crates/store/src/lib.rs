@@ -13,8 +13,8 @@
 pub mod error;
 pub mod postgres;
 pub mod records;
-pub mod sqlite;
 mod sql;
+pub mod sqlite;
 mod tasks;
 
 pub use error::Error;

@@ -1,7 +1,7 @@
 //! The rows the store hands out, as plain Rust values.
 
-pub use idem_core::task::Attempt;
 use idem_core::queue::{QueueConfig, QueueState, RetryConfig, RetryConfigPatch};
+pub use idem_core::task::Attempt;
 use idem_core::task::{Target, TaskState};
 use idem_core::tenancy::{PrincipalKind, Role};
 use jiff::Timestamp;

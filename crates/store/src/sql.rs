@@ -179,9 +179,9 @@ pub(crate) fn attempt(r: &impl Row) -> Result<Attempt> {
 pub(crate) fn state_condition(state: idem_core::task::TaskState, now_param: &str) -> String {
     use idem_core::task::TaskState as S;
     match state {
-        S::Scheduled => format!(
-            "status = 'pending' AND attempt_count = 0 AND next_attempt_at > {now_param}"
-        ),
+        S::Scheduled => {
+            format!("status = 'pending' AND attempt_count = 0 AND next_attempt_at > {now_param}")
+        }
         S::Queued => format!(
             "status = 'pending' AND NOT (attempt_count = 0 AND next_attempt_at > {now_param})"
         ),

@@ -28,7 +28,12 @@ impl TaskInsert {
         let deadline = p
             .dispatch_deadline_s
             .unwrap_or(queue.config.dispatch_deadline_s);
-        errors.range("dispatch_deadline_s", deadline, MIN_DEADLINE_S, MAX_DEADLINE_S);
+        errors.range(
+            "dispatch_deadline_s",
+            deadline,
+            MIN_DEADLINE_S,
+            MAX_DEADLINE_S,
+        );
         errors.into_result().map_err(Error::Invalid)?;
         let target = StoredTarget {
             url: p.target.url.clone(),

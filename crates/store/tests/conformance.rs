@@ -4,10 +4,10 @@
 //! SQLite and PostgreSQL by the macro at the bottom; a backend that passes
 //! this suite is a backend the server can use.
 
-use idem_core::{Clock, ManualClock};
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RetryConfigPatch};
 use idem_core::task::{BodyForm, Target, TaskState};
 use idem_core::tenancy::{PrincipalKind, Role, generate_api_key, generate_id, hash_api_key};
+use idem_core::{Clock, ManualClock};
 use idem_store::postgres::PostgresStore;
 use idem_store::sqlite::SqliteStore;
 use idem_store::*;
@@ -131,7 +131,10 @@ async fn bootstrap_creates_the_default_organization_once(h: Harness) {
             key_id: key.id
         }
     );
-    assert_eq!(h.store.signing_secret_list("default").await.unwrap().len(), 1);
+    assert_eq!(
+        h.store.signing_secret_list("default").await.unwrap().len(),
+        1
+    );
 }
 
 async fn concurrent_bootstraps_create_one_organization(h: Harness) {
@@ -150,12 +153,36 @@ async fn concurrent_bootstraps_create_one_organization(h: Harness) {
 
 async fn organizations_are_unique_and_come_with_admin_and_secret(h: Harness) {
     let key = new_key();
-    h.store.organization_create("acme", key.clone()).await.unwrap();
-    let err = h.store.organization_create("acme", new_key()).await.unwrap_err();
-    assert!(matches!(err, Error::AlreadyExists { kind: "organization", .. }), "{err:?}");
+    h.store
+        .organization_create("acme", key.clone())
+        .await
+        .unwrap();
+    let err = h
+        .store
+        .organization_create("acme", new_key())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::AlreadyExists {
+                kind: "organization",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let admin = h.store.principal_get("acme", "admin").await.unwrap();
-    assert_eq!((admin.role, admin.kind), (Role::Admin, PrincipalKind::Service));
-    let caller = h.store.api_key_authenticate(&key.key_hash).await.unwrap().unwrap();
+    assert_eq!(
+        (admin.role, admin.kind),
+        (Role::Admin, PrincipalKind::Service)
+    );
+    let caller = h
+        .store
+        .api_key_authenticate(&key.key_hash)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(caller.org, "acme");
     let secrets = h.store.signing_secret_list("acme").await.unwrap();
     assert_eq!(secrets.len(), 1);
@@ -175,19 +202,42 @@ async fn principals_are_created_listed_paged_and_changed(h: Harness) {
         .principal_create("acme", "bob", PrincipalKind::Service, Role::Admin)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::AlreadyExists { kind: "principal", .. }));
-    let first = h.store.principal_list("acme", &page(2, None)).await.unwrap();
+    assert!(matches!(
+        err,
+        Error::AlreadyExists {
+            kind: "principal",
+            ..
+        }
+    ));
+    let first = h
+        .store
+        .principal_list("acme", &page(2, None))
+        .await
+        .unwrap();
     let names: Vec<_> = first.items.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["admin", "bob"]);
-    let second = h.store.principal_list("acme", &page(2, first.next)).await.unwrap();
+    let second = h
+        .store
+        .principal_list("acme", &page(2, first.next))
+        .await
+        .unwrap();
     let names: Vec<_> = second.items.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["carol", "dave"]);
     assert_eq!(second.next, None);
-    let bob = h.store.principal_set_role("acme", "bob", Role::Writer).await.unwrap();
+    let bob = h
+        .store
+        .principal_set_role("acme", "bob", Role::Writer)
+        .await
+        .unwrap();
     assert_eq!(bob.role, Role::Writer);
     assert!(matches!(
-        h.store.principal_set_role("acme", "nobody", Role::Writer).await,
-        Err(Error::NotFound { kind: "principal", .. })
+        h.store
+            .principal_set_role("acme", "nobody", Role::Writer)
+            .await,
+        Err(Error::NotFound {
+            kind: "principal",
+            ..
+        })
     ));
 }
 
@@ -198,30 +248,72 @@ async fn api_keys_authenticate_until_revoked(h: Harness) {
         .await
         .unwrap();
     let key = new_key();
-    let created = h.store.api_key_create("acme", "svc", key.clone()).await.unwrap();
+    let created = h
+        .store
+        .api_key_create("acme", "svc", key.clone())
+        .await
+        .unwrap();
     assert_eq!(created.principal, "svc");
-    let caller = h.store.api_key_authenticate(&key.key_hash).await.unwrap().unwrap();
-    assert_eq!((caller.principal.as_str(), caller.role), ("svc", Role::Writer));
+    let caller = h
+        .store
+        .api_key_authenticate(&key.key_hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (caller.principal.as_str(), caller.role),
+        ("svc", Role::Writer)
+    );
     h.advance(5);
     h.store.api_key_touch(&key.id).await.unwrap();
-    let listed = h.store.api_key_list("acme", "svc", &page(10, None)).await.unwrap();
+    let listed = h
+        .store
+        .api_key_list("acme", "svc", &page(10, None))
+        .await
+        .unwrap();
     assert_eq!(listed.items.len(), 1);
-    assert_eq!(listed.items[0].last_used_at, Some(start() + SignedDuration::from_secs(5)));
+    assert_eq!(
+        listed.items[0].last_used_at,
+        Some(start() + SignedDuration::from_secs(5))
+    );
     assert!(matches!(
         h.store.api_key_create("acme", "ghost", new_key()).await,
-        Err(Error::NotFound { kind: "principal", .. })
+        Err(Error::NotFound {
+            kind: "principal",
+            ..
+        })
     ));
-    h.store.api_key_revoke("acme", "svc", &key.id).await.unwrap();
-    assert_eq!(h.store.api_key_authenticate(&key.key_hash).await.unwrap(), None);
+    h.store
+        .api_key_revoke("acme", "svc", &key.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        h.store.api_key_authenticate(&key.key_hash).await.unwrap(),
+        None
+    );
     assert!(matches!(
         h.store.api_key_revoke("acme", "svc", &key.id).await,
-        Err(Error::NotFound { kind: "api_key", .. })
+        Err(Error::NotFound {
+            kind: "api_key",
+            ..
+        })
     ));
     // A role change applies to existing keys at once.
     let key2 = new_key();
-    h.store.api_key_create("acme", "svc", key2.clone()).await.unwrap();
-    h.store.principal_set_role("acme", "svc", Role::Reader).await.unwrap();
-    let caller = h.store.api_key_authenticate(&key2.key_hash).await.unwrap().unwrap();
+    h.store
+        .api_key_create("acme", "svc", key2.clone())
+        .await
+        .unwrap();
+    h.store
+        .principal_set_role("acme", "svc", Role::Reader)
+        .await
+        .unwrap();
+    let caller = h
+        .store
+        .api_key_authenticate(&key2.key_hash)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(caller.role, Role::Reader);
 }
 
@@ -232,7 +324,10 @@ async fn signing_secrets_rotate_and_keep_at_least_one(h: Harness) {
     let second = h.store.signing_secret_rotate("acme").await.unwrap();
     let listed = h.store.signing_secret_list("acme").await.unwrap();
     assert_eq!(listed, [second.clone(), first.clone()], "newest first");
-    h.store.signing_secret_delete("acme", &first.id).await.unwrap();
+    h.store
+        .signing_secret_delete("acme", &first.id)
+        .await
+        .unwrap();
     assert!(matches!(
         h.store.signing_secret_delete("acme", &second.id).await,
         Err(Error::FailedPrecondition(_))
@@ -249,14 +344,25 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
     assert_eq!(q.state, QueueState::Running);
     assert_eq!(q.config, QueueConfig::default());
     assert!(matches!(
-        h.store.queue_create("acme", "payments", &QueueConfig::default()).await,
+        h.store
+            .queue_create("acme", "payments", &QueueConfig::default())
+            .await,
         Err(Error::AlreadyExists { kind: "queue", .. })
     ));
     h.queue("acme", "emails", 60).await;
     h.queue("acme", "reports", 60).await;
     let p1 = h.store.queue_list("acme", &page(2, None)).await.unwrap();
-    let p2 = h.store.queue_list("acme", &page(2, p1.next.clone())).await.unwrap();
-    let names: Vec<_> = p1.items.iter().chain(&p2.items).map(|q| q.name.as_str()).collect();
+    let p2 = h
+        .store
+        .queue_list("acme", &page(2, p1.next.clone()))
+        .await
+        .unwrap();
+    let names: Vec<_> = p1
+        .items
+        .iter()
+        .chain(&p2.items)
+        .map(|q| q.name.as_str())
+        .collect();
     assert_eq!(names, ["emails", "payments", "reports"]);
     assert_eq!(p2.next, None);
 
@@ -268,7 +374,11 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
         }),
         ..Default::default()
     };
-    let updated = h.store.queue_update("acme", "payments", &patch).await.unwrap();
+    let updated = h
+        .store
+        .queue_update("acme", "payments", &patch)
+        .await
+        .unwrap();
     assert_eq!(updated.config.retry_config.max_attempts, 7);
     assert_eq!(updated.config.retry_config.min_backoff_ms, 100);
     assert!(updated.updated_at > updated.created_at);
@@ -281,15 +391,27 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        h.store.queue_get("acme", "payments").await.unwrap().config.dispatch_deadline_s,
+        h.store
+            .queue_get("acme", "payments")
+            .await
+            .unwrap()
+            .config
+            .dispatch_deadline_s,
         600,
         "a rejected update writes nothing"
     );
-    let paused = h.store.queue_set_state("acme", "payments", QueueState::Paused).await.unwrap();
+    let paused = h
+        .store
+        .queue_set_state("acme", "payments", QueueState::Paused)
+        .await
+        .unwrap();
     assert_eq!(paused.state, QueueState::Paused);
     h.task("acme", "payments", "t1").await.unwrap();
     h.store.queue_delete("acme", "payments").await.unwrap();
-    assert!(matches!(h.store.queue_get("acme", "payments").await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        h.store.queue_get("acme", "payments").await,
+        Err(Error::NotFound { .. })
+    ));
     // A queue re-created under the same name starts empty.
     h.queue("acme", "payments", 60).await;
     h.task("acme", "payments", "t1").await.unwrap();
@@ -300,12 +422,22 @@ async fn organizations_are_isolated(h: Harness) {
     h.org("globex").await;
     h.queue("acme", "payments", 60).await;
     h.task("acme", "payments", "t1").await.unwrap();
-    assert!(matches!(h.store.queue_get("globex", "payments").await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        h.store.queue_get("globex", "payments").await,
+        Err(Error::NotFound { .. })
+    ));
     assert!(matches!(
         h.store.task_get("globex", "payments", "t1").await,
         Err(Error::NotFound { .. })
     ));
-    assert!(h.store.queue_list("globex", &page(10, None)).await.unwrap().items.is_empty());
+    assert!(
+        h.store
+            .queue_list("globex", &page(10, None))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     // The same names in another organization are unrelated.
     h.queue("globex", "payments", 60).await;
     h.task("globex", "payments", "t1").await.unwrap();
@@ -321,14 +453,30 @@ async fn tasks_read_back_as_created(h: Harness) {
     let created = h.store.task_create(req).await.unwrap();
     assert_eq!(created.target, target());
     assert_eq!(created.retry_config.max_attempts, 5);
-    assert_eq!(created.retry_config.max_doublings, 16, "rest from the queue");
+    assert_eq!(
+        created.retry_config.max_doublings, 16,
+        "rest from the queue"
+    );
     assert_eq!(created.dispatch_deadline_s, 30);
     assert_eq!(created.created_at, start());
     assert_eq!(created.state(start()), TaskState::Scheduled);
-    assert_eq!(created.state(start() + SignedDuration::from_secs(30)), TaskState::Queued);
-    let got = h.store.task_get("acme", "payments", "payment-1").await.unwrap();
+    assert_eq!(
+        created.state(start() + SignedDuration::from_secs(30)),
+        TaskState::Queued
+    );
+    let got = h
+        .store
+        .task_get("acme", "payments", "payment-1")
+        .await
+        .unwrap();
     assert_eq!(got, created);
-    assert!(h.store.task_attempts("acme", "payments", "payment-1").await.unwrap().is_empty());
+    assert!(
+        h.store
+            .task_attempts("acme", "payments", "payment-1")
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(matches!(
         h.store.task_get("acme", "payments", "nope").await,
         Err(Error::NotFound { kind: "task", .. })
@@ -344,7 +492,10 @@ async fn tasks_read_back_as_created(h: Harness) {
     let mut bad = create("acme", "payments", "bad");
     bad.retry_config.min_backoff_ms = Some(10_000_000);
     bad.retry_config.max_backoff_ms = Some(1);
-    assert!(matches!(h.store.task_create(bad).await, Err(Error::Invalid(_))));
+    assert!(matches!(
+        h.store.task_create(bad).await,
+        Err(Error::Invalid(_))
+    ));
     assert!(matches!(
         h.store.task_get("acme", "payments", "bad").await,
         Err(Error::NotFound { .. })
@@ -363,7 +514,11 @@ async fn task_id_blocked_until_window_passes(h: Harness) {
         other => panic!("{other:?}"),
     }
     h.advance(10);
-    let cancelled = h.store.task_cancel("acme", "payments", "payment-1").await.unwrap();
+    let cancelled = h
+        .store
+        .task_cancel("acme", "payments", "payment-1")
+        .await
+        .unwrap();
     assert_eq!(cancelled.state(h.clock.now()), TaskState::Cancelled);
     h.advance(59);
     match h.task("acme", "payments", "payment-1").await {
@@ -431,10 +586,18 @@ async fn run_now_makes_a_scheduled_task_due(h: Harness) {
     req.schedule_time = Some(start() + SignedDuration::from_hours(1));
     h.store.task_create(req).await.unwrap();
     h.advance(1);
-    let t = h.store.task_run_now("acme", "payments", "later").await.unwrap();
+    let t = h
+        .store
+        .task_run_now("acme", "payments", "later")
+        .await
+        .unwrap();
     assert_eq!(t.state(h.clock.now()), TaskState::Queued);
     assert_eq!(t.next_attempt_at, h.clock.now());
-    assert_eq!(t.schedule_time, start() + SignedDuration::from_hours(1), "identity kept");
+    assert_eq!(
+        t.schedule_time,
+        start() + SignedDuration::from_hours(1),
+        "identity kept"
+    );
 }
 
 async fn task_list_filters_by_state_and_pages(h: Harness) {
@@ -448,11 +611,24 @@ async fn task_list_filters_by_state_and_pages(h: Harness) {
     h.store.task_create(later).await.unwrap();
     h.store.task_cancel("acme", "payments", "t2").await.unwrap();
 
-    let ids = |p: &Page<Task>| p.items.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>();
+    let ids = |p: &Page<Task>| {
+        p.items
+            .iter()
+            .map(|t| t.task_id.clone())
+            .collect::<Vec<_>>()
+    };
     let all = TaskFilter::default();
-    let p1 = h.store.task_list("acme", "payments", all, &page(3, None)).await.unwrap();
+    let p1 = h
+        .store
+        .task_list("acme", "payments", all, &page(3, None))
+        .await
+        .unwrap();
     assert_eq!(ids(&p1), ["t0", "t1", "t2"]);
-    let p2 = h.store.task_list("acme", "payments", all, &page(3, p1.next)).await.unwrap();
+    let p2 = h
+        .store
+        .task_list("acme", "payments", all, &page(3, p1.next))
+        .await
+        .unwrap();
     assert_eq!(ids(&p2), ["t3", "t4"]);
     assert_eq!(p2.next, None);
     for (state, want) in [
@@ -462,11 +638,17 @@ async fn task_list_filters_by_state_and_pages(h: Harness) {
         (TaskState::Running, vec![]),
     ] {
         let filter = TaskFilter { state: Some(state) };
-        let p = h.store.task_list("acme", "payments", filter, &page(10, None)).await.unwrap();
+        let p = h
+            .store
+            .task_list("acme", "payments", filter, &page(10, None))
+            .await
+            .unwrap();
         assert_eq!(ids(&p), want, "{state:?}");
     }
     assert!(matches!(
-        h.store.task_list("acme", "nope", all, &page(10, None)).await,
+        h.store
+            .task_list("acme", "nope", all, &page(10, None))
+            .await,
         Err(Error::NotFound { kind: "queue", .. })
     ));
 }
@@ -476,10 +658,17 @@ async fn sweeper_deletes_expired_tombstones_in_batches(h: Harness) {
     h.queue("acme", "payments", 60).await;
     for i in 0..5 {
         h.task("acme", "payments", &format!("t{i}")).await.unwrap();
-        h.store.task_cancel("acme", "payments", &format!("t{i}")).await.unwrap();
+        h.store
+            .task_cancel("acme", "payments", &format!("t{i}"))
+            .await
+            .unwrap();
     }
     h.task("acme", "payments", "live").await.unwrap();
-    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 0, "inside the window");
+    assert_eq!(
+        h.store.task_sweep_tombstones(100).await.unwrap(),
+        0,
+        "inside the window"
+    );
     h.advance(60);
     assert_eq!(h.store.task_sweep_tombstones(2).await.unwrap(), 2);
     assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 3);

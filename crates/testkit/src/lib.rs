@@ -43,7 +43,8 @@ impl TestDatabase {
 }
 
 async fn connect(url: &str) -> tokio_postgres::Client {
-    let attempt = tokio::time::timeout(Duration::from_secs(10), tokio_postgres::connect(url, NoTls));
+    let attempt =
+        tokio::time::timeout(Duration::from_secs(10), tokio_postgres::connect(url, NoTls));
     match attempt.await {
         Ok(Ok((client, conn))) => {
             tokio::spawn(conn);
@@ -117,6 +118,9 @@ mod tests {
             replace_database("postgres://u:p@h/test?sslmode=disable", "x"),
             "postgres://u:p@h/x?sslmode=disable"
         );
-        assert_eq!(replace_database("postgres://h:5432", "x"), "postgres://h:5432/x");
+        assert_eq!(
+            replace_database("postgres://h:5432", "x"),
+            "postgres://h:5432/x"
+        );
     }
 }

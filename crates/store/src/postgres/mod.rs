@@ -122,7 +122,10 @@ async fn execute<C: GenericClient>(
     Ok(c.execute(&stmt, params).await?)
 }
 
-fn map_rows<T>(rows: Vec<tokio_postgres::Row>, f: fn(&tokio_postgres::Row) -> Result<T>) -> Result<Vec<T>> {
+fn map_rows<T>(
+    rows: Vec<tokio_postgres::Row>,
+    f: fn(&tokio_postgres::Row) -> Result<T>,
+) -> Result<Vec<T>> {
     rows.iter().map(f).collect()
 }
 
@@ -362,7 +365,7 @@ impl Store for PostgresStore {
         let after = page.after.clone().unwrap_or_default();
         let items = map_rows(
             query(&client, &sql, &[&org, &after, &limit(page)]).await?,
-            |r| rows::principal(r),
+            rows::principal,
         )?;
         Ok(Page::from_rows(items, page.limit, |p| p.name.clone()))
     }
@@ -409,7 +412,7 @@ impl Store for PostgresStore {
         let after = page.after.clone().unwrap_or_default();
         let items = map_rows(
             query(&client, &sql, &[&org, &principal, &after, &limit(page)]).await?,
-            |r| rows::api_key(r),
+            rows::api_key,
         )?;
         Ok(Page::from_rows(items, page.limit, |k| k.id.clone()))
     }
@@ -464,7 +467,7 @@ impl Store for PostgresStore {
                 &[&org],
             )
             .await?,
-            |r| rows::signing_secret(r),
+            rows::signing_secret,
         )
     }
 
@@ -491,8 +494,7 @@ impl Store for PostgresStore {
             }
             if ids.len() <= 1 {
                 return Err(Error::FailedPrecondition(
-                    "the organization's only signing secret cannot be deleted; rotate first"
-                        .into(),
+                    "the organization's only signing secret cannot be deleted; rotate first".into(),
                 ));
             }
             execute(
@@ -536,7 +538,7 @@ impl Store for PostgresStore {
         let after = page.after.clone().unwrap_or_default();
         let items = map_rows(
             query(&client, &sql, &[&org, &after, &limit(page)]).await?,
-            |r| rows::queue(r),
+            rows::queue,
         )?;
         Ok(Page::from_rows(items, page.limit, |q| q.name.clone()))
     }
@@ -643,7 +645,9 @@ impl Store for PostgresStore {
                 Some(t) => {
                     delete_task(&tx, &t.uid).await?;
                     let r = query_opt(&tx, &insert_sql, &params).await?;
-                    rows::task(&r.ok_or_else(|| Error::Internal("task insert after sweep failed".into()))?)
+                    rows::task(
+                        &r.ok_or_else(|| Error::Internal("task insert after sweep failed".into()))?,
+                    )
                 }
                 // Deleted by a concurrent sweep between the insert and the
                 // lock: the ID is free now.
@@ -676,7 +680,7 @@ impl Store for PostgresStore {
             &[&org, &queue, &after, &self.now(), &limit(page)],
         )
         .await?;
-        let items = map_rows(rows_, |r| rows::task(r))?;
+        let items = map_rows(rows_, rows::task)?;
         Ok(Page::from_rows(items, page.limit, |t| t.task_id.clone()))
     }
 
@@ -685,7 +689,7 @@ impl Store for PostgresStore {
         let task = require_task(&client, org, queue, task_id, "").await?;
         map_rows(
             query(&client, rows::SQL_ATTEMPTS, &[&task.uid]).await?,
-            |r| rows::attempt(r),
+            rows::attempt,
         )
     }
 
@@ -693,8 +697,8 @@ impl Store for PostgresStore {
         let now = self.now();
         transaction!(self, |tx| {
             let task = require_task(&tx, org, queue, task_id, "FOR UPDATE").await?;
-            let window = get_queue(&tx, org, queue, "").await?.config.dedup_window_s as i64
-                * 1_000_000;
+            let window =
+                get_queue(&tx, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
             execute(&tx, rows::SQL_CANCEL_TASK, &[&now, &window, &task.uid]).await?;
             require_task(&tx, org, queue, task_id, "").await
         })

@@ -150,7 +150,9 @@ fn is_unique_violation(e: &rusqlite::Error) -> bool {
 
 fn insert_org(conn: &Connection, name: &str, key: &NewApiKey, now: i64) -> Result<()> {
     let inserted = conn
-        .prepare_cached("INSERT INTO organizations (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING")?
+        .prepare_cached(
+            "INSERT INTO organizations (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        )?
         .execute(params![name, now])?;
     if inserted == 0 {
         return Err(Error::AlreadyExists {
@@ -173,7 +175,13 @@ fn insert_org(conn: &Connection, name: &str, key: &NewApiKey, now: i64) -> Resul
     Ok(())
 }
 
-fn insert_key(conn: &Connection, org: &str, principal: &str, key: &NewApiKey, now: i64) -> Result<()> {
+fn insert_key(
+    conn: &Connection,
+    org: &str,
+    principal: &str,
+    key: &NewApiKey,
+    now: i64,
+) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO api_keys (id, org, principal, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
     )?
@@ -393,7 +401,9 @@ impl Store for SqliteStore {
         self.write(move |conn, _| {
             get_principal(conn, &org, &principal)?;
             let n = conn
-                .prepare_cached("DELETE FROM api_keys WHERE org = $1 AND principal = $2 AND id = $3")?
+                .prepare_cached(
+                    "DELETE FROM api_keys WHERE org = $1 AND principal = $2 AND id = $3",
+                )?
                 .execute(params![org, principal, id])?;
             if n == 0 {
                 return Err(not_found("api_key", &id));
@@ -461,8 +471,7 @@ impl Store for SqliteStore {
             }
             if count <= 1 {
                 return Err(Error::FailedPrecondition(
-                    "the organization's only signing secret cannot be deleted; rotate first"
-                        .into(),
+                    "the organization's only signing secret cannot be deleted; rotate first".into(),
                 ));
             }
             conn.prepare_cached("DELETE FROM signing_secrets WHERE org = $1 AND id = $2")?
@@ -570,7 +579,12 @@ impl Store for SqliteStore {
             let queue = get_queue(conn, &org, &name)?;
             let n = conn
                 .prepare_cached(rows::SQL_CANCEL_PENDING_IN_QUEUE)?
-                .execute(params![now, queue.config.dedup_window_s as i64 * 1_000_000, org, name])?;
+                .execute(params![
+                    now,
+                    queue.config.dedup_window_s as i64 * 1_000_000,
+                    org,
+                    name
+                ])?;
             Ok(n as u64)
         })
         .await
@@ -635,9 +649,11 @@ impl Store for SqliteStore {
             let sql = rows::task_list_sql(filter.state);
             let mut stmt = conn.prepare_cached(&sql)?;
             let after = page.after.clone().unwrap_or_default();
-            let items = collect(&mut stmt, params![org, queue, after, now, page.limit + 1], |r| {
-                rows::task(r)
-            })?;
+            let items = collect(
+                &mut stmt,
+                params![org, queue, after, now, page.limit + 1],
+                |r| rows::task(r),
+            )?;
             Ok(Page::from_rows(items, page.limit, |t| t.task_id.clone()))
         })
         .await
@@ -708,4 +724,3 @@ fn delete_task(conn: &Connection, uid: &str) -> Result<()> {
         .execute(params![uid])?;
     Ok(())
 }
-

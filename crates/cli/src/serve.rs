@@ -1,0 +1,168 @@
+//! `idem serve`.
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
+use idem_core::{Clock, SystemClock};
+use idem_server::{App, Options};
+use idem_store::postgres::PostgresStore;
+use idem_store::sqlite::SqliteStore;
+use idem_store::{NewApiKey, Store};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "IDEM_LISTEN", default_value = "127.0.0.1:7070")]
+    listen: String,
+    /// Folder of the embedded SQLite store (used unless --database-url is given).
+    #[arg(long, env = "IDEM_DATA_DIR", default_value = "./idem-data")]
+    data_dir: PathBuf,
+    /// PostgreSQL URL (`postgres://…`): the store for several nodes.
+    #[arg(long, env = "IDEM_DATABASE_URL")]
+    database_url: Option<String>,
+    /// Most PostgreSQL connections this node holds.
+    #[arg(long, env = "IDEM_DATABASE_MAX_CONNECTIONS", default_value_t = 32)]
+    database_max_connections: usize,
+    /// API key of the first admin, instead of a generated one; ignored once
+    /// the store holds any key.
+    #[arg(long, env = "IDEM_BOOTSTRAP_KEY", hide_env_values = true)]
+    bootstrap_key: Option<String>,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "IDEM_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    max_body_bytes: usize,
+    /// How often expired task tombstones are swept (`30s`, `5m`).
+    #[arg(long, env = "IDEM_SWEEP_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    sweep_interval: Duration,
+    /// Log line format.
+    #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Durations in the short human form (`500ms`, `30s`, `5m`, `24h`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d: jiff::SignedDuration = s
+        .parse()
+        .map_err(|e| format!("{s:?} is not a duration like 500ms, 30s, 5m or 24h ({e})"))?;
+    Duration::try_from(d).map_err(|_| format!("{s:?} must not be negative"))
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("IDEM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<dyn Store>> {
+    Ok(match &args.database_url {
+        Some(url) => Arc::new(
+            PostgresStore::open(url, args.database_max_connections, clock)
+                .await
+                .context("opening the PostgreSQL store")?,
+        ),
+        None => {
+            std::fs::create_dir_all(&args.data_dir)
+                .with_context(|| format!("creating {}", args.data_dir.display()))?;
+            Arc::new(
+                SqliteStore::open(args.data_dir.join("idem.db"), clock)
+                    .await
+                    .context("opening the SQLite store")?,
+            )
+        }
+    })
+}
+
+/// Creates the first organization's admin on an empty store. A generated
+/// key is printed once, on stdout, for the operator to keep.
+async fn bootstrap(store: &dyn Store, given: Option<&str>) -> anyhow::Result<()> {
+    let key = match given {
+        Some(k) if k.trim().is_empty() => anyhow::bail!("--bootstrap-key must not be empty"),
+        Some(k) => k.to_string(),
+        None => generate_api_key(),
+    };
+    let created = store
+        .bootstrap(NewApiKey {
+            id: generate_id("key"),
+            key_hash: hash_api_key(&key),
+        })
+        .await
+        .context("creating the default organization")?;
+    if created {
+        tracing::info!("created organization 'default' with principal 'admin'");
+        if given.is_none() {
+            println!("admin API key (shown once): {key}");
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let store = open_store(&args, clock.clone()).await?;
+    bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("listening on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let app = App::new(
+        store,
+        clock,
+        Options {
+            max_body_bytes: args.max_body_bytes,
+            sweep_interval: args.sweep_interval,
+            ..Options::default()
+        },
+    );
+    println!("idem listening on http://{addr}");
+    std::io::stdout().flush()?;
+    idem_server::serve(app, listener, shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn parses_the_short_human_form() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("24h").unwrap(), Duration::from_secs(86_400));
+        assert!(parse_duration("soon").is_err());
+    }
+}

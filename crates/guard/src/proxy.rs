@@ -1,0 +1,349 @@
+//! `idem proxy`: a reverse proxy that puts a guard in front of a service
+//! that cannot deduplicate on its own.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::request::Parts;
+use http::{Response, StatusCode};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::guard::Guard;
+use crate::key::{IDEMPOTENCY_KEY, KeyConfig, Scope};
+use crate::response;
+use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, read_body, verify_signature};
+use crate::store::{Claim, ClaimOutcome, GuardStore, Outcome, StoreError};
+
+/// The fencing number of the claim, sent upstream so that its own store can
+/// refuse writes from an attempt older than one it has seen.
+pub const IDEM_FENCE: HeaderName = HeaderName::from_static("idem-fence");
+
+/// Everything `idem proxy` is configured with.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Base URL requests are forwarded to; the request path is appended to
+    /// its path, and the request query replaces its query.
+    pub upstream: reqwest::Url,
+    /// Where claims are kept (see [`crate::open_store`]).
+    pub store: Arc<dyn GuardStore>,
+    /// When non-empty, a valid signature by one of these is mandatory.
+    pub signing_secrets: Vec<SigningSecret>,
+    /// Lease of a claim; also how long the upstream is given to answer.
+    pub lease: Duration,
+    /// How long a record is honoured.
+    pub retention: Duration,
+    /// Headers whose values join the run key (project, region, tenant).
+    pub scope_headers: Vec<HeaderName>,
+    /// Largest request body accepted (413 above it).
+    pub max_body_bytes: usize,
+    /// How often expired records are swept.
+    pub sweep_interval: Duration,
+}
+
+impl ProxyConfig {
+    /// Defaults of `idem proxy`: 5-minute lease, 24-hour retention, no
+    /// signature required, no scope, 10 MiB bodies, a sweep every minute.
+    pub fn new(upstream: reqwest::Url, store: Arc<dyn GuardStore>) -> Self {
+        Self {
+            upstream,
+            store,
+            signing_secrets: Vec::new(),
+            lease: Duration::from_secs(5 * 60),
+            retention: Duration::from_secs(24 * 60 * 60),
+            scope_headers: Vec::new(),
+            max_body_bytes: crate::signature::DEFAULT_MAX_BODY_BYTES,
+            sweep_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why the proxy could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// The upstream URL is not an http(s) URL that paths can be appended to.
+    #[error("upstream {0:?} must be an http:// or https:// URL")]
+    InvalidUpstream(String),
+    /// The HTTP client could not be built.
+    #[error("building the upstream client: {0}")]
+    Client(#[from] reqwest::Error),
+    /// Serving failed.
+    #[error("serving: {0}")]
+    Io(#[from] std::io::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+struct ProxyState {
+    guard: Guard,
+    client: reqwest::Client,
+    upstream: reqwest::Url,
+    secrets: Vec<SigningSecret>,
+    max_body_bytes: usize,
+    lease: Duration,
+    /// Never sent on: `serve` waits for every clone of the state (the
+    /// router's, and each forwarding task's) to be dropped.
+    _in_flight: mpsc::Sender<()>,
+}
+
+/// Serves the proxy on `listener` until `shutdown` completes, then waits for
+/// attempts already forwarded to finish and be recorded.
+pub async fn serve(
+    config: ProxyConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ProxyError> {
+    if !matches!(config.upstream.scheme(), "http" | "https") || config.upstream.cannot_be_a_base() {
+        return Err(ProxyError::InvalidUpstream(config.upstream.to_string()));
+    }
+    let client = reqwest::Client::builder()
+        // A redirect is the upstream's answer, to be passed back; following
+        // it would re-send a non-idempotent request elsewhere.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let keys = config
+        .scope_headers
+        .iter()
+        .cloned()
+        .fold(KeyConfig::new(), |keys, name| {
+            keys.with_scope(Scope::Header(name))
+        });
+    let guard = Guard::new(Arc::clone(&config.store))
+        .with_keys(keys)
+        .with_lease(config.lease)
+        .with_retention(config.retention);
+    let (in_flight, mut all_done) = mpsc::channel::<()>(1);
+    let state = Arc::new(ProxyState {
+        guard: guard.clone(),
+        client,
+        upstream: config.upstream,
+        secrets: config.signing_secrets,
+        max_body_bytes: config.max_body_bytes,
+        lease: config.lease,
+        _in_flight: in_flight,
+    });
+    let sweeper = tokio::spawn({
+        let guard = guard.clone();
+        let every = config.sweep_interval;
+        async move { guard.run_sweeper(every, 1000).await }
+    });
+    let app = Router::new().fallback(handle).with_state(state);
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    sweeper.abort();
+    // The router (and with it the last sender outside forwarding tasks) is
+    // gone once serving returns, so this ends when every attempt is recorded.
+    let _ = all_done.recv().await;
+    served?;
+    Ok(())
+}
+
+/// Headers that describe one connection, not the message (RFC 9110 7.6.1),
+/// plus those the client recomputes.
+fn is_hop_by_hop(name: &HeaderName, connection_listed: &[HeaderName]) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    ) || connection_listed.contains(name)
+}
+
+fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    let listed: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    let mut out = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if !is_hop_by_hop(name, &listed) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+fn upstream_url(base: &reqwest::Url, parts: &Parts) -> reqwest::Url {
+    let mut url = base.clone();
+    let path = format!("{}{}", base.path().trim_end_matches('/'), parts.uri.path());
+    url.set_path(&path);
+    url.set_query(parts.uri.query());
+    url
+}
+
+async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let body = match read_body(body, state.max_body_bytes).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    if !state.secrets.is_empty()
+        && let Err(error) = verify_signature(
+            &state.secrets,
+            &parts.headers,
+            &body,
+            jiff::Timestamp::now(),
+            DEFAULT_TOLERANCE,
+        )
+    {
+        return response::unauthenticated(&error.to_string());
+    }
+    let key = match state.guard.run_key(&parts) {
+        Ok(key) => key,
+        Err(error) => return response::missing_identity(&error.to_string()),
+    };
+    let claim = match state.guard.claim(&key).await {
+        Ok(ClaimOutcome::Claimed(claim)) => claim,
+        Ok(ClaimOutcome::Completed) => return response::duplicate(&key),
+        Ok(ClaimOutcome::InProgress) => return response::in_progress(&key),
+        Err(error) => {
+            tracing::error!(run_key = %key, %error, "guard store unavailable");
+            return response::store_unavailable("the guard store is unavailable");
+        }
+    };
+    // The attempt runs in its own task: a sender that gives up must not
+    // cancel work it already claimed, or the claim would sit until its lease
+    // ran out and the upstream could be left half-done.
+    let work = forward(Arc::clone(&state), parts, body, claim.clone());
+    let answer = state
+        .guard
+        .run_claimed(
+            claim,
+            work,
+            |answer: &Result<Upstream, StatusCode>| match answer {
+                Ok(upstream) if upstream.status.is_success() => Outcome::Success,
+                _ => Outcome::Failure,
+            },
+        )
+        .await;
+    match answer {
+        Some(Ok(upstream)) => {
+            let mut response = Response::new(Body::from(upstream.body));
+            *response.status_mut() = upstream.status;
+            *response.headers_mut() = upstream.headers;
+            response
+        }
+        Some(Err(status)) => response::problem(
+            status,
+            "UPSTREAM_UNAVAILABLE",
+            "the upstream gave no answer; the run was released",
+        ),
+        None => response::internal("forwarding failed; the run was released"),
+    }
+}
+
+struct Upstream {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// Forwards the request and reads the whole answer, so that the outcome is
+/// recorded only once the upstream is done.
+async fn forward(
+    state: Arc<ProxyState>,
+    parts: Parts,
+    body: Bytes,
+    claim: Claim,
+) -> Result<Upstream, StatusCode> {
+    let mut headers = end_to_end(&parts.headers);
+    // The downstream sees the same run key the guard used, so it can
+    // deduplicate too; the sender's own key was hashed into it.
+    let key = HeaderValue::from_str(claim.key.as_str())
+        .unwrap_or_else(|_| unreachable!("run keys are hex"));
+    headers.insert(IDEMPOTENCY_KEY, key);
+    headers.insert(IDEM_FENCE, HeaderValue::from(claim.fence.0));
+    let url = upstream_url(&state.upstream, &parts);
+    let sent = state
+        .client
+        .request(parts.method.clone(), url)
+        .headers(headers)
+        .body(body)
+        .timeout(state.lease)
+        .send()
+        .await;
+    let answer = match sent {
+        Ok(answer) => answer,
+        Err(error) => {
+            tracing::warn!(run_key = %claim.key, %error, "upstream request failed");
+            return Err(if error.is_timeout() {
+                StatusCode::GATEWAY_TIMEOUT
+            } else {
+                StatusCode::BAD_GATEWAY
+            });
+        }
+    };
+    let status = answer.status();
+    let headers = end_to_end(answer.headers());
+    match answer.bytes().await {
+        Ok(body) => Ok(Upstream {
+            status,
+            headers,
+            body,
+        }),
+        Err(error) => {
+            tracing::warn!(run_key = %claim.key, %error, "reading the upstream answer failed");
+            Err(StatusCode::BAD_GATEWAY)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::Request;
+
+    #[test]
+    fn upstream_url_keeps_base_path_and_request_query() {
+        let base = reqwest::Url::parse("http://127.0.0.1:9000/base/").unwrap();
+        let parts = Request::builder()
+            .uri("/jobs/run?x=1&y=%20")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0;
+        assert_eq!(
+            upstream_url(&base, &parts).as_str(),
+            "http://127.0.0.1:9000/base/jobs/run?x=1&y=%20"
+        );
+        let root = reqwest::Url::parse("http://127.0.0.1:9000").unwrap();
+        assert_eq!(
+            upstream_url(&root, &parts).as_str(),
+            "http://127.0.0.1:9000/jobs/run?x=1&y=%20"
+        );
+    }
+
+    #[test]
+    fn hop_by_hop_headers_and_connection_listed_ones_are_dropped() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", HeaderValue::from_static("close, x-trace"));
+        headers.insert("x-trace", HeaderValue::from_static("1"));
+        headers.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        headers.insert("x-kept", HeaderValue::from_static("yes"));
+        headers.append("x-multi", HeaderValue::from_static("a"));
+        headers.append("x-multi", HeaderValue::from_static("b"));
+        let kept = end_to_end(&headers);
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept.get_all("x-multi").iter().count(), 2);
+        assert!(kept.contains_key("x-kept"));
+    }
+}

@@ -1,0 +1,269 @@
+//! Redis: each operation is one Lua script, which Redis runs without
+//! interleaving any other command, and "now" is the server's `TIME`.
+//!
+//! Layout under a prefix `P`: the record `P run:<key>` and the fence
+//! watermark `P fence:<key>` are hashes; `P runs-by-expiry` and
+//! `P fences-by-expiry` are sorted sets scored by `expire_at`, so that a
+//! sweep finds expired entries without scanning the keyspace. The scripts
+//! name keys derived from the prefix, which is fine on a single Redis server
+//! or a replica set, not on Redis Cluster.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::Script;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use uuid::Uuid;
+
+use super::{
+    Claim, ClaimOutcome, ClaimTerms, Fence, Finished, GuardStore, Outcome, RecordView, StoreError,
+    Swept, parse_attempt, parse_state,
+};
+use crate::clock::duration_micros;
+use crate::key::RunKey;
+
+/// Records and watermarks also get a native expiry this long after their
+/// `expire_at`, so that a deployment that never sweeps does not grow without
+/// bound. Sweeping stays the primary mechanism: it is what honours `expire_at`
+/// to the microsecond and keeps the expiry indexes small.
+const BACKSTOP_MS: i64 = 60 * 60 * 1000;
+
+const LUA_NOW: &str = "
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local function fmt(n) return string.format('%.0f', n) end
+";
+
+// KEYS: run, fence, runs-by-expiry, fences-by-expiry
+// ARGV: member (run key), attempt id, lease µs, retention µs, backstop ms
+const CLAIM: &str = "
+local rec = redis.call('HMGET', KEYS[1], 'state', 'lease', 'expire')
+if rec[1] and tonumber(rec[3]) > now then
+    if rec[1] == 'completed' then return {'completed'} end
+    if tonumber(rec[2]) > now then return {'in_progress'} end
+end
+local expire = now + tonumber(ARGV[4])
+local fence = now
+local fence_expire = expire
+local mark = redis.call('HMGET', KEYS[2], 'fence', 'expire')
+if mark[1] then
+    fence = math.max(tonumber(mark[1]) + 1, now)
+    fence_expire = math.max(tonumber(mark[2]), expire)
+end
+if fence < 1 then fence = 1 end
+local ttl = math.floor((fence_expire - now) / 1000) + tonumber(ARGV[5])
+redis.call('HSET', KEYS[2], 'fence', fmt(fence), 'expire', fmt(fence_expire))
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('ZADD', KEYS[4], fmt(fence_expire), ARGV[1])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'in_progress', 'attempt', ARGV[2], 'fence', fmt(fence),
+    'lease', fmt(now + tonumber(ARGV[3])), 'expire', fmt(expire))
+redis.call('PEXPIRE', KEYS[1], math.floor(tonumber(ARGV[4]) / 1000) + tonumber(ARGV[5]))
+redis.call('ZADD', KEYS[3], fmt(expire), ARGV[1])
+return {'claimed', fmt(fence)}
+";
+
+// KEYS: run, runs-by-expiry
+// ARGV: attempt id, 'success' | 'failure', member
+const FINISH: &str = "
+local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt')
+if rec[1] ~= 'in_progress' or rec[2] ~= ARGV[1] then return 0 end
+if ARGV[2] == 'success' then
+    redis.call('HSET', KEYS[1], 'state', 'completed')
+else
+    redis.call('DEL', KEYS[1])
+    redis.call('ZREM', KEYS[2], ARGV[3])
+end
+return 1
+";
+
+// KEYS: runs-by-expiry, fences-by-expiry
+// ARGV: limit, run key prefix, fence key prefix
+const SWEEP: &str = "
+local function sweep(index, prefix)
+    local members = redis.call('ZRANGEBYSCORE', index, '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[1]))
+    local n = 0
+    for _, m in ipairs(members) do
+        local exp = redis.call('HGET', prefix .. m, 'expire')
+        if not exp then
+            redis.call('ZREM', index, m)
+        elseif tonumber(exp) <= now then
+            redis.call('DEL', prefix .. m)
+            redis.call('ZREM', index, m)
+            n = n + 1
+        else
+            redis.call('ZADD', index, exp, m)
+        end
+    end
+    return n
+end
+return {sweep(KEYS[1], ARGV[2]), sweep(KEYS[2], ARGV[3])}
+";
+
+// KEYS: run
+const INSPECT: &str = "
+local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'fence', 'expire')
+if not rec[1] or tonumber(rec[4]) <= now then return {} end
+return {rec[1], rec[2], rec[3]}
+";
+
+/// A store in Redis, under a key prefix.
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: ConnectionManager,
+    prefix: String,
+    claim: Script,
+    finish: Script,
+    sweep: Script,
+    inspect: Script,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Connects to `redis://…` and keeps every key under `prefix`.
+    ///
+    /// The scripts are loaded at once, which doubles as a connectivity check.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(5)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_number_of_retries(3);
+        let mut conn = ConnectionManager::new_with_config(client, config).await?;
+        let with_now = |body: &str| Script::new(&format!("{LUA_NOW}{body}"));
+        let store = Self {
+            prefix: prefix.to_owned(),
+            claim: with_now(CLAIM),
+            finish: Script::new(FINISH),
+            sweep: with_now(SWEEP),
+            inspect: with_now(INSPECT),
+            conn: conn.clone(),
+        };
+        for script in [&store.claim, &store.finish, &store.sweep, &store.inspect] {
+            script.prepare_invoke().load_async(&mut conn).await?;
+        }
+        Ok(store)
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn run_key(&self, key: &RunKey) -> String {
+        format!("{}run:{}", self.prefix, key)
+    }
+
+    fn fence_key(&self, key: &RunKey) -> String {
+        format!("{}fence:{}", self.prefix, key)
+    }
+
+    fn runs_index(&self) -> String {
+        format!("{}runs-by-expiry", self.prefix)
+    }
+
+    fn fences_index(&self) -> String {
+        format!("{}fences-by-expiry", self.prefix)
+    }
+}
+
+fn parse_fence(value: &str) -> Result<Fence, StoreError> {
+    value
+        .parse()
+        .map(Fence)
+        .map_err(|_| StoreError::Corrupt(format!("fence {value:?}")))
+}
+
+#[async_trait]
+impl GuardStore for RedisStore {
+    async fn claim(&self, key: &RunKey, terms: ClaimTerms) -> Result<ClaimOutcome, StoreError> {
+        let attempt_id = Uuid::now_v7();
+        let reply: Vec<String> = self
+            .claim
+            .key(self.run_key(key))
+            .key(self.fence_key(key))
+            .key(self.runs_index())
+            .key(self.fences_index())
+            .arg(key.as_str())
+            .arg(attempt_id.to_string())
+            .arg(duration_micros(terms.lease))
+            .arg(duration_micros(terms.effective_retention()))
+            .arg(BACKSTOP_MS)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        match reply.as_slice() {
+            [state] if state == "completed" => Ok(ClaimOutcome::Completed),
+            [state] if state == "in_progress" => Ok(ClaimOutcome::InProgress),
+            [state, fence] if state == "claimed" => Ok(ClaimOutcome::Claimed(Claim {
+                key: key.clone(),
+                attempt_id,
+                fence: parse_fence(fence)?,
+            })),
+            other => Err(StoreError::Corrupt(format!("claim reply {other:?}"))),
+        }
+    }
+
+    async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError> {
+        let outcome = match outcome {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+        };
+        let changed: i64 = self
+            .finish
+            .key(self.run_key(&claim.key))
+            .key(self.runs_index())
+            .arg(claim.attempt_id.to_string())
+            .arg(outcome)
+            .arg(claim.key.as_str())
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(if changed == 1 {
+            Finished::Applied
+        } else {
+            Finished::Stale
+        })
+    }
+
+    async fn sweep(&self, limit: usize) -> Result<Swept, StoreError> {
+        let counts: Vec<usize> = self
+            .sweep
+            .key(self.runs_index())
+            .key(self.fences_index())
+            .arg(limit)
+            .arg(format!("{}run:", self.prefix))
+            .arg(format!("{}fence:", self.prefix))
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        match counts.as_slice() {
+            [records, fences] => Ok(Swept {
+                records: *records,
+                fences: *fences,
+            }),
+            other => Err(StoreError::Corrupt(format!("sweep reply {other:?}"))),
+        }
+    }
+
+    async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError> {
+        let reply: Vec<String> = self
+            .inspect
+            .key(self.run_key(key))
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        match reply.as_slice() {
+            [] => Ok(None),
+            [state, attempt, fence] => Ok(Some(RecordView {
+                state: parse_state(state)?,
+                attempt_id: parse_attempt(attempt)?,
+                fence: parse_fence(fence)?,
+            })),
+            other => Err(StoreError::Corrupt(format!("inspect reply {other:?}"))),
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! One conformance suite, run against every store: memory and SQLite on an
+//! injected clock, PostgreSQL and Redis on their server clocks (with short
+//! leases and real waits).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Harness;
+use idem_guard::{
+    Claim, ClaimOutcome, ClaimTerms, Finished, GuardStore, Outcome, RunKey, RunState,
+};
+
+/// Short enough that stores on a real clock wait little.
+const LEASE: Duration = Duration::from_millis(300);
+const PAST_LEASE: Duration = Duration::from_millis(450);
+const RETENTION: Duration = Duration::from_millis(600);
+const PAST_RETENTION: Duration = Duration::from_millis(750);
+
+fn short_lease() -> ClaimTerms {
+    ClaimTerms {
+        lease: LEASE,
+        retention: Duration::from_secs(3600),
+    }
+}
+
+fn long_lease() -> ClaimTerms {
+    ClaimTerms {
+        lease: Duration::from_secs(3600),
+        retention: Duration::from_secs(3600),
+    }
+}
+
+fn short_retention() -> ClaimTerms {
+    ClaimTerms {
+        lease: LEASE,
+        retention: RETENTION,
+    }
+}
+
+fn key(name: &str) -> RunKey {
+    RunKey::from_parts(["conformance", name])
+}
+
+async fn claimed(store: &dyn GuardStore, key: &RunKey, terms: ClaimTerms) -> Claim {
+    match store.claim(key, terms).await.expect("claim") {
+        ClaimOutcome::Claimed(claim) => {
+            assert_eq!(&claim.key, key);
+            claim
+        }
+        other => panic!("expected to win the claim, got {other:?}"),
+    }
+}
+
+async fn outcome(store: &dyn GuardStore, key: &RunKey, terms: ClaimTerms) -> ClaimOutcome {
+    store.claim(key, terms).await.expect("claim")
+}
+
+mod suite {
+    use super::*;
+
+    pub async fn concurrent_claims_have_one_winner(h: &Harness) {
+        let k = key("race");
+        let barrier = Arc::new(tokio::sync::Barrier::new(32));
+        let tasks: Vec<_> = (0..32)
+            .map(|_| {
+                let store = Arc::clone(&h.store);
+                let barrier = Arc::clone(&barrier);
+                let k = k.clone();
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.claim(&k, long_lease()).await.expect("claim")
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        let mut in_progress = 0;
+        for task in tasks {
+            match task.await.expect("claim task") {
+                ClaimOutcome::Claimed(claim) => winners.push(claim),
+                ClaimOutcome::InProgress => in_progress += 1,
+                ClaimOutcome::Completed => panic!("nothing completed yet"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "exactly one winner: {winners:?}");
+        assert_eq!(in_progress, 31);
+        let record = h.store.inspect(&k).await.unwrap().expect("record");
+        assert_eq!(record.attempt_id, winners[0].attempt_id);
+        assert_eq!(record.state, RunState::InProgress);
+    }
+
+    pub async fn stale_attempt_cannot_finish_or_delete_newer_claim(h: &Harness) {
+        let store = h.store.as_ref();
+        let k = key("stale");
+        let old = claimed(store, &k, short_lease()).await;
+        h.advance(PAST_LEASE).await;
+        let new = claimed(store, &k, short_lease()).await;
+        assert_ne!(old.attempt_id, new.attempt_id);
+
+        assert_eq!(
+            store.finish(&old, Outcome::Failure).await.unwrap(),
+            Finished::Stale
+        );
+        assert_eq!(
+            store.finish(&old, Outcome::Success).await.unwrap(),
+            Finished::Stale
+        );
+        let record = store
+            .inspect(&k)
+            .await
+            .unwrap()
+            .expect("newer claim survives");
+        assert_eq!(record.attempt_id, new.attempt_id);
+        assert_eq!(record.state, RunState::InProgress);
+        assert_eq!(record.fence, new.fence);
+
+        assert_eq!(
+            store.finish(&new, Outcome::Success).await.unwrap(),
+            Finished::Applied
+        );
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::Completed
+        );
+        assert_eq!(
+            store.finish(&old, Outcome::Failure).await.unwrap(),
+            Finished::Stale
+        );
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::Completed
+        );
+    }
+
+    pub async fn live_lease_blocks_and_expired_lease_can_be_reclaimed(h: &Harness) {
+        let store = h.store.as_ref();
+        let k = key("lease");
+        let first = claimed(store, &k, short_lease()).await;
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::InProgress
+        );
+        h.advance(PAST_LEASE).await;
+        let second = claimed(store, &k, short_lease()).await;
+        assert_ne!(first.attempt_id, second.attempt_id);
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::InProgress
+        );
+    }
+
+    pub async fn completed_run_answers_replay(h: &Harness) {
+        let store = h.store.as_ref();
+        let k = key("done");
+        let claim = claimed(store, &k, short_lease()).await;
+        assert_eq!(
+            store.finish(&claim, Outcome::Success).await.unwrap(),
+            Finished::Applied
+        );
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::Completed
+        );
+        // Completion does not depend on the lease any more.
+        h.advance(PAST_LEASE).await;
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::Completed
+        );
+        // A late failure report of the same attempt cannot undo completion.
+        assert_eq!(
+            store.finish(&claim, Outcome::Failure).await.unwrap(),
+            Finished::Stale
+        );
+        assert_eq!(
+            store.finish(&claim, Outcome::Success).await.unwrap(),
+            Finished::Stale
+        );
+        let record = store.inspect(&k).await.unwrap().expect("record");
+        assert_eq!(record.state, RunState::Completed);
+        assert_eq!(record.attempt_id, claim.attempt_id);
+    }
+
+    pub async fn failure_releases_the_key_immediately(h: &Harness) {
+        let store = h.store.as_ref();
+        let k = key("fail");
+        let first = claimed(store, &k, long_lease()).await;
+        assert_eq!(
+            store.finish(&first, Outcome::Failure).await.unwrap(),
+            Finished::Applied
+        );
+        assert_eq!(store.inspect(&k).await.unwrap(), None);
+        // No waiting for the (hour-long) lease.
+        let second = claimed(store, &k, long_lease()).await;
+        assert_ne!(first.attempt_id, second.attempt_id);
+        assert!(second.fence > first.fence);
+    }
+
+    pub async fn fencing_strictly_increases_across_reclaims(h: &Harness) {
+        let store = h.store.as_ref();
+        let k = key("fence");
+        let mut fences = Vec::new();
+        // Release by failure, several times without time passing (on the
+        // injected clocks time stands still entirely).
+        for _ in 0..5 {
+            let claim = claimed(store, &k, short_retention()).await;
+            fences.push(claim.fence);
+            store.finish(&claim, Outcome::Failure).await.unwrap();
+        }
+        // Take over an expired lease.
+        let abandoned = claimed(store, &k, short_retention()).await;
+        fences.push(abandoned.fence);
+        h.advance(PAST_LEASE).await;
+        let taken_over = claimed(store, &k, short_retention()).await;
+        fences.push(taken_over.fence);
+        store.finish(&taken_over, Outcome::Success).await.unwrap();
+        // A completed record past its retention is a new run.
+        h.advance(PAST_RETENTION).await;
+        let after_retention = claimed(store, &k, short_retention()).await;
+        fences.push(after_retention.fence);
+        store
+            .finish(&after_retention, Outcome::Failure)
+            .await
+            .unwrap();
+        // Even once the watermark itself was swept.
+        h.advance(PAST_RETENTION).await;
+        while store.sweep(100).await.unwrap() != Default::default() {}
+        let after_sweep = claimed(store, &k, short_retention()).await;
+        fences.push(after_sweep.fence);
+
+        for pair in fences.windows(2) {
+            assert!(pair[1] > pair[0], "fences must grow: {fences:?}");
+        }
+    }
+
+    pub async fn records_past_expire_at_are_ignored(h: &Harness) {
+        let store = h.store.as_ref();
+        let k = key("expired");
+        let first = claimed(store, &k, short_retention()).await;
+        store.finish(&first, Outcome::Success).await.unwrap();
+        assert_eq!(
+            outcome(store, &k, short_retention()).await,
+            ClaimOutcome::Completed
+        );
+        h.advance(PAST_RETENTION).await;
+        assert_eq!(store.inspect(&k).await.unwrap(), None);
+        let again = claimed(store, &k, short_retention()).await;
+        assert_ne!(first.attempt_id, again.attempt_id);
+        assert!(again.fence > first.fence);
+    }
+
+    pub async fn sweep_deletes_expired_records_in_bounded_batches(h: &Harness) {
+        let store = h.store.as_ref();
+        let expiring: Vec<RunKey> = (0..5).map(|i| key(&format!("sweep-{i}"))).collect();
+        let mut first_fences = Vec::new();
+        for k in &expiring {
+            let claim = claimed(store, k, short_retention()).await;
+            first_fences.push(claim.fence);
+            store.finish(&claim, Outcome::Success).await.unwrap();
+        }
+        // A released key leaves only its fence watermark behind.
+        let released = key("sweep-released");
+        let claim = claimed(store, &released, short_retention()).await;
+        store.finish(&claim, Outcome::Failure).await.unwrap();
+        let kept = key("sweep-kept");
+        let claim = claimed(store, &kept, long_lease()).await;
+        store.finish(&claim, Outcome::Success).await.unwrap();
+
+        h.advance(PAST_RETENTION).await;
+        let mut batches = Vec::new();
+        loop {
+            let swept = store.sweep(2).await.unwrap();
+            assert!(
+                swept.records <= 2 && swept.fences <= 2,
+                "bounded: {swept:?}"
+            );
+            if swept.records == 0 && swept.fences == 0 {
+                break;
+            }
+            batches.push(swept);
+            assert!(batches.len() < 10, "sweep does not converge: {batches:?}");
+        }
+        let records: usize = batches.iter().map(|s| s.records).sum();
+        let fences: usize = batches.iter().map(|s| s.fences).sum();
+        assert_eq!(records, 5, "{batches:?}");
+        assert_eq!(fences, 6, "{batches:?}");
+        assert!(
+            batches.len() >= 3,
+            "limit 2 needs at least 3 batches: {batches:?}"
+        );
+
+        assert_eq!(
+            outcome(store, &kept, long_lease()).await,
+            ClaimOutcome::Completed
+        );
+        for (k, old) in expiring.iter().zip(first_fences) {
+            assert_eq!(store.inspect(k).await.unwrap(), None);
+            let claim = claimed(store, k, short_retention()).await;
+            assert!(claim.fence > old);
+        }
+    }
+
+    pub async fn keys_are_independent(h: &Harness) {
+        let store = h.store.as_ref();
+        let a = claimed(store, &key("a"), long_lease()).await;
+        let b = claimed(store, &key("b"), long_lease()).await;
+        assert_eq!(
+            store.finish(&a, Outcome::Success).await.unwrap(),
+            Finished::Applied
+        );
+        assert_eq!(
+            outcome(store, &key("b"), long_lease()).await,
+            ClaimOutcome::InProgress
+        );
+        assert_eq!(
+            store.finish(&b, Outcome::Failure).await.unwrap(),
+            Finished::Applied
+        );
+        assert_eq!(
+            outcome(store, &key("a"), long_lease()).await,
+            ClaimOutcome::Completed
+        );
+        assert_eq!(store.inspect(&key("never")).await.unwrap(), None);
+    }
+}
+
+macro_rules! conformance_suite {
+    ($backend:ident) => {
+        mod $backend {
+            use super::*;
+            conformance_suite!(@tests $backend:
+                concurrent_claims_have_one_winner,
+                stale_attempt_cannot_finish_or_delete_newer_claim,
+                live_lease_blocks_and_expired_lease_can_be_reclaimed,
+                completed_run_answers_replay,
+                failure_releases_the_key_immediately,
+                fencing_strictly_increases_across_reclaims,
+                records_past_expire_at_are_ignored,
+                sweep_deletes_expired_records_in_bounded_batches,
+                keys_are_independent
+            );
+        }
+    };
+    (@tests $backend:ident: $($test:ident),*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $test() {
+                let harness = Harness::$backend().await;
+                suite::$test(&harness).await;
+                harness.teardown().await;
+            }
+        )*
+    };
+}
+
+conformance_suite!(memory);
+conformance_suite!(sqlite);
+conformance_suite!(postgres);
+conformance_suite!(redis);

@@ -1,0 +1,567 @@
+//! Black-box tests of the proxy: a real proxy on 127.0.0.1:0 in front of a
+//! real upstream that counts its calls.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::response::Response;
+use common::Harness;
+use http::{HeaderMap, Method, StatusCode};
+use idem_guard::{GuardStore, ProxyConfig, SigningSecret};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+#[derive(Debug, Clone)]
+struct Seen {
+    method: Method,
+    uri: String,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+#[derive(Default)]
+struct UpstreamState {
+    calls: AtomicUsize,
+    finished: AtomicUsize,
+    seen: Mutex<Vec<Seen>>,
+}
+
+/// An upstream that answers `?status=N` (default 200) after `?sleep_ms=N`.
+struct Upstream {
+    url: String,
+    state: Arc<UpstreamState>,
+}
+
+impl Upstream {
+    async fn start() -> Self {
+        async fn handler(State(state): State<Arc<UpstreamState>>, request: Request) -> Response {
+            let n = state.calls.fetch_add(1, Ordering::SeqCst) + 1;
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+            state.seen.lock().unwrap().push(Seen {
+                method: parts.method.clone(),
+                uri: parts.uri.to_string(),
+                headers: parts.headers.clone(),
+                body: body.clone(),
+            });
+            let query = parts.uri.query().unwrap_or("");
+            let param = |name: &str| {
+                query
+                    .split('&')
+                    .filter_map(|p| p.split_once('='))
+                    .find(|(k, _)| *k == name)
+                    .and_then(|(_, v)| v.parse::<u64>().ok())
+            };
+            if let Some(ms) = param("sleep_ms") {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+            let status = param("status").unwrap_or(200) as u16;
+            state.finished.fetch_add(1, Ordering::SeqCst);
+            Response::builder()
+                .status(status)
+                .header("x-upstream", format!("call-{n}"))
+                .body(Body::from(format!("upstream call {n}: {}", body.len())))
+                .unwrap()
+        }
+        let state = Arc::new(UpstreamState::default());
+        let app = Router::new()
+            .fallback(handler)
+            .with_state(Arc::clone(&state));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Self { url, state }
+    }
+
+    fn calls(&self) -> usize {
+        self.state.calls.load(Ordering::SeqCst)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.state.seen.lock().unwrap().clone()
+    }
+
+    async fn wait_for_calls(&self, n: usize) {
+        for _ in 0..200 {
+            if self.calls() >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("upstream was called {} times, expected {n}", self.calls());
+    }
+}
+
+struct Proxy {
+    url: String,
+    addr: std::net::SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), idem_guard::ProxyError>>,
+}
+
+impl Proxy {
+    async fn start(
+        store: Arc<dyn GuardStore>,
+        upstream: &str,
+        configure: impl FnOnce(&mut ProxyConfig),
+    ) -> Self {
+        let mut config = ProxyConfig::new(upstream.parse().unwrap(), store);
+        configure(&mut config);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(idem_guard::serve(config, listener, async move {
+            let _ = rx.await;
+        }));
+        Self {
+            url: format!("http://{addr}"),
+            addr,
+            shutdown: Some(tx),
+            task,
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(10), self.task)
+            .await
+            .expect("proxy stops")
+            .expect("proxy task")
+            .expect("proxy result");
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", common::random_hex())
+}
+
+async fn post_with_key(proxy: &Proxy, path: &str, key: &str) -> reqwest::Response {
+    client()
+        .post(format!("{}{path}", proxy.url))
+        .header("Idempotency-Key", key)
+        .body("payload")
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn assert_duplicate(response: reqwest::Response) -> String {
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response
+            .headers()
+            .get("idempotent-replayed")
+            .map(|v| v.to_str().unwrap()),
+        Some("true")
+    );
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["status"], "duplicate");
+    let key = body["run_key"].as_str().unwrap().to_owned();
+    assert_eq!(key.len(), 64);
+    key
+}
+
+/// Sends a raw HTTP/1.1 request, so header names keep the letter case given.
+async fn raw(addr: std::net::SocketAddr, head: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /raw HTTP/1.1\r\nHost: proxy\r\n{head}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status line");
+    (status, answer)
+}
+
+mod scenarios {
+    use super::*;
+
+    pub async fn completed_run_is_replayed_without_calling_upstream(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
+        let key = unique("replay");
+
+        let first = post_with_key(&proxy, "/jobs/run", &key).await;
+        assert_eq!(first.status(), StatusCode::OK);
+        assert!(first.headers().get("idempotent-replayed").is_none());
+        assert_eq!(first.text().await.unwrap(), "upstream call 1: 7");
+
+        let run_key = assert_duplicate(post_with_key(&proxy, "/jobs/run", &key).await).await;
+        assert_duplicate(post_with_key(&proxy, "/jobs/run", &key).await).await;
+        assert_eq!(upstream.calls(), 1);
+        let seen = upstream.seen();
+        assert_eq!(
+            seen[0]
+                .headers
+                .get("idempotency-key")
+                .unwrap()
+                .to_str()
+                .unwrap(),
+            run_key,
+            "the upstream receives the run key"
+        );
+        proxy.stop().await;
+    }
+
+    pub async fn run_in_flight_answers_409(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
+        let key = unique("inflight");
+
+        let first = tokio::spawn({
+            let url = format!("{}/slow?sleep_ms=800", proxy.url);
+            let key = key.clone();
+            async move {
+                client()
+                    .post(url)
+                    .header("Idempotency-Key", key)
+                    .send()
+                    .await
+                    .unwrap()
+            }
+        });
+        upstream.wait_for_calls(1).await;
+        let second = post_with_key(&proxy, "/slow?sleep_ms=800", &key).await;
+        assert_eq!(second.status(), StatusCode::CONFLICT);
+        let problem: Value = second.json().await.unwrap();
+        assert_eq!(problem["type"], "IDEMPOTENCY_KEY_IN_PROGRESS");
+
+        assert_eq!(first.await.unwrap().status(), StatusCode::OK);
+        assert_duplicate(post_with_key(&proxy, "/slow", &key).await).await;
+        assert_eq!(upstream.calls(), 1);
+        proxy.stop().await;
+    }
+
+    pub async fn upstream_failure_releases_the_run(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
+        let key = unique("failure");
+
+        let failed = post_with_key(&proxy, "/work?status=500", &key).await;
+        assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(failed.text().await.unwrap(), "upstream call 1: 7");
+
+        // The retry runs at once: no lease to wait out.
+        let retried = post_with_key(&proxy, "/work", &key).await;
+        assert_eq!(retried.status(), StatusCode::OK);
+        assert_eq!(retried.text().await.unwrap(), "upstream call 2: 7");
+        assert_duplicate(post_with_key(&proxy, "/work", &key).await).await;
+        assert_eq!(upstream.calls(), 2);
+        proxy.stop().await;
+    }
+
+    pub async fn unreachable_upstream_releases_the_run(store: Arc<dyn GuardStore>) {
+        // A port that was just free: nothing listens there.
+        let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let dead = format!("http://{}", closed.local_addr().unwrap());
+        drop(closed);
+        let proxy = Proxy::start(store, &dead, |_| {}).await;
+        let key = unique("unreachable");
+        for _ in 0..2 {
+            let answer = post_with_key(&proxy, "/x", &key).await;
+            assert_eq!(answer.status(), StatusCode::BAD_GATEWAY);
+        }
+        proxy.stop().await;
+    }
+
+    pub async fn cloud_headers_match_in_any_letter_case(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
+        let job = unique("nightly");
+
+        let mixed = format!(
+            "X-CloudScheduler-JobName: {job}\r\nX-CloudScheduler-ScheduleTime: 2026-10-16T12:00:00Z\r\n"
+        );
+        let lower = format!(
+            "x-cloudscheduler-jobname: {job}\r\nx-cloudscheduler-scheduletime: 2026-10-16T12:00:00Z\r\n"
+        );
+        let upper = format!(
+            "X-CLOUDSCHEDULER-JOBNAME: {job}\r\nX-CLOUDSCHEDULER-SCHEDULETIME: 2026-10-16T12:00:00Z\r\n"
+        );
+        let (status, _) = raw(proxy.addr, &mixed).await;
+        assert_eq!(status, 200);
+        for head in [&lower, &upper] {
+            let (status, answer) = raw(proxy.addr, head).await;
+            assert_eq!(status, 200);
+            assert!(answer.contains("\"duplicate\""), "{answer}");
+            assert!(
+                answer
+                    .to_ascii_lowercase()
+                    .contains("idempotent-replayed: true")
+            );
+        }
+        // The next scheduled instant is a new run.
+        let next = format!(
+            "x-CloudScheduler-JobName: {job}\r\nX-CloudScheduler-scheduletime: 2026-10-16T12:05:00Z\r\n"
+        );
+        assert_eq!(raw(proxy.addr, &next).await.0, 200);
+        assert_eq!(upstream.calls(), 2);
+
+        let task = unique("task");
+        let tasks = format!("X-CloudTasks-QueueName: q\r\nX-CloudTasks-TaskName: {task}\r\n");
+        let tasks_lower = format!("x-cloudtasks-queuename: q\r\nx-cloudtasks-taskname: {task}\r\n");
+        assert_eq!(raw(proxy.addr, &tasks).await.0, 200);
+        let (status, answer) = raw(proxy.addr, &tasks_lower).await;
+        assert_eq!(status, 200);
+        assert!(answer.contains("\"duplicate\""), "{answer}");
+        assert_eq!(upstream.calls(), 3);
+        proxy.stop().await;
+    }
+
+    pub async fn missing_identity_answers_400(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
+        let bare = client()
+            .post(format!("{}/x", proxy.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(bare.status(), StatusCode::BAD_REQUEST);
+        let problem: Value = bare.json().await.unwrap();
+        assert_eq!(problem["type"], "INVALID_ARGUMENT");
+        let half = client()
+            .post(format!("{}/x", proxy.url))
+            .header("X-CloudScheduler-JobName", "only-the-name")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(half.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(upstream.calls(), 0);
+        proxy.stop().await;
+    }
+
+    pub async fn signatures_are_mandatory_when_secrets_are_set(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let old = SigningSecret::parse("whsec_b2xkLXNpZ25pbmcta2V5").unwrap();
+        let new = SigningSecret::parse("whsec_bmV3LXNpZ25pbmcta2V5LTEyMw==").unwrap();
+        let stranger = SigningSecret::from_key(b"not-configured".to_vec());
+        let proxy = Proxy::start(store, &upstream.url, |config| {
+            config.signing_secrets = vec![old.clone(), new.clone()];
+        })
+        .await;
+        let key = unique("signed");
+        let body = "{\"amount\": 100}";
+        let now = jiff::Timestamp::now().as_second();
+        let send = |secret: Option<&SigningSecret>, ts: i64, sent_body: &'static str| {
+            let mut request = client()
+                .post(format!("{}/pay", proxy.url))
+                .header("Idempotency-Key", &key)
+                .body(sent_body);
+            if let Some(secret) = secret {
+                request = request
+                    .header("Webhook-Id", &key)
+                    .header("Webhook-Timestamp", ts.to_string())
+                    .header("Webhook-Signature", secret.sign(&key, ts, body.as_bytes()));
+            }
+            request.send()
+        };
+        let body: &'static str = body;
+
+        let unsigned = send(None, now, body).await.unwrap();
+        assert_eq!(unsigned.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            unsigned.json::<Value>().await.unwrap()["type"],
+            "UNAUTHENTICATED"
+        );
+        assert_eq!(
+            send(Some(&stranger), now, body).await.unwrap().status(),
+            401
+        );
+        assert_eq!(
+            send(Some(&new), now - 400, body).await.unwrap().status(),
+            401
+        );
+        assert_eq!(
+            send(Some(&new), now + 400, body).await.unwrap().status(),
+            401
+        );
+        assert_eq!(
+            send(Some(&new), now, "{\"amount\": 999}")
+                .await
+                .unwrap()
+                .status(),
+            401
+        );
+        // Even a request without identity is refused for its signature first.
+        let anonymous = client()
+            .post(format!("{}/pay", proxy.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(upstream.calls(), 0, "nothing unsigned reaches the upstream");
+
+        // Both secrets are valid during a rotation.
+        assert_eq!(
+            send(Some(&new), now - 250, body).await.unwrap().status(),
+            200
+        );
+        assert_duplicate(send(Some(&old), now, body).await.unwrap()).await;
+        assert_eq!(upstream.calls(), 1);
+        assert_eq!(upstream.seen()[0].body, body.as_bytes());
+        proxy.stop().await;
+    }
+
+    pub async fn abandoned_delivery_still_finishes(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
+        let key = unique("abandoned");
+        {
+            let mut stream = TcpStream::connect(proxy.addr).await.unwrap();
+            let request = format!(
+                "POST /slow?sleep_ms=700 HTTP/1.1\r\nHost: proxy\r\nIdempotency-Key: {key}\r\nContent-Length: 0\r\n\r\n"
+            );
+            stream.write_all(request.as_bytes()).await.unwrap();
+            upstream.wait_for_calls(1).await;
+            // The sender gives up mid-flight and closes its connection.
+        }
+        for _ in 0..300 {
+            if upstream.state.finished.load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(upstream.state.finished.load(Ordering::SeqCst), 1);
+        // Finishing the claim follows the upstream's answer closely; a
+        // retry that still lands in between sees 409 and retries again.
+        let mut answer = post_with_key(&proxy, "/slow?sleep_ms=700", &key).await;
+        for _ in 0..50 {
+            if answer.status() != StatusCode::CONFLICT {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            answer = post_with_key(&proxy, "/slow?sleep_ms=700", &key).await;
+        }
+        assert_duplicate(answer).await;
+        assert_eq!(upstream.calls(), 1);
+        proxy.stop().await;
+    }
+
+    pub async fn request_and_answer_are_forwarded_whole(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &format!("{}/base/", upstream.url), |_| {}).await;
+        let key = unique("fidelity");
+        let answer = client()
+            .put(format!("{}/a/b?x=1&y=two&status=201", proxy.url))
+            .header("Idempotency-Key", &key)
+            .header("X-Custom", "kept")
+            .header("Content-Type", "application/octet-stream")
+            .body(vec![0u8, 1, 2, 255])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::CREATED);
+        assert_eq!(answer.headers()["x-upstream"], "call-1");
+        assert_eq!(answer.text().await.unwrap(), "upstream call 1: 4");
+
+        let seen = upstream.seen();
+        let seen = &seen[0];
+        assert_eq!(seen.method, Method::PUT);
+        assert_eq!(seen.uri, "/base/a/b?x=1&y=two&status=201");
+        assert_eq!(seen.headers["x-custom"], "kept");
+        assert_eq!(seen.headers["content-type"], "application/octet-stream");
+        assert_eq!(seen.body.as_ref(), &[0u8, 1, 2, 255]);
+        let run_key = seen.headers["idempotency-key"].to_str().unwrap().to_owned();
+        assert_ne!(run_key, key, "the upstream gets the hashed run key");
+        assert!(
+            seen.headers["idem-fence"]
+                .to_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                > 0
+        );
+
+        let duplicate = client()
+            .put(format!("{}/a/b?x=1&y=two&status=201", proxy.url))
+            .header("Idempotency-Key", &key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(assert_duplicate(duplicate).await, run_key);
+        assert_eq!(upstream.calls(), 1);
+        proxy.stop().await;
+    }
+
+    pub async fn scope_headers_separate_runs(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |config| {
+            config.scope_headers = vec![http::HeaderName::from_static("x-project")];
+        })
+        .await;
+        let job = unique("report");
+        let send = |project: Option<&'static str>| {
+            let mut request = client()
+                .post(format!("{}/run", proxy.url))
+                .header("X-CloudScheduler-JobName", &job)
+                .header("X-CloudScheduler-ScheduleTime", "2026-10-16T12:00:00Z");
+            if let Some(project) = project {
+                request = request.header("X-Project", project);
+            }
+            request.send()
+        };
+        assert_eq!(send(Some("acme")).await.unwrap().status(), 200);
+        assert_eq!(send(Some("globex")).await.unwrap().status(), 200);
+        assert_duplicate(send(Some("acme")).await.unwrap()).await;
+        assert_eq!(send(None).await.unwrap().status(), 400);
+        assert_eq!(upstream.calls(), 2);
+        proxy.stop().await;
+    }
+}
+
+macro_rules! proxy_suite {
+    ($backend:ident, $make:ident) => {
+        mod $backend {
+            use super::*;
+            proxy_suite!(@tests $make:
+                completed_run_is_replayed_without_calling_upstream,
+                run_in_flight_answers_409,
+                upstream_failure_releases_the_run,
+                unreachable_upstream_releases_the_run,
+                cloud_headers_match_in_any_letter_case,
+                missing_identity_answers_400,
+                signatures_are_mandatory_when_secrets_are_set,
+                abandoned_delivery_still_finishes,
+                request_and_answer_are_forwarded_whole,
+                scope_headers_separate_runs
+            );
+        }
+    };
+    (@tests $make:ident: $($test:ident),*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                let harness = Harness::$make().await;
+                scenarios::$test(Arc::clone(&harness.store)).await;
+                harness.teardown().await;
+            }
+        )*
+    };
+}
+
+proxy_suite!(memory, memory_on_system_clock);
+proxy_suite!(sqlite, sqlite_on_system_clock);
+proxy_suite!(postgres, postgres_by_url);
+proxy_suite!(redis, redis);

@@ -1,0 +1,256 @@
+//! The HTTP API: one table of operations drives both the router and the
+//! OpenAPI document, so the two cannot drift apart.
+
+pub mod extract;
+mod openapi;
+pub mod problem;
+mod queues;
+mod tasks;
+mod tenancy;
+pub mod views;
+
+use crate::App;
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, delete, get, patch, post};
+use http::{HeaderValue, Method, StatusCode, header};
+use problem::Problem;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// 201 with `Location`.
+pub struct Created<T>(pub String, pub T);
+
+impl<T: Serialize> IntoResponse for Created<T> {
+    fn into_response(self) -> Response {
+        let mut r = (StatusCode::CREATED, axum::Json(self.1)).into_response();
+        if let Ok(v) = HeaderValue::from_str(&self.0) {
+            r.headers_mut().insert(header::LOCATION, v);
+        }
+        r
+    }
+}
+
+/// `/v1/<segments…>`, each segment percent-encoded where needed.
+pub fn location(segments: &[&str]) -> String {
+    let mut out = String::from("/v1");
+    for s in segments {
+        out.push('/');
+        for b in s.bytes() {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// What the OpenAPI document says of one operation.
+pub struct Operation {
+    pub method: Method,
+    /// Path in OpenAPI and axum syntax (`/v1/queues/{queue}`).
+    pub path: &'static str,
+    pub id: &'static str,
+    pub summary: &'static str,
+    /// Honours `Idempotency-Key` (SPEC 2): every POST that creates or runs
+    /// something, and the PATCH of queues, jobs and principals.
+    pub idempotent: bool,
+    /// Schema name of the JSON request body.
+    pub request: Option<&'static str>,
+    /// Success status and the schema name of its body.
+    pub response: (StatusCode, Option<&'static str>),
+    /// Whether the route needs an API key.
+    pub authenticated: bool,
+}
+
+macro_rules! op {
+    ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal,
+     request: $req:expr, response: ($status:ident, $resp:expr)) => {
+        Operation {
+            method: Method::$method,
+            path: $path,
+            id: $id,
+            summary: $summary,
+            idempotent: $idem,
+            request: $req,
+            response: (StatusCode::$status, $resp),
+            authenticated: true,
+        }
+    };
+}
+
+/// Every `/v1` operation with its handler.
+fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
+    vec![
+        (
+            op!(POST "/v1/queues", "createQueue", "Create a queue", idempotent: true,
+            request: Some("CreateQueue"), response: (CREATED, Some("QueueView"))),
+            post(queues::create),
+        ),
+        (
+            op!(GET "/v1/queues", "listQueues", "List queues", idempotent: false,
+            request: None, response: (OK, Some("QueueList"))),
+            get(queues::list),
+        ),
+        (
+            op!(GET "/v1/queues/{queue}", "getQueue", "Get a queue", idempotent: false,
+            request: None, response: (OK, Some("QueueView"))),
+            get(queues::get),
+        ),
+        (
+            op!(PATCH "/v1/queues/{queue}", "updateQueue", "Update a queue's configuration", idempotent: true,
+            request: Some("QueueConfigPatch"), response: (OK, Some("QueueView"))),
+            patch(queues::update),
+        ),
+        (
+            op!(DELETE "/v1/queues/{queue}", "deleteQueue", "Delete a queue and its tasks", idempotent: false,
+            request: None, response: (NO_CONTENT, None)),
+            delete(queues::delete),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/pause", "pauseQueue", "Stop dispatching a queue", idempotent: true,
+            request: None, response: (OK, Some("QueueView"))),
+            post(queues::pause),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/resume", "resumeQueue", "Resume dispatching a queue", idempotent: true,
+            request: None, response: (OK, Some("QueueView"))),
+            post(queues::resume),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/purge", "purgeQueue", "Cancel every task not running", idempotent: true,
+            request: None, response: (OK, Some("PurgeView"))),
+            post(queues::purge),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/tasks", "createTask", "Create a task (JSON or multipart/form-data)", idempotent: true,
+            request: Some("CreateTask"), response: (CREATED, Some("TaskView"))),
+            post(tasks::create),
+        ),
+        (
+            op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, optionally by state", idempotent: false,
+            request: None, response: (OK, Some("TaskList"))),
+            get(tasks::list),
+        ),
+        (
+            op!(GET "/v1/queues/{queue}/tasks/{task_id}", "getTask", "Get a task", idempotent: false,
+            request: None, response: (OK, Some("TaskView"))),
+            get(tasks::get),
+        ),
+        (
+            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task", idempotent: false,
+            request: None, response: (OK, Some("TaskView"))),
+            delete(tasks::cancel),
+        ),
+        (
+            op!(GET "/v1/queues/{queue}/tasks/{task_id}/attempts", "listTaskAttempts", "List a task's attempts", idempotent: false,
+            request: None, response: (OK, Some("AttemptList"))),
+            get(tasks::attempts),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true,
+            request: None, response: (OK, Some("TaskView"))),
+            post(tasks::run),
+        ),
+        (
+            op!(POST "/v1/principals", "createPrincipal", "Create a principal", idempotent: true,
+            request: Some("CreatePrincipal"), response: (CREATED, Some("PrincipalView"))),
+            post(tenancy::create_principal),
+        ),
+        (
+            op!(GET "/v1/principals", "listPrincipals", "List principals", idempotent: false,
+            request: None, response: (OK, Some("PrincipalList"))),
+            get(tenancy::list_principals),
+        ),
+        (
+            op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true,
+            request: Some("UpdatePrincipal"), response: (OK, Some("PrincipalView"))),
+            patch(tenancy::update_principal),
+        ),
+        (
+            op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once)", idempotent: true,
+            request: None, response: (CREATED, Some("NewApiKeyView"))),
+            post(tenancy::create_key),
+        ),
+        (
+            op!(GET "/v1/principals/{name}/keys", "listApiKeys", "List a principal's API keys", idempotent: false,
+            request: None, response: (OK, Some("ApiKeyList"))),
+            get(tenancy::list_keys),
+        ),
+        (
+            op!(DELETE "/v1/principals/{name}/keys/{id}", "revokeApiKey", "Revoke an API key", idempotent: false,
+            request: None, response: (NO_CONTENT, None)),
+            delete(tenancy::revoke_key),
+        ),
+        (
+            op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true,
+            request: Some("CreateOrganization"), response: (CREATED, Some("OrganizationView"))),
+            post(tenancy::create_organization),
+        ),
+        (
+            op!(GET "/v1/signing-secrets", "listSigningSecrets", "List signing secrets, newest first", idempotent: false,
+            request: None, response: (OK, Some("SigningSecretsView"))),
+            get(tenancy::list_secrets),
+        ),
+        (
+            op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
+            request: None, response: (CREATED, Some("SigningSecretView"))),
+            post(tenancy::rotate_secret),
+        ),
+        (
+            op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,
+            request: None, response: (NO_CONTENT, None)),
+            delete(tenancy::delete_secret),
+        ),
+    ]
+}
+
+/// The operations without their handlers: the OpenAPI document's source.
+pub fn catalog() -> Vec<Operation> {
+    operations().into_iter().map(|(op, _)| op).collect()
+}
+
+pub fn router(app: Arc<App>) -> Router {
+    let mut router = Router::new();
+    for (op, handler) in operations() {
+        router = router.route(op.path, handler);
+    }
+    let doc = Arc::new(openapi::document(&catalog()));
+    router
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route(
+            "/openapi.json",
+            get(move || {
+                let doc = doc.clone();
+                async move { axum::Json(doc.as_ref().clone()) }
+            }),
+        )
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(app)
+}
+
+async fn healthz() -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({"status": "ok"}))
+}
+
+async fn readyz(State(app): State<Arc<App>>) -> Result<axum::Json<serde_json::Value>, Problem> {
+    app.store.ping().await?;
+    Ok(axum::Json(serde_json::json!({"status": "ready"})))
+}
+
+async fn not_found() -> Problem {
+    Problem::not_found("no such route")
+}
+
+async fn method_not_allowed() -> Problem {
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "NOT_FOUND",
+        "this route does not support that method",
+    )
+}

@@ -1,0 +1,179 @@
+//! The OpenAPI 3.1 document, built from the operation table and the
+//! request and response types' derived schemas.
+
+use super::Operation;
+use super::views::*;
+use idem_core::queue::{
+    QueueConfigPatch, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
+};
+use idem_core::task::{Attempt, CreateTask, TargetSpec};
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::ComponentsBuilder;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathItem, PathsBuilder, Ref, Required,
+    ResponseBuilder,
+};
+
+fn method(m: &http::Method) -> HttpMethod {
+    match *m {
+        http::Method::GET => HttpMethod::Get,
+        http::Method::POST => HttpMethod::Post,
+        http::Method::PATCH => HttpMethod::Patch,
+        http::Method::DELETE => HttpMethod::Delete,
+        http::Method::PUT => HttpMethod::Put,
+        _ => HttpMethod::Options,
+    }
+}
+
+fn json_ref(name: &str) -> utoipa::openapi::Content {
+    ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name(name)))
+        .build()
+}
+
+fn path_params(path: &str) -> Vec<utoipa::openapi::path::Parameter> {
+    path.split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+        .map(|name| {
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Path)
+                .required(Required::True)
+                .schema(Some(utoipa::openapi::schema::Object::with_type(
+                    utoipa::openapi::schema::Type::String,
+                )))
+                .build()
+        })
+        .collect()
+}
+
+pub fn document(ops: &[Operation]) -> serde_json::Value {
+    let mut paths = PathsBuilder::new();
+    for op in ops {
+        let mut b = OperationBuilder::new()
+            .operation_id(Some(op.id))
+            .summary(Some(op.summary))
+            .parameters(Some(path_params(op.path)));
+        if let Some(req) = op.request {
+            b = b.request_body(Some(
+                RequestBodyBuilder::new()
+                    .content("application/json", json_ref(req))
+                    .required(Some(Required::True))
+                    .build(),
+            ));
+        }
+        let (status, body) = op.response;
+        let mut resp = ResponseBuilder::new().description(status.canonical_reason().unwrap_or(""));
+        if let Some(name) = body {
+            resp = resp.content("application/json", json_ref(name));
+        }
+        b = b.response(status.as_u16().to_string(), resp.build());
+        b = b.response(
+            "default",
+            ResponseBuilder::new()
+                .description("A problem document (RFC 9457)")
+                .content("application/problem+json", json_ref("Problem"))
+                .build(),
+        );
+        if op.authenticated {
+            b = b.security(SecurityRequirement::new("bearer", Vec::<String>::new()));
+        }
+        if op.idempotent {
+            b = b.extensions(Some(
+                ExtensionsBuilder::new()
+                    .add("x-idempotent", serde_json::Value::Bool(true))
+                    .build(),
+            ));
+        }
+        paths = paths.path(op.path, PathItem::new(method(&op.method), b.build()));
+    }
+    let components = ComponentsBuilder::new()
+        .schema_from::<QueueView>()
+        .schema_from::<TaskView>()
+        .schema_from::<TargetView>()
+        .schema_from::<PrincipalView>()
+        .schema_from::<ApiKeyView>()
+        .schema_from::<NewApiKeyView>()
+        .schema_from::<OrganizationView>()
+        .schema_from::<SigningSecretView>()
+        .schema_from::<SigningSecretsView>()
+        .schema_from::<PurgeView>()
+        .schema_from::<RateLimits>()
+        .schema_from::<RateLimitsPatch>()
+        .schema_from::<RetryConfig>()
+        .schema_from::<RetryConfigPatch>()
+        .schema_from::<QueueConfigPatch>()
+        .schema_from::<CreateTask>()
+        .schema_from::<TargetSpec>()
+        .schema_from::<Attempt>()
+        .schema_from::<idem_core::queue::QueueState>()
+        .schema_from::<idem_core::task::TaskState>()
+        .schema_from::<idem_core::tenancy::Role>()
+        .schema_from::<idem_core::tenancy::PrincipalKind>()
+        .schema_from::<super::queues::CreateQueue>()
+        .schema_from::<super::tenancy::CreatePrincipal>()
+        .schema_from::<super::tenancy::UpdatePrincipal>()
+        .schema_from::<super::tenancy::CreateOrganization>()
+        .schema("QueueList", list_schema("QueueView"))
+        .schema("TaskList", list_schema("TaskView"))
+        .schema("AttemptList", list_schema("Attempt"))
+        .schema("PrincipalList", list_schema("PrincipalView"))
+        .schema("ApiKeyList", list_schema("ApiKeyView"))
+        .schema("Problem", problem_schema())
+        .security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        )
+        .build();
+    let doc: OpenApi = OpenApiBuilder::new()
+        .info(
+            InfoBuilder::new()
+                .title("Idem")
+                .version(env!("CARGO_PKG_VERSION"))
+                .description(Some(
+                    "Task queue and cron scheduler that turns at-least-once delivery into exactly-once effects.",
+                ))
+                .build(),
+        )
+        .paths(paths.build())
+        .components(Some(components))
+        .build();
+    serde_json::to_value(doc).expect("the OpenAPI document serializes")
+}
+
+fn list_schema(item: &str) -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .property(
+            "items",
+            ArrayBuilder::new().items(Ref::from_schema_name(item)),
+        )
+        .required("items")
+        .property(
+            "next_page_token",
+            ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                Type::String,
+                Type::Null,
+            ])),
+        )
+        .required("next_page_token")
+        .build()
+}
+
+fn problem_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .property("type", ObjectBuilder::new().schema_type(Type::String))
+        .property("title", ObjectBuilder::new().schema_type(Type::String))
+        .property("status", ObjectBuilder::new().schema_type(Type::Integer))
+        .property("detail", ObjectBuilder::new().schema_type(Type::String))
+        .property("request_id", ObjectBuilder::new().schema_type(Type::String))
+        .property("instance", ObjectBuilder::new().schema_type(Type::String))
+        .property("extensions", ObjectBuilder::new().schema_type(Type::Object))
+        .required("type")
+        .required("status")
+        .build()
+}

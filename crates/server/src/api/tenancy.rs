@@ -1,0 +1,197 @@
+//! Organizations, principals, API keys and signing secrets (admin routes).
+
+use super::extract::{Json, ListParams};
+use super::problem::{ApiResult, Problem};
+use super::views::{
+    ApiKeyView, List, NewApiKeyView, OrganizationView, PrincipalView, SigningSecretView,
+    SigningSecretsView,
+};
+use super::{Created, location};
+use crate::App;
+use crate::auth::{Admin, Auth};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use idem_core::FieldErrors;
+use idem_core::names::{check_organization_name, check_principal_name};
+use idem_core::tenancy::{
+    DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_api_key, generate_id, hash_api_key,
+};
+use idem_store::NewApiKey;
+use serde::Deserialize;
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePrincipal {
+    pub name: String,
+    pub kind: PrincipalKind,
+    pub role: Role,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatePrincipal {
+    pub role: Role,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateOrganization {
+    pub name: String,
+}
+
+/// A fresh key: the plaintext for the caller, the hash for the store.
+fn fresh_key() -> (String, NewApiKey) {
+    let key = generate_api_key();
+    let stored = NewApiKey {
+        id: generate_id("key"),
+        key_hash: hash_api_key(&key),
+    };
+    (key, stored)
+}
+
+pub async fn create_principal(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Json(req): Json<CreatePrincipal>,
+) -> ApiResult<Created<PrincipalView>> {
+    check_principal_name("name", &req.name).map_err(|e| Problem::fields(e.into()))?;
+    let p = app
+        .store
+        .principal_create(&auth.caller.org, &req.name, req.kind, req.role)
+        .await?;
+    Ok(Created(location(&["principals", &p.name]), p.into()))
+}
+
+pub async fn list_principals(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<List<PrincipalView>>> {
+    let params = ListParams::parse(query.as_deref())?;
+    let page = app
+        .store
+        .principal_list(&auth.caller.org, &params.page)
+        .await?;
+    Ok(axum::Json(List::from_page(page, PrincipalView::from)))
+}
+
+pub async fn update_principal(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path(name): Path<String>,
+    Json(req): Json<UpdatePrincipal>,
+) -> ApiResult<axum::Json<PrincipalView>> {
+    let p = app
+        .store
+        .principal_set_role(&auth.caller.org, &name, req.role)
+        .await?;
+    app.auth.clear();
+    Ok(axum::Json(p.into()))
+}
+
+pub async fn create_key(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path(principal): Path<String>,
+) -> ApiResult<Created<NewApiKeyView>> {
+    let (key, stored) = fresh_key();
+    let created = app
+        .store
+        .api_key_create(&auth.caller.org, &principal, stored)
+        .await?;
+    Ok(Created(
+        location(&["principals", &principal, "keys", &created.id]),
+        NewApiKeyView {
+            id: created.id,
+            key,
+            principal: created.principal,
+            created_at: created.created_at,
+        },
+    ))
+}
+
+pub async fn list_keys(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path(principal): Path<String>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<List<ApiKeyView>>> {
+    let params = ListParams::parse(query.as_deref())?;
+    let page = app
+        .store
+        .api_key_list(&auth.caller.org, &principal, &params.page)
+        .await?;
+    Ok(axum::Json(List::from_page(page, ApiKeyView::from)))
+}
+
+pub async fn revoke_key(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path((principal, id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    app.store
+        .api_key_revoke(&auth.caller.org, &principal, &id)
+        .await?;
+    app.auth.clear();
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn create_organization(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Json(req): Json<CreateOrganization>,
+) -> ApiResult<Created<OrganizationView>> {
+    if auth.caller.org != DEFAULT_ORGANIZATION {
+        return Err(Problem::permission_denied(
+            "only admins of the organization 'default' create organizations",
+        ));
+    }
+    let mut errors = FieldErrors::new();
+    if let Err(e) = check_organization_name("name", &req.name) {
+        errors.0.push(e);
+    }
+    errors.into_result().map_err(Problem::fields)?;
+    let (key, stored) = fresh_key();
+    app.store.organization_create(&req.name, stored).await?;
+    Ok(Created(
+        location(&["organizations", &req.name]),
+        OrganizationView {
+            name: req.name,
+            admin_key: key,
+        },
+    ))
+}
+
+pub async fn list_secrets(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+) -> ApiResult<axum::Json<SigningSecretsView>> {
+    let secrets = app.store.signing_secret_list(&auth.caller.org).await?;
+    Ok(axum::Json(SigningSecretsView {
+        secrets: secrets.into_iter().map(Into::into).collect(),
+    }))
+}
+
+pub async fn rotate_secret(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+) -> ApiResult<Created<SigningSecretView>> {
+    let secret = app.store.signing_secret_rotate(&auth.caller.org).await?;
+    Ok(Created(
+        location(&["signing-secrets", &secret.id]),
+        secret.into(),
+    ))
+}
+
+pub async fn delete_secret(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    app.store
+        .signing_secret_delete(&auth.caller.org, &id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
