@@ -1,15 +1,19 @@
-//! The `idem` binary: flag parsing and wiring; the work lives in the
-//! library crates.
+//! The `idem` binary: flag parsing and dispatch; the work lives in the
+//! library crates and in one module per command.
 
+mod commands;
+mod proxy;
 mod serve;
 
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     name = "idem",
     version,
-    about = "Task queue and cron scheduler with exactly-once effects"
+    about = "Task queue and cron scheduler with exactly-once effects",
+    after_help = commands::EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -20,14 +24,57 @@ struct Cli {
 enum Command {
     /// Run the API, dispatcher and scheduler.
     Serve(serve::ServeArgs),
+    /// Run the guard reverse proxy in front of a service.
+    Proxy(proxy::ProxyArgs),
+    /// Queues: create, ls, get, pause, resume, purge, rm.
+    #[command(after_help = commands::EXIT_CODES)]
+    Queue(commands::queue::QueueArgs),
+    /// Tasks: create, ls, get, attempts, run, rm.
+    #[command(after_help = commands::EXIT_CODES)]
+    Task(commands::task::TaskArgs),
+    /// Principals: create, ls, set-role.
+    #[command(after_help = commands::EXIT_CODES)]
+    Principal(commands::principal::PrincipalArgs),
+    /// API keys of a principal: create, ls, revoke.
+    #[command(after_help = commands::EXIT_CODES)]
+    Key(commands::key::KeyArgs),
+    /// Organizations: create.
+    #[command(after_help = commands::EXIT_CODES)]
+    Org(commands::org::OrgArgs),
+    /// Signing secrets: ls, rotate, rm.
+    #[command(after_help = commands::EXIT_CODES)]
+    Secret(commands::secret::SecretArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    if !matches!(cli.command, Command::Serve(_)) {
+        // reqwest is built with rustls but without a crypto provider (the
+        // server picks one); building any HTTP client without a
+        // process-wide provider panics. `idem serve` installs its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?;
-    match cli.command {
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return commands::report(&e.into()),
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve::run(args).await,
+            Command::Proxy(args) => proxy::run(args).await,
+            Command::Queue(args) => commands::queue::run(args).await,
+            Command::Task(args) => commands::task::run(args).await,
+            Command::Principal(args) => commands::principal::run(args).await,
+            Command::Key(args) => commands::key::run(args).await,
+            Command::Org(args) => commands::org::run(args).await,
+            Command::Secret(args) => commands::secret::run(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => commands::report(&e),
     }
 }

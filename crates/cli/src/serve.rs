@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_core::{Clock, SystemClock};
 use idem_server::{App, Options};
-use idem_store::postgres::PostgresStore;
+use idem_store::postgres::{DatabaseClock, PostgresStore};
 use idem_store::sqlite::SqliteStore;
 use idem_store::{NewApiKey, Store};
 use std::io::Write;
@@ -37,6 +37,25 @@ pub struct ServeArgs {
     /// How often expired task tombstones are swept (`30s`, `5m`).
     #[arg(long, env = "IDEM_SWEEP_INTERVAL", default_value = "30s", value_parser = parse_duration)]
     sweep_interval: Duration,
+    /// Added to a task's dispatch deadline to form an attempt's lease: how
+    /// long after the deadline a silent node's attempt is presumed lost.
+    #[arg(long, env = "IDEM_LEASE_GRACE", default_value = "30s", value_parser = parse_duration)]
+    lease_grace: Duration,
+    /// Refuse operations that honour Idempotency-Key when they come without
+    /// one.
+    #[arg(long, env = "IDEM_REQUIRE_IDEMPOTENCY_KEY")]
+    require_idempotency_key: bool,
+    /// How long Idempotency-Key records are kept (`24h`).
+    #[arg(long, env = "IDEM_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_duration)]
+    idempotency_ttl: Duration,
+    /// How long the lock of a request that never finished (its node
+    /// crashed) keeps a key busy.
+    #[arg(long, env = "IDEM_IDEMPOTENCY_LOCK", default_value = "60s", value_parser = parse_duration)]
+    idempotency_lock: Duration,
+    /// An origin allowed to call the API from a browser (repeatable; a
+    /// comma-separated list in the environment).
+    #[arg(long = "cors-origin", env = "IDEM_CORS_ORIGIN", value_delimiter = ',')]
+    cors_origins: Vec<String>,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -113,7 +132,14 @@ async fn bootstrap(store: &dyn Store, given: Option<&str>) -> anyhow::Result<()>
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    // Nodes sharing a PostgreSQL database read time from it, so that their
+    // leases and Idempotency-Key locks agree.
+    let clock: Arc<dyn Clock> = match &args.database_url {
+        Some(url) => DatabaseClock::start(url)
+            .await
+            .context("reading the database's clock")?,
+        None => Arc::new(SystemClock),
+    };
     let store = open_store(&args, clock.clone()).await?;
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -126,6 +152,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Options {
             max_body_bytes: args.max_body_bytes,
             sweep_interval: args.sweep_interval,
+            lease_grace: args.lease_grace,
+            idempotency: idem_server::api::idempotency::IdempotencyOptions {
+                required: args.require_idempotency_key,
+                ttl: args.idempotency_ttl,
+                lock: args.idempotency_lock,
+            },
+            cors_origins: args.cors_origins,
             ..Options::default()
         },
     );
@@ -136,7 +169,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGTERM or Ctrl-C: both `serve` and `proxy` stop on it.
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

@@ -134,10 +134,16 @@ pub struct TargetSpec {
     /// Binary body, base64.
     #[serde(default)]
     pub body_base64: Option<String>,
-    /// Any JSON value, sent as `application/json`.
-    #[serde(default)]
+    /// Any JSON value (`null` included), sent as `application/json`.
+    #[serde(default, deserialize_with = "present_json")]
     #[schema(value_type = Option<Object>)]
     pub json: Option<Box<RawValue>>,
+}
+
+/// `Some` whenever the field is present, so that `"json": null` is the JSON
+/// value null rather than an absent body.
+fn present_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
 }
 
 /// A validated target: what the dispatcher sends.

@@ -113,6 +113,7 @@ impl Proxy {
         upstream: &str,
         configure: impl FnOnce(&mut ProxyConfig),
     ) -> Self {
+        install_tls_provider();
         let mut config = ProxyConfig::new(upstream.parse().unwrap(), store);
         configure(&mut config);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -141,7 +142,14 @@ impl Proxy {
     }
 }
 
+/// In a workspace build reqwest carries rustls without a default crypto
+/// provider (the server picks ring); any client needs one installed.
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 fn client() -> reqwest::Client {
+    install_tls_provider();
     reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()

@@ -13,6 +13,32 @@
 //!   versioned canonicalization. A key reused with a different fingerprint is
 //!   a client error (422 `IDEMPOTENCY_KEY_MISMATCH`), and the separate digests
 //!   name what differs.
+//! * [`layer`] is the tower layer that applies the protocol to the routes it
+//!   wraps: it takes the key's lock in a [`RecordStore`], runs the handler
+//!   once (on its own task, so a client that gives up does not cancel it),
+//!   answers a concurrent twin 409 `IDEMPOTENCY_KEY_IN_PROGRESS`, records only
+//!   success, and replays. In [`Mode::Atomic`] the handler completes the
+//!   record in its own transaction, using the [`IdempotencyContext`] the
+//!   layer puts in the request; in [`Mode::NonAtomic`] the layer stores the
+//!   response afterwards, which a crash in between can lose.
+//!
+//! ```no_run
+//! use axum::{Router, routing::post};
+//! use idem_http::{Config, IdempotencyLayer, MemoryRecordStore};
+//! use std::sync::Arc;
+//!
+//! async fn create_payment() -> &'static str { "created" }
+//!
+//! let keys = IdempotencyLayer::new(
+//!     Arc::new(MemoryRecordStore::new()),
+//!     Config::default(),
+//!     // Whose key: one scope per caller.
+//!     |parts| parts.headers.get("authorization")?.to_str().ok().map(String::from),
+//! );
+//! let app: Router = Router::new().route("/payments", post(create_payment).layer(keys));
+//! ```
+//!
+//! `examples/payments.rs` is a runnable application.
 //!
 //! # What the fingerprint covers
 //!
@@ -41,9 +67,17 @@
 
 pub mod fingerprint;
 pub mod key;
+pub mod layer;
+pub mod memory;
+pub mod record;
 
 pub use fingerprint::{BodyError, Digest, Fingerprint, Version};
 pub use key::{IdempotencyKey, KeyError};
+pub use layer::{
+    Config, IDEMPOTENT_REPLAYED, IdempotencyContext, IdempotencyLayer, Mode, Rejection, Replayer,
+};
+pub use memory::MemoryRecordStore;
+pub use record::{Begin, BeginRequest, CompletedRecord, RecordStore, ResourceRef, StoredResponse};
 
 /// Strips HTTP optional whitespace (spaces and tabs) from both ends.
 pub(crate) fn trim_ows(mut v: &[u8]) -> &[u8] {

@@ -125,27 +125,52 @@ impl MinRole for Admin {
 
 /// An authenticated caller holding at least role `R`. As an extractor it
 /// runs before the body is read, so a weak role is told 403 before any
-/// validation.
+/// validation. [`authenticate`] must have run.
 pub struct Auth<R: MinRole> {
     pub caller: Caller,
     _role: PhantomData<R>,
 }
 
+/// Middleware for every `/v1` route: resolves the bearer key to its caller
+/// (401 otherwise) and leaves it in the request's extensions, so that the
+/// Idempotency-Key layer knows whose key it sees and handlers need not look
+/// the key up again.
+pub async fn authenticate(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let key = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, key) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+        })
+        .filter(|k| !k.is_empty());
+    let Some(key) = key else {
+        return Problem::unauthenticated("send Authorization: Bearer <API key>").into_response();
+    };
+    match app.auth.authenticate(&app, key).await {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(p) => p.into_response(),
+    }
+}
+
 impl<R: MinRole> FromRequestParts<Arc<App>> for Auth<R> {
     type Rejection = Problem;
 
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> ApiResult<Self> {
-        let key = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, key) = v.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
-            })
-            .filter(|k| !k.is_empty())
+    async fn from_request_parts(parts: &mut Parts, _: &Arc<App>) -> ApiResult<Self> {
+        let caller = parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
             .ok_or_else(|| Problem::unauthenticated("send Authorization: Bearer <API key>"))?;
-        let caller = app.auth.authenticate(app, key).await?;
         if caller.role < R::ROLE {
             return Err(Problem::permission_denied(format!(
                 "this operation needs the {} role; principal '{}' has {}",

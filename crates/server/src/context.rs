@@ -35,10 +35,43 @@ pub async fn with_context(req: Request, next: Next) -> Response {
         path: req.uri().path().to_string(),
     };
     let id = HeaderValue::from_str(&ctx.request_id).expect("uuid is a valid header value");
-    let span = tracing::info_span!("request", request_id = %ctx.request_id, method = %req.method(), path = %ctx.path);
-    let _enter = span.enter();
-    drop(_enter);
-    let mut response = CONTEXT.scope(ctx, next.run(req)).await;
+    let mut response = CONTEXT.scope(ctx.clone(), next.run(req)).await;
     response.headers_mut().insert(REQUEST_ID_HEADER, id);
-    response
+    let class = match response.status().as_u16() {
+        200..=299 => "2xx",
+        400..=499 => "4xx",
+        500..=599 => "5xx",
+        _ => "other",
+    };
+    metrics::counter!("idem_http_responses_total", "class" => class).increment(1);
+    stamp_problem(response, &ctx).await
+}
+
+/// Work spawned off the request's task (a handler the Idempotency-Key layer
+/// runs to completion on its own) cannot see the task-local context; a
+/// problem document it produced gets the request's ID and path here.
+async fn stamp_problem(response: Response, ctx: &RequestContext) -> Response {
+    let is_problem = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == b"application/problem+json");
+    if !is_problem {
+        return response;
+    }
+    let (mut head, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return Response::from_parts(head, axum::body::Body::empty());
+    };
+    let mut doc: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(_) => return Response::from_parts(head, axum::body::Body::from(bytes)),
+    };
+    if doc["request_id"].is_null() {
+        doc["request_id"] = ctx.request_id.clone().into();
+        doc["instance"] = ctx.path.clone().into();
+        let out = doc.to_string();
+        head.headers.remove(http::header::CONTENT_LENGTH);
+        return Response::from_parts(head, axum::body::Body::from(out));
+    }
+    Response::from_parts(head, axum::body::Body::from(bytes))
 }

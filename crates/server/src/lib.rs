@@ -6,7 +6,9 @@
 pub mod api;
 mod auth;
 mod context;
+pub mod dispatch;
 pub mod sweeper;
+pub mod telemetry;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -28,6 +30,16 @@ pub struct Options {
     pub sweep_batch: u32,
     /// How long a resolved API key is trusted without asking the store.
     pub auth_cache_ttl: Duration,
+    /// Added to a task's dispatch deadline to form an attempt's lease.
+    pub lease_grace: Duration,
+    /// Most attempts this node runs at once, over all queues.
+    pub dispatch_max_in_flight: usize,
+    /// How long a stopping node lets running attempts finish.
+    pub dispatch_shutdown_grace: Duration,
+    /// Idempotency-Key handling.
+    pub idempotency: api::idempotency::IdempotencyOptions,
+    /// Origins allowed to call the API from a browser.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for Options {
@@ -37,6 +49,11 @@ impl Default for Options {
             sweep_interval: Duration::from_secs(30),
             sweep_batch: 1000,
             auth_cache_ttl: Duration::from_secs(2),
+            lease_grace: Duration::from_secs(30),
+            dispatch_max_in_flight: 2000,
+            dispatch_shutdown_grace: Duration::from_secs(10),
+            idempotency: Default::default(),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -46,13 +63,17 @@ pub struct App {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn Clock>,
     pub options: Options,
+    /// Dispatch wake-ups and task completions; see [`dispatch::Handle`].
+    pub dispatch: dispatch::Handle,
     auth: auth::AuthCache,
 }
 
 impl App {
     pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, options: Options) -> Arc<App> {
+        telemetry::handle();
         Arc::new(App {
             auth: auth::AuthCache::new(options.auth_cache_ttl),
+            dispatch: dispatch::Handle::default(),
             store,
             clock,
             options,
@@ -63,24 +84,66 @@ impl App {
 /// The complete HTTP service.
 pub fn router(app: Arc<App>) -> Router {
     let limit = app.options.max_body_bytes;
+    let cors = cors(&app.options.cors_origins);
     api::router(app)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn(context::with_context))
+        .layer(cors)
+}
+
+/// Browsers may send `Idempotency-Key` and read the headers that tell a
+/// replay and when to retry.
+fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
+    use http::{HeaderName, HeaderValue, Method, header};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static("idempotency-key"),
+            HeaderName::from_static("idem-task-id"),
+            HeaderName::from_static("x-request-id"),
+        ])
+        .expose_headers([
+            HeaderName::from_static("idempotent-replayed"),
+            header::RETRY_AFTER,
+            header::LOCATION,
+            HeaderName::from_static(context::REQUEST_ID_HEADER),
+        ])
 }
 
 /// Serves the API on `listener` and runs the background work until
-/// `shutdown` resolves, then drains in-flight requests.
+/// `shutdown` resolves, then drains in-flight requests and attempts
+/// together.
 pub async fn serve(
     app: Arc<App>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let sweeper = tokio::spawn(sweeper::run(app.clone(), stop_rx));
+    let stop_tx = Arc::new(stop_tx);
+    let sweeper = tokio::spawn(sweeper::run(app.clone(), stop_rx.clone()));
+    let dispatcher = tokio::spawn(dispatch::run(app.clone(), stop_rx.clone()));
+    let signal = stop_tx.clone();
+    let shutdown_watch = tokio::spawn(async move {
+        shutdown.await;
+        signal.send_replace(true);
+    });
+    let mut http_stop = stop_rx;
     let result = axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            let _ = http_stop.wait_for(|stop| *stop).await;
+        })
         .await;
-    let _ = stop_tx.send(true);
+    stop_tx.send_replace(true);
+    shutdown_watch.abort();
     let _ = sweeper.await;
+    let _ = dispatcher.await;
     result
 }

@@ -1,5 +1,5 @@
 //! Deletes what has outlived its purpose: task tombstones past their dedup
-//! window. Works in bounded batches so that a large backlog never holds one
+//! window and Idempotency-Key records past their retention. Works in bounded batches so that a large backlog never holds one
 //! long transaction (on SQLite, the single writer) hostage.
 
 use crate::App;
@@ -15,22 +15,25 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
         }
         match sweep_once(&app).await {
             Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "swept expired task tombstones"),
+            Ok(n) => {
+                metrics::counter!("idem_sweeper_deleted_total").increment(n);
+                tracing::info!(deleted = n, "swept expired tombstones and key records");
+            }
             Err(e) => tracing::warn!(error = %e, "sweeping tombstones"),
         }
     }
 }
 
-/// Deletes every expired tombstone, a batch at a time; returns how many.
+/// Deletes every expired tombstone and Idempotency-Key record, a batch at a
+/// time; returns how many.
 pub async fn sweep_once(app: &App) -> Result<u64, idem_store::Error> {
     let mut total = 0;
     loop {
-        let n = app
-            .store
-            .task_sweep_tombstones(app.options.sweep_batch)
-            .await?;
+        let batch = app.options.sweep_batch;
+        let n = app.store.task_sweep_tombstones(batch).await?
+            + app.store.idempotency_sweep(batch).await?;
         total += n;
-        if n < u64::from(app.options.sweep_batch) {
+        if n < u64::from(batch) {
             return Ok(total);
         }
         // Let other writers in between batches.

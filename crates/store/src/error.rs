@@ -16,6 +16,10 @@ pub enum Error {
     /// The task ID is taken by a live task or a tombstone in its window.
     #[error("task '{}' exists", .0.task_id)]
     TaskExists(Box<TaskSummary>),
+    /// The request's Idempotency-Key lock was taken over by another request
+    /// (the lock had expired); the effect was not committed.
+    #[error("{0}")]
+    KeyLost(String),
     /// A request the current state does not allow.
     #[error("{0}")]
     FailedPrecondition(String),

@@ -10,26 +10,31 @@
 //! operation takes "now" from the [`Clock`](idem_core::Clock) the store was
 //! opened with, so tests move time instead of sleeping.
 
+pub mod dispatch;
 pub mod error;
+pub mod idempotency;
 pub mod postgres;
 pub mod records;
 mod sql;
 pub mod sqlite;
 mod tasks;
 
+pub use dispatch::DispatchStore;
 pub use error::Error;
+pub use idempotency::IdempotencyStore;
 pub use records::*;
 
 use async_trait::async_trait;
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
 use idem_core::tenancy::{PrincipalKind, Role};
+use idempotency::Completion;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything Idem persists. Operations are named noun-first so they sort by
 /// table; each either commits entirely or leaves nothing behind.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: DispatchStore + IdempotencyStore + Send + Sync + 'static {
     /// Whether the store answers; `/readyz`.
     async fn ping(&self) -> Result<()>;
 
@@ -40,7 +45,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates an organization with its admin principal, key and signing
     /// secret, in one transaction.
-    async fn organization_create(&self, name: &str, admin_key: NewApiKey) -> Result<()>;
+    async fn organization_create(
+        &self,
+        name: &str,
+        admin_key: NewApiKey,
+        done: Option<Completion>,
+    ) -> Result<()>;
 
     async fn principal_create(
         &self,
@@ -48,13 +58,26 @@ pub trait Store: Send + Sync + 'static {
         name: &str,
         kind: PrincipalKind,
         role: Role,
+        done: Option<Completion>,
     ) -> Result<Principal>;
     async fn principal_get(&self, org: &str, name: &str) -> Result<Principal>;
     async fn principal_list(&self, org: &str, page: &PageRequest) -> Result<Page<Principal>>;
-    async fn principal_set_role(&self, org: &str, name: &str, role: Role) -> Result<Principal>;
+    async fn principal_set_role(
+        &self,
+        org: &str,
+        name: &str,
+        role: Role,
+        done: Option<Completion>,
+    ) -> Result<Principal>;
 
     /// Adds a key to an existing principal.
-    async fn api_key_create(&self, org: &str, principal: &str, key: NewApiKey) -> Result<ApiKey>;
+    async fn api_key_create(
+        &self,
+        org: &str,
+        principal: &str,
+        key: NewApiKey,
+        done: Option<Completion>,
+    ) -> Result<ApiKey>;
     async fn api_key_list(
         &self,
         org: &str,
@@ -69,23 +92,47 @@ pub trait Store: Send + Sync + 'static {
 
     /// Newest first.
     async fn signing_secret_list(&self, org: &str) -> Result<Vec<SigningSecret>>;
-    async fn signing_secret_rotate(&self, org: &str) -> Result<SigningSecret>;
+    /// A completion is recorded with the new secret's ID.
+    async fn signing_secret_rotate(
+        &self,
+        org: &str,
+        done: Option<Completion>,
+    ) -> Result<SigningSecret>;
     /// Refuses to delete the organization's last secret: deliveries would go
     /// out unsigned.
     async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()>;
 
-    async fn queue_create(&self, org: &str, name: &str, config: &QueueConfig) -> Result<Queue>;
+    async fn queue_create(
+        &self,
+        org: &str,
+        name: &str,
+        config: &QueueConfig,
+        done: Option<Completion>,
+    ) -> Result<Queue>;
     async fn queue_get(&self, org: &str, name: &str) -> Result<Queue>;
     async fn queue_list(&self, org: &str, page: &PageRequest) -> Result<Page<Queue>>;
     /// Applies `patch` to the current configuration, validating the result,
     /// in one transaction.
-    async fn queue_update(&self, org: &str, name: &str, patch: &QueueConfigPatch) -> Result<Queue>;
-    async fn queue_set_state(&self, org: &str, name: &str, state: QueueState) -> Result<Queue>;
+    async fn queue_update(
+        &self,
+        org: &str,
+        name: &str,
+        patch: &QueueConfigPatch,
+        done: Option<Completion>,
+    ) -> Result<Queue>;
+    async fn queue_set_state(
+        &self,
+        org: &str,
+        name: &str,
+        state: QueueState,
+        done: Option<Completion>,
+    ) -> Result<Queue>;
     /// Deletes the queue and every task in it, tombstones included.
     async fn queue_delete(&self, org: &str, name: &str) -> Result<()>;
     /// Cancels every task of the queue that is neither running nor final;
     /// returns how many.
-    async fn queue_purge(&self, org: &str, name: &str) -> Result<u64>;
+    /// A completion is recorded with the answer's body, `{"cancelled": n}`.
+    async fn queue_purge(&self, org: &str, name: &str, done: Option<Completion>) -> Result<u64>;
 
     /// Creates a task, unless its ID is taken: by a live task, or by a
     /// tombstone inside its dedup window ([`Error::TaskExists`]). A
@@ -104,7 +151,13 @@ pub trait Store: Send + Sync + 'static {
     /// recalled: the task is marked so that no retry follows it.
     async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;
     /// Makes a scheduled or backing-off task due now.
-    async fn task_run_now(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;
+    async fn task_run_now(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        done: Option<Completion>,
+    ) -> Result<Task>;
 
     /// Deletes at most `limit` tombstones whose dedup window has passed,
     /// with their attempts; returns how many.

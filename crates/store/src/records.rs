@@ -92,6 +92,8 @@ pub struct TaskCreate {
     pub dispatch_deadline_s: Option<u32>,
     /// Applied over the queue's retry configuration.
     pub retry_config: RetryConfigPatch,
+    /// The Idempotency-Key record to complete with the task.
+    pub completion: Option<crate::Completion>,
 }
 
 /// Where a task is in its life, as stored.

@@ -192,12 +192,12 @@ pub(crate) fn state_condition(state: idem_core::task::TaskState, now_param: &str
     }
 }
 
-/// Followed by [`TASK_COLUMNS`]: a conflict returns no row.
-pub(crate) const SQL_INSERT_TASK_PREFIX: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+/// Inserts a task unless its ID is taken; a conflict changes no row.
+pub(crate) const SQL_INSERT_TASK: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
      attempt_count, cancel_requested, created_at) \
      VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING ";
+     ON CONFLICT (org, queue, task_id) DO NOTHING";
 
 pub(crate) const SQL_CANCEL_PENDING_IN_QUEUE: &str = "UPDATE tasks SET status = 'cancelled', \
      finished_at = $1, dedup_expires_at = $1 + CAST($2 AS BIGINT) \
@@ -234,8 +234,4 @@ pub(crate) fn task_list_sql(state: Option<idem_core::task::TaskState>) -> String
          AND CAST($4 AS BIGINT) IS NOT NULL{filter} \
          ORDER BY task_id LIMIT $5"
     )
-}
-
-pub(crate) fn insert_task_sql() -> String {
-    format!("{SQL_INSERT_TASK_PREFIX}{TASK_COLUMNS}")
 }

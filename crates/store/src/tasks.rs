@@ -1,11 +1,11 @@
 //! Task rules both backends apply inside their transactions.
 
-use crate::records::{Queue, Status, Task, TaskCreate, TaskSummary};
+use crate::records::{Status, Task, TaskCreate, TaskSummary};
 use crate::sql::{StoredTarget, to_json};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
-use idem_core::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S};
+use idem_core::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S, QueueConfig, RetryConfig};
 
 /// A create request resolved against its queue, as column values.
 pub(crate) struct TaskInsert {
@@ -16,18 +16,18 @@ pub(crate) struct TaskInsert {
     pub schedule_time: i64,
     pub dispatch_deadline_s: i64,
     pub retry_config: String,
+    retry: RetryConfig,
+    deadline: u32,
 }
 
 impl TaskInsert {
     /// Fills what the request left out from the queue and validates the
     /// result: the task carries the policy it was accepted with.
-    pub(crate) fn resolve(p: &TaskCreate, queue: &Queue, now: i64) -> Result<TaskInsert> {
+    pub(crate) fn resolve(p: &TaskCreate, queue: &QueueConfig, now: i64) -> Result<TaskInsert> {
         let mut errors = FieldErrors::new();
-        let retry = queue.config.retry_config.apply(&p.retry_config);
+        let retry = queue.retry_config.apply(&p.retry_config);
         retry.validate("retry_config", &mut errors);
-        let deadline = p
-            .dispatch_deadline_s
-            .unwrap_or(queue.config.dispatch_deadline_s);
+        let deadline = p.dispatch_deadline_s.unwrap_or(queue.dispatch_deadline_s);
         errors.range(
             "dispatch_deadline_s",
             deadline,
@@ -48,7 +48,30 @@ impl TaskInsert {
             schedule_time: p.schedule_time.map(to_micros).unwrap_or(now),
             dispatch_deadline_s: i64::from(deadline),
             retry_config: to_json(&retry),
+            retry,
+            deadline,
         })
+    }
+
+    /// The task this insert creates, without reading it back.
+    pub(crate) fn task(&self, p: &TaskCreate, now: i64) -> Task {
+        Task {
+            queue: p.queue.clone(),
+            task_id: p.task_id.clone(),
+            uid: self.uid.clone(),
+            status: Status::Pending,
+            target: p.target.clone(),
+            schedule_time: from_micros(self.schedule_time),
+            next_attempt_at: from_micros(self.schedule_time),
+            dispatch_deadline_s: self.deadline,
+            retry_config: self.retry,
+            attempt_count: 0,
+            cancel_requested: false,
+            created_at: from_micros(now),
+            finished_at: None,
+            last_attempt: None,
+            dedup_expires_at: None,
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RetryConfigPat
 use idem_core::task::{BodyForm, Target, TaskState};
 use idem_core::tenancy::{PrincipalKind, Role, generate_api_key, generate_id, hash_api_key};
 use idem_core::{Clock, ManualClock};
+use idem_store::idempotency::{self, Completion};
 use idem_store::postgres::PostgresStore;
 use idem_store::sqlite::SqliteStore;
 use idem_store::*;
@@ -62,7 +63,7 @@ impl Harness {
 
     async fn org(&self, name: &str) {
         self.store
-            .organization_create(name, new_key())
+            .organization_create(name, new_key(), None)
             .await
             .unwrap();
     }
@@ -72,7 +73,10 @@ impl Harness {
             dedup_window_s,
             ..QueueConfig::default()
         };
-        self.store.queue_create(org, name, &config).await.unwrap()
+        self.store
+            .queue_create(org, name, &config, None)
+            .await
+            .unwrap()
     }
 
     async fn task(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
@@ -105,6 +109,7 @@ fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
         schedule_time: None,
         dispatch_deadline_s: None,
         retry_config: RetryConfigPatch::default(),
+        completion: None,
     }
 }
 
@@ -154,12 +159,12 @@ async fn concurrent_bootstraps_create_one_organization(h: Harness) {
 async fn organizations_are_unique_and_come_with_admin_and_secret(h: Harness) {
     let key = new_key();
     h.store
-        .organization_create("acme", key.clone())
+        .organization_create("acme", key.clone(), None)
         .await
         .unwrap();
     let err = h
         .store
-        .organization_create("acme", new_key())
+        .organization_create("acme", new_key(), None)
         .await
         .unwrap_err();
     assert!(
@@ -193,13 +198,13 @@ async fn principals_are_created_listed_paged_and_changed(h: Harness) {
     h.org("acme").await;
     for name in ["carol", "bob", "dave"] {
         h.store
-            .principal_create("acme", name, PrincipalKind::Person, Role::Reader)
+            .principal_create("acme", name, PrincipalKind::Person, Role::Reader, None)
             .await
             .unwrap();
     }
     let err = h
         .store
-        .principal_create("acme", "bob", PrincipalKind::Service, Role::Admin)
+        .principal_create("acme", "bob", PrincipalKind::Service, Role::Admin, None)
         .await
         .unwrap_err();
     assert!(matches!(
@@ -226,13 +231,13 @@ async fn principals_are_created_listed_paged_and_changed(h: Harness) {
     assert_eq!(second.next, None);
     let bob = h
         .store
-        .principal_set_role("acme", "bob", Role::Writer)
+        .principal_set_role("acme", "bob", Role::Writer, None)
         .await
         .unwrap();
     assert_eq!(bob.role, Role::Writer);
     assert!(matches!(
         h.store
-            .principal_set_role("acme", "nobody", Role::Writer)
+            .principal_set_role("acme", "nobody", Role::Writer, None)
             .await,
         Err(Error::NotFound {
             kind: "principal",
@@ -244,13 +249,13 @@ async fn principals_are_created_listed_paged_and_changed(h: Harness) {
 async fn api_keys_authenticate_until_revoked(h: Harness) {
     h.org("acme").await;
     h.store
-        .principal_create("acme", "svc", PrincipalKind::Service, Role::Writer)
+        .principal_create("acme", "svc", PrincipalKind::Service, Role::Writer, None)
         .await
         .unwrap();
     let key = new_key();
     let created = h
         .store
-        .api_key_create("acme", "svc", key.clone())
+        .api_key_create("acme", "svc", key.clone(), None)
         .await
         .unwrap();
     assert_eq!(created.principal, "svc");
@@ -277,7 +282,9 @@ async fn api_keys_authenticate_until_revoked(h: Harness) {
         Some(start() + SignedDuration::from_secs(5))
     );
     assert!(matches!(
-        h.store.api_key_create("acme", "ghost", new_key()).await,
+        h.store
+            .api_key_create("acme", "ghost", new_key(), None)
+            .await,
         Err(Error::NotFound {
             kind: "principal",
             ..
@@ -301,11 +308,11 @@ async fn api_keys_authenticate_until_revoked(h: Harness) {
     // A role change applies to existing keys at once.
     let key2 = new_key();
     h.store
-        .api_key_create("acme", "svc", key2.clone())
+        .api_key_create("acme", "svc", key2.clone(), None)
         .await
         .unwrap();
     h.store
-        .principal_set_role("acme", "svc", Role::Reader)
+        .principal_set_role("acme", "svc", Role::Reader, None)
         .await
         .unwrap();
     let caller = h
@@ -321,7 +328,7 @@ async fn signing_secrets_rotate_and_keep_at_least_one(h: Harness) {
     h.org("acme").await;
     let first = h.store.signing_secret_list("acme").await.unwrap().remove(0);
     h.advance(1);
-    let second = h.store.signing_secret_rotate("acme").await.unwrap();
+    let second = h.store.signing_secret_rotate("acme", None).await.unwrap();
     let listed = h.store.signing_secret_list("acme").await.unwrap();
     assert_eq!(listed, [second.clone(), first.clone()], "newest first");
     h.store
@@ -345,7 +352,7 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
     assert_eq!(q.config, QueueConfig::default());
     assert!(matches!(
         h.store
-            .queue_create("acme", "payments", &QueueConfig::default())
+            .queue_create("acme", "payments", &QueueConfig::default(), None)
             .await,
         Err(Error::AlreadyExists { kind: "queue", .. })
     ));
@@ -376,7 +383,7 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
     };
     let updated = h
         .store
-        .queue_update("acme", "payments", &patch)
+        .queue_update("acme", "payments", &patch, None)
         .await
         .unwrap();
     assert_eq!(updated.config.retry_config.max_attempts, 7);
@@ -386,7 +393,11 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
         dispatch_deadline_s: Some(0),
         ..Default::default()
     };
-    match h.store.queue_update("acme", "payments", &invalid).await {
+    match h
+        .store
+        .queue_update("acme", "payments", &invalid, None)
+        .await
+    {
         Err(Error::Invalid(errors)) => assert_eq!(errors.0[0].field, "dispatch_deadline_s"),
         other => panic!("{other:?}"),
     }
@@ -402,7 +413,7 @@ async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
     );
     let paused = h
         .store
-        .queue_set_state("acme", "payments", QueueState::Paused)
+        .queue_set_state("acme", "payments", QueueState::Paused, None)
         .await
         .unwrap();
     assert_eq!(paused.state, QueueState::Paused);
@@ -567,14 +578,20 @@ async fn cancel_and_purge_end_pending_tasks(h: Harness) {
     h.advance(5);
     let again = h.store.task_cancel("acme", "payments", "a").await.unwrap();
     assert_eq!(again.finished_at, Some(start()));
-    assert_eq!(h.store.queue_purge("acme", "payments").await.unwrap(), 2);
+    assert_eq!(
+        h.store.queue_purge("acme", "payments", None).await.unwrap(),
+        2
+    );
     for id in ["b", "c"] {
         let t = h.store.task_get("acme", "payments", id).await.unwrap();
         assert_eq!(t.state(h.clock.now()), TaskState::Cancelled);
     }
-    assert_eq!(h.store.queue_purge("acme", "payments").await.unwrap(), 0);
+    assert_eq!(
+        h.store.queue_purge("acme", "payments", None).await.unwrap(),
+        0
+    );
     assert!(matches!(
-        h.store.task_run_now("acme", "payments", "a").await,
+        h.store.task_run_now("acme", "payments", "a", None).await,
         Err(Error::FailedPrecondition(_))
     ));
 }
@@ -588,7 +605,7 @@ async fn run_now_makes_a_scheduled_task_due(h: Harness) {
     h.advance(1);
     let t = h
         .store
-        .task_run_now("acme", "payments", "later")
+        .task_run_now("acme", "payments", "later", None)
         .await
         .unwrap();
     assert_eq!(t.state(h.clock.now()), TaskState::Queued);
@@ -686,6 +703,206 @@ async fn ping_answers(h: Harness) {
     h.store.ping().await.unwrap();
 }
 
+fn begin(key: &str, fingerprint: &str) -> idempotency::IdempotencyBegin {
+    idempotency::IdempotencyBegin {
+        org: "acme".into(),
+        principal: "admin".into(),
+        key: key.into(),
+        fingerprint: fingerprint.into(),
+        lock_for: std::time::Duration::from_secs(60),
+        retain_for: std::time::Duration::from_secs(3600),
+    }
+}
+
+fn completion(key: &str, token: &str, resource: &str) -> Completion {
+    Completion {
+        org: "acme".into(),
+        principal: "admin".into(),
+        key: key.into(),
+        token: token.into(),
+        fingerprint: "fp".into(),
+        status: 201,
+        resource_kind: "queue",
+        resource_id: resource.into(),
+        body: None,
+        retain_for: std::time::Duration::from_secs(3600),
+    }
+}
+
+async fn started(h: &Harness, key: &str) -> String {
+    match h.store.idempotency_begin(&begin(key, "fp")).await.unwrap() {
+        idempotency::Begun::Started(token) => token,
+        other => panic!("{other:?}"),
+    }
+}
+
+async fn idempotency_lock_is_exclusive_until_released(h: Harness) {
+    h.org("acme").await;
+    let token = started(&h, "k").await;
+    match h.store.idempotency_begin(&begin("k", "fp2")).await.unwrap() {
+        idempotency::Begun::Existing(r) => {
+            assert_eq!(r.state, idempotency::RecordState::InProgress);
+            assert_eq!(r.fingerprint, "fp");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Another principal's key of the same name is unrelated.
+    let mut other = begin("k", "fp");
+    other.principal = "someone".into();
+    assert!(matches!(
+        h.store.idempotency_begin(&other).await.unwrap(),
+        idempotency::Begun::Started(_)
+    ));
+    h.store
+        .idempotency_release("acme", "admin", "k", "not-the-token")
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            h.store.idempotency_begin(&begin("k", "fp")).await.unwrap(),
+            idempotency::Begun::Existing(_)
+        ),
+        "a stranger's release changes nothing"
+    );
+    h.store
+        .idempotency_release("acme", "admin", "k", &token)
+        .await
+        .unwrap();
+    started(&h, "k").await;
+}
+
+async fn completion_commits_with_the_effect(h: Harness) {
+    h.org("acme").await;
+    let token = started(&h, "k").await;
+    h.store
+        .queue_create(
+            "acme",
+            "q",
+            &QueueConfig::default(),
+            Some(completion("k", &token, "q")),
+        )
+        .await
+        .unwrap();
+    match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
+        idempotency::Begun::Existing(r) => {
+            assert_eq!(r.state, idempotency::RecordState::Completed);
+            assert_eq!(r.status, Some(201));
+            assert_eq!(
+                (r.resource_kind.as_deref(), r.resource_id.as_deref()),
+                (Some("queue"), Some("q"))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let got = h
+        .store
+        .idempotency_get("acme", "admin", "k")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.expires_at, start() + SignedDuration::from_hours(1));
+}
+
+async fn a_failed_effect_leaves_no_completed_record(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "q", 60).await;
+    let token = started(&h, "k").await;
+    let err = h
+        .store
+        .queue_create(
+            "acme",
+            "q",
+            &QueueConfig::default(),
+            Some(completion("k", &token, "q")),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { .. }));
+    h.store
+        .idempotency_release("acme", "admin", "k", &token)
+        .await
+        .unwrap();
+    assert_eq!(
+        h.store.idempotency_get("acme", "admin", "k").await.unwrap(),
+        None
+    );
+}
+
+async fn concurrent_begins_have_one_winner(h: Harness) {
+    h.org("acme").await;
+    let runs: Vec<_> = (0..32)
+        .map(|_| {
+            let store = h.store.clone();
+            tokio::spawn(
+                async move { store.idempotency_begin(&begin("same", "fp")).await.unwrap() },
+            )
+        })
+        .collect();
+    let mut winners = 0;
+    for r in runs {
+        if matches!(r.await.unwrap(), idempotency::Begun::Started(_)) {
+            winners += 1;
+        }
+    }
+    assert_eq!(winners, 1);
+}
+
+async fn a_stale_holder_cannot_complete_after_a_takeover(h: Harness) {
+    h.org("acme").await;
+    let stale = started(&h, "k").await;
+    h.advance(61);
+    let fresh = started(&h, "k").await;
+    h.store
+        .queue_create(
+            "acme",
+            "fresh",
+            &QueueConfig::default(),
+            Some(completion("k", &fresh, "fresh")),
+        )
+        .await
+        .unwrap();
+    let err = h
+        .store
+        .queue_create(
+            "acme",
+            "stale",
+            &QueueConfig::default(),
+            Some(completion("k", &stale, "stale")),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::KeyLost(_)), "{err:?}");
+    assert!(
+        matches!(
+            h.store.queue_get("acme", "stale").await,
+            Err(Error::NotFound { .. })
+        ),
+        "the stale effect rolled back with its completion"
+    );
+}
+
+async fn idempotency_records_expire_and_are_swept(h: Harness) {
+    h.org("acme").await;
+    let token = started(&h, "k").await;
+    h.store
+        .queue_create(
+            "acme",
+            "q",
+            &QueueConfig::default(),
+            Some(completion("k", &token, "q")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(h.store.idempotency_sweep(100).await.unwrap(), 0);
+    h.advance(3600);
+    assert_eq!(
+        h.store.idempotency_get("acme", "admin", "k").await.unwrap(),
+        None
+    );
+    assert_eq!(h.store.idempotency_sweep(100).await.unwrap(), 1);
+    started(&h, "k").await;
+}
+
 macro_rules! conformance {
     ($($test:ident),* $(,)?) => {
         mod sqlite {
@@ -716,4 +933,10 @@ conformance!(
     run_now_makes_a_scheduled_task_due,
     task_list_filters_by_state_and_pages,
     sweeper_deletes_expired_tombstones_in_batches,
+    idempotency_lock_is_exclusive_until_released,
+    completion_commits_with_the_effect,
+    a_failed_effect_leaves_no_completed_record,
+    concurrent_begins_have_one_winner,
+    a_stale_holder_cannot_complete_after_a_takeover,
+    idempotency_records_expire_and_are_swept,
 );

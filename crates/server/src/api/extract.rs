@@ -14,20 +14,37 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Reads the whole body, refusing more than the configured limit with 413.
+///
+/// An oversized body is still read to its end (up to a bound) before the
+/// refusal: a client that is still sending when the answer comes sees a
+/// broken pipe instead of the 413.
 pub async fn read_body(req: Request, limit: usize) -> ApiResult<Bytes> {
-    let too_large = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        .is_some_and(|len| len > limit as u64);
-    if too_large {
+    use http_body_util::BodyExt;
+    let mut body = req.into_body();
+    let mut buf = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(Problem::invalid("the request body could not be read"));
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen = seen.saturating_add(data.len());
+        if seen <= limit {
+            buf.extend_from_slice(&data);
+        } else if seen > DRAIN_LIMIT {
+            break;
+        }
+    }
+    if seen > limit {
         return Err(Problem::payload_too_large(limit));
     }
-    axum::body::to_bytes(req.into_body(), limit)
-        .await
-        .map_err(|_| Problem::payload_too_large(limit))
+    Ok(buf.freeze())
 }
+
+/// Most bytes of an oversized body read (and dropped) before answering.
+const DRAIN_LIMIT: usize = 64 << 20;
 
 /// The media type of a request, lowercased, without parameters.
 pub fn media_type(req: &Request) -> Option<String> {

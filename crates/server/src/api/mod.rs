@@ -2,6 +2,7 @@
 //! OpenAPI document, so the two cannot drift apart.
 
 pub mod extract;
+pub mod idempotency;
 mod openapi;
 pub mod problem;
 mod queues;
@@ -205,6 +206,11 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             request: None, response: (NO_CONTENT, None)),
             delete(tenancy::delete_secret),
         ),
+        (
+            op!(GET "/v1/idempotency-keys/{key}", "getIdempotencyKey", "Inspect the caller's own Idempotency-Key record", idempotent: false,
+            request: None, response: (OK, Some("IdempotencyKeyView"))),
+            get(idempotency::get),
+        ),
     ]
 }
 
@@ -214,14 +220,26 @@ pub fn catalog() -> Vec<Operation> {
 }
 
 pub fn router(app: Arc<App>) -> Router {
-    let mut router = Router::new();
+    let keys = idempotency::layer(&app);
+    let mut v1 = Router::new();
     for (op, handler) in operations() {
-        router = router.route(op.path, handler);
+        // The mark in the table is what makes an operation honour keys.
+        let handler = if op.idempotent {
+            handler.layer(keys.clone())
+        } else {
+            handler
+        };
+        v1 = v1.route(op.path, handler);
     }
+    // Authentication runs first, so the key layer knows whose key it sees.
+    let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
+        app.clone(),
+        crate::auth::authenticate,
+    ));
     let doc = Arc::new(openapi::document(&catalog()));
-    router
-        .route("/healthz", get(healthz))
+    v1.route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(crate::telemetry::render))
         .route(
             "/openapi.json",
             get(move || {

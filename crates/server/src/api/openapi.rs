@@ -117,6 +117,8 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema_from::<super::tenancy::CreatePrincipal>()
         .schema_from::<super::tenancy::UpdatePrincipal>()
         .schema_from::<super::tenancy::CreateOrganization>()
+        .schema_from::<super::idempotency::IdempotencyKeyView>()
+        .schema_from::<super::idempotency::ResourceView>()
         .schema("QueueList", list_schema("QueueView"))
         .schema("TaskList", list_schema("TaskView"))
         .schema("AttemptList", list_schema("Attempt"))

@@ -122,6 +122,11 @@ impl From<StoreError> for Problem {
                 }
             })),
             StoreError::FailedPrecondition(msg) => Problem::invalid(msg),
+            StoreError::KeyLost(msg) => {
+                let mut p = Problem::new(StatusCode::CONFLICT, "IDEMPOTENCY_KEY_IN_PROGRESS", msg);
+                p.retry_after = Some(1);
+                p
+            }
             StoreError::Invalid(errors) => Problem::fields(errors),
             StoreError::Unavailable(msg) => {
                 tracing::warn!(error = %msg, "store unavailable");
@@ -157,6 +162,21 @@ impl IntoResponse for Problem {
         );
         if let Some(secs) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        match self.status {
+            // RFC 9110 §15.5.2: say which scheme to authenticate with.
+            StatusCode::UNAUTHORIZED => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"idem\""),
+                );
+            }
+            // The rest of an oversized body is never read: the connection
+            // cannot carry another request.
+            StatusCode::PAYLOAD_TOO_LARGE => {
+                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
         }
         response
     }

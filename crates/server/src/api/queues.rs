@@ -1,6 +1,7 @@
 //! `/v1/queues`: create, read, update, delete, pause, resume, purge.
 
 use super::extract::{Json, ListParams};
+use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views::{List, PurgeView, QueueView};
 use super::{Created, location};
@@ -35,6 +36,7 @@ pub struct CreateQueue {
 pub async fn create(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Json(req): Json<CreateQueue>,
 ) -> ApiResult<Created<QueueView>> {
     let mut errors = FieldErrors::new();
@@ -57,7 +59,12 @@ pub async fn create(
     errors.into_result().map_err(Problem::fields)?;
     let queue = app
         .store
-        .queue_create(&auth.caller.org, &req.name, &config.expect("validated"))
+        .queue_create(
+            &auth.caller.org,
+            &req.name,
+            &config.expect("validated"),
+            keyed.completion(&app, &auth.caller, StatusCode::CREATED, "queue", &req.name),
+        )
         .await?;
     Ok(Created(location(&["queues", &queue.name]), queue.into()))
 }
@@ -84,12 +91,14 @@ pub async fn get(
 pub async fn update(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Path(name): Path<String>,
     Json(patch): Json<QueueConfigPatch>,
 ) -> ApiResult<axum::Json<QueueView>> {
+    let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &name);
     let queue = app
         .store
-        .queue_update(&auth.caller.org, &name, &patch)
+        .queue_update(&auth.caller.org, &name, &patch, done)
         .await?;
     Ok(axum::Json(queue.into()))
 }
@@ -105,35 +114,44 @@ pub async fn delete(
 
 async fn set_state(
     app: &App,
-    org: &str,
+    auth: &Auth<Admin>,
+    keyed: &Keyed,
     name: &str,
     state: QueueState,
 ) -> ApiResult<axum::Json<QueueView>> {
-    let queue = app.store.queue_set_state(org, name, state).await?;
+    let done = keyed.completion(app, &auth.caller, StatusCode::OK, "queue", name);
+    let queue = app
+        .store
+        .queue_set_state(&auth.caller.org, name, state, done)
+        .await?;
     Ok(axum::Json(queue.into()))
 }
 
 pub async fn pause(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Path(name): Path<String>,
 ) -> ApiResult<axum::Json<QueueView>> {
-    set_state(&app, &auth.caller.org, &name, QueueState::Paused).await
+    set_state(&app, &auth, &keyed, &name, QueueState::Paused).await
 }
 
 pub async fn resume(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Path(name): Path<String>,
 ) -> ApiResult<axum::Json<QueueView>> {
-    set_state(&app, &auth.caller.org, &name, QueueState::Running).await
+    set_state(&app, &auth, &keyed, &name, QueueState::Running).await
 }
 
 pub async fn purge(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Path(name): Path<String>,
 ) -> ApiResult<axum::Json<PurgeView>> {
-    let cancelled = app.store.queue_purge(&auth.caller.org, &name).await?;
+    let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &name);
+    let cancelled = app.store.queue_purge(&auth.caller.org, &name, done).await?;
     Ok(axum::Json(PurgeView { cancelled }))
 }

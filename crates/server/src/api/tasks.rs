@@ -2,6 +2,7 @@
 //! attempts, cancel, run now.
 
 use super::extract::{ListParams, is_json, media_type, parse_json, read_body};
+use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views::{List, TaskView};
 use super::{Created, location};
@@ -9,7 +10,8 @@ use crate::App;
 use crate::auth::{Auth, Reader, Writer};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
-use http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
 use idem_core::FieldErrors;
 use idem_core::names::check_task_id;
 use idem_core::task::{BodyForm, CreateTask, TaskState};
@@ -116,9 +118,12 @@ async fn read_create(app: &App, req: Request) -> ApiResult<CreateTask> {
 pub async fn create(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
+    keyed: Keyed,
     Path(queue): Path<String>,
+    RawQuery(query): RawQuery,
     req: Request,
-) -> ApiResult<Created<TaskView>> {
+) -> ApiResult<Response> {
+    let wait = wait_ms(query.as_deref())?;
     let headers = req.headers().clone();
     let mut body = read_create(&app, req).await?;
     let (task_id, source) = task_id(body.task_id.take(), &headers);
@@ -143,20 +148,84 @@ pub async fn create(
             .headers
             .insert("Content-Type".into(), "application/json".into());
     }
-    let task = app
+    // A waiting create's replay answers by the task's state at that time.
+    let status = if wait.is_some() {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::CREATED
+    };
+    let queue_name = queue.clone();
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        status,
+        "task",
+        format!("{queue}/{task_id}"),
+    );
+    let created = app
         .store
         .task_create(TaskCreate {
             org: auth.caller.org.clone(),
             queue,
             task_id,
+            completion: done,
             target,
             schedule_time: body.schedule_time,
             dispatch_deadline_s: body.dispatch_deadline_s,
             retry_config: body.retry_config.unwrap_or_default(),
         })
-        .await?;
+        .await;
+    let task = match created {
+        Err(idem_store::Error::TaskExists(existing)) => {
+            metrics::counter!("idem_tasks_deduplicated_total", "queue" => queue_name, "reason" => "task_id")
+                .increment(1);
+            return Err(idem_store::Error::TaskExists(existing).into());
+        }
+        other => other?,
+    };
+    app.dispatch.work_available();
+    metrics::counter!("idem_tasks_created_total", "queue" => task.queue.clone()).increment(1);
     let loc = location(&["queues", &task.queue, "tasks", &task.task_id]);
-    Ok(Created(loc, TaskView::new(task, app.clock.now())))
+    let Some(wait) = wait else {
+        return Ok(Created(loc, TaskView::new(task, app.clock.now())).into_response());
+    };
+    let task = app
+        .dispatch
+        .wait_final(
+            app.store.as_ref(),
+            &auth.caller.org,
+            &task.queue,
+            &task.task_id,
+            wait,
+        )
+        .await?;
+    let view = TaskView::new(task, app.clock.now());
+    let status = if view.state.is_final() {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    let mut response = (status, axum::Json(view)).into_response();
+    if let Ok(v) = http::HeaderValue::from_str(&loc) {
+        response.headers_mut().insert(http::header::LOCATION, v);
+    }
+    Ok(response)
+}
+
+/// `?wait_ms=N` (1–30000): how long a create waits for a final state.
+fn wait_ms(query: Option<&str>) -> ApiResult<Option<std::time::Duration>> {
+    let Some(raw) = query
+        .unwrap_or("")
+        .split('&')
+        .find_map(|p| p.strip_prefix("wait_ms="))
+    else {
+        return Ok(None);
+    };
+    raw.parse::<u64>()
+        .ok()
+        .filter(|ms| (1..=30_000).contains(ms))
+        .map(|ms| Some(std::time::Duration::from_millis(ms)))
+        .ok_or_else(|| Problem::field("wait_ms", "must be an integer from 1 to 30000"))
 }
 
 pub async fn list(
@@ -225,11 +294,20 @@ pub async fn cancel(
 pub async fn run(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
+    keyed: Keyed,
     Path((queue, task_id)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<TaskView>> {
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        StatusCode::OK,
+        "task",
+        format!("{queue}/{task_id}"),
+    );
     let task = app
         .store
-        .task_run_now(&auth.caller.org, &queue, &task_id)
+        .task_run_now(&auth.caller.org, &queue, &task_id, done)
         .await?;
+    app.dispatch.work_available();
     Ok(axum::Json(TaskView::new(task, app.clock.now())))
 }

@@ -1,6 +1,7 @@
 //! Organizations, principals, API keys and signing secrets (admin routes).
 
 use super::extract::{Json, ListParams};
+use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views::{
     ApiKeyView, List, NewApiKeyView, OrganizationView, PrincipalView, SigningSecretView,
@@ -54,12 +55,20 @@ fn fresh_key() -> (String, NewApiKey) {
 pub async fn create_principal(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Json(req): Json<CreatePrincipal>,
 ) -> ApiResult<Created<PrincipalView>> {
     check_principal_name("name", &req.name).map_err(|e| Problem::fields(e.into()))?;
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        StatusCode::CREATED,
+        "principal",
+        &req.name,
+    );
     let p = app
         .store
-        .principal_create(&auth.caller.org, &req.name, req.kind, req.role)
+        .principal_create(&auth.caller.org, &req.name, req.kind, req.role, done)
         .await?;
     Ok(Created(location(&["principals", &p.name]), p.into()))
 }
@@ -80,12 +89,14 @@ pub async fn list_principals(
 pub async fn update_principal(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Path(name): Path<String>,
     Json(req): Json<UpdatePrincipal>,
 ) -> ApiResult<axum::Json<PrincipalView>> {
+    let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "principal", &name);
     let p = app
         .store
-        .principal_set_role(&auth.caller.org, &name, req.role)
+        .principal_set_role(&auth.caller.org, &name, req.role, done)
         .await?;
     app.auth.clear();
     Ok(axum::Json(p.into()))
@@ -94,12 +105,20 @@ pub async fn update_principal(
 pub async fn create_key(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Path(principal): Path<String>,
 ) -> ApiResult<Created<NewApiKeyView>> {
     let (key, stored) = fresh_key();
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        StatusCode::CREATED,
+        "api_key",
+        format!("{principal}/{}", stored.id),
+    );
     let created = app
         .store
-        .api_key_create(&auth.caller.org, &principal, stored)
+        .api_key_create(&auth.caller.org, &principal, stored, done)
         .await?;
     Ok(Created(
         location(&["principals", &principal, "keys", &created.id]),
@@ -141,6 +160,7 @@ pub async fn revoke_key(
 pub async fn create_organization(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
     Json(req): Json<CreateOrganization>,
 ) -> ApiResult<Created<OrganizationView>> {
     if auth.caller.org != DEFAULT_ORGANIZATION {
@@ -154,7 +174,16 @@ pub async fn create_organization(
     }
     errors.into_result().map_err(Problem::fields)?;
     let (key, stored) = fresh_key();
-    app.store.organization_create(&req.name, stored).await?;
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        StatusCode::CREATED,
+        "organization",
+        &req.name,
+    );
+    app.store
+        .organization_create(&req.name, stored, done)
+        .await?;
     Ok(Created(
         location(&["organizations", &req.name]),
         OrganizationView {
@@ -177,8 +206,20 @@ pub async fn list_secrets(
 pub async fn rotate_secret(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
+    keyed: Keyed,
 ) -> ApiResult<Created<SigningSecretView>> {
-    let secret = app.store.signing_secret_rotate(&auth.caller.org).await?;
+    // The store fills in the new secret's ID.
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        StatusCode::CREATED,
+        "signing_secret",
+        "",
+    );
+    let secret = app
+        .store
+        .signing_secret_rotate(&auth.caller.org, done)
+        .await?;
     Ok(Created(
         location(&["signing-secrets", &secret.id]),
         secret.into(),

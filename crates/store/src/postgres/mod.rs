@@ -6,6 +6,13 @@
 //! nodes never need to coordinate in memory; row locks (`FOR UPDATE`) order
 //! the read-modify-write operations.
 
+mod clock;
+mod dispatch;
+mod idempotency;
+
+pub use clock::DatabaseClock;
+
+use crate::idempotency::Completion;
 use crate::records::*;
 use crate::sql::{self as rows, Row as _};
 use crate::tasks;
@@ -17,13 +24,19 @@ use idem_core::clock::{from_micros, to_micros};
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
 use idem_core::secrets::generate_signing_secret;
 use idem_core::tenancy::{ADMIN_PRINCIPAL, DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_id};
+use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
 const SCHEMA: &str = include_str!("schema.sql");
-const MIGRATIONS: &[&str] = &[SCHEMA];
+const MIGRATIONS: &[&str] = &[
+    SCHEMA,
+    include_str!("migrations/002_dispatch.sql"),
+    include_str!("migrations/003_idempotency.sql"),
+];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
 
@@ -32,6 +45,10 @@ const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
 pub struct PostgresStore {
     pool: Pool,
     clock: Arc<dyn Clock>,
+    /// For the dedicated connection that LISTENs for dispatch wake-ups.
+    listen_config: tokio_postgres::Config,
+    /// Queue configurations recently read, for the one-statement create.
+    queue_configs: Arc<Mutex<QueueConfigCache>>,
 }
 
 impl PostgresStore {
@@ -40,6 +57,7 @@ impl PostgresStore {
     pub async fn open(url: &str, max_connections: usize, clock: Arc<dyn Clock>) -> Result<Self> {
         let config = tokio_postgres::Config::from_str(url)
             .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))?;
+        let listen_config = config.clone();
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -51,7 +69,12 @@ impl PostgresStore {
             .max_size(max_connections)
             .build()
             .map_err(|e| Error::Internal(e.to_string()))?;
-        let store = PostgresStore { pool, clock };
+        let store = PostgresStore {
+            pool,
+            clock,
+            listen_config,
+            queue_configs: Arc::default(),
+        };
         store.migrate().await?;
         Ok(store)
     }
@@ -293,6 +316,135 @@ macro_rules! transaction {
             Err(e) => Err(e),
         }
     }};
+    // The same, completing the Idempotency-Key record `$done` (an
+    // `Option<Completion>` the body may fill in) before the commit. The
+    // body must not `return`: that would skip the completion.
+    ($self:ident, $done:ident, $now:expr, |$tx:ident| $body:block) => {{
+        let mut client = $self.pool.get().await?;
+        let $tx = client.transaction().await?;
+        #[allow(unused_mut)]
+        let mut $done = $done;
+        let result: Result<_> = async {
+            let body: Result<_> = $body;
+            let value = body?;
+            idempotency::complete(&$tx, $done.as_ref(), $now).await?;
+            Ok(value)
+        }
+        .await;
+        match result {
+            Ok(v) => {
+                $tx.commit().await?;
+                Ok(v)
+            }
+            Err(e) => Err(e),
+        }
+    }};
+}
+
+/// A task insert that checks its queue in the same statement: one round
+/// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
+/// for a concurrent queue delete and then see the queue gone.
+const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
+     attempt_count, cancel_requested, created_at) \
+     SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, $7::bytea, \
+     $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
+     WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
+     ON CONFLICT (org, queue, task_id) DO NOTHING";
+
+/// (organization, queue) → configuration and when it was read.
+type QueueConfigCache = HashMap<(String, String), (QueueConfig, Instant)>;
+
+/// How long a node trusts a queue's configuration for resolving the retry
+/// policy of new tasks; a PATCH reaches creates on other nodes within it.
+const QUEUE_CONFIG_TTL: Duration = Duration::from_secs(1);
+
+impl PostgresStore {
+    /// Creates the task in one statement when its queue's configuration is
+    /// at hand and its ID is free; `None` sends the caller down the
+    /// transactional path, which handles conflicts and missing queues.
+    async fn task_create_fast(&self, p: &TaskCreate, now: i64) -> Result<Option<Task>> {
+        let id = (p.org.clone(), p.queue.clone());
+        let cached = {
+            let cache = self.queue_configs.lock().expect("queue config cache");
+            cache
+                .get(&id)
+                .filter(|(_, at)| at.elapsed() < QUEUE_CONFIG_TTL)
+                .map(|(c, _)| c.clone())
+        };
+        let client = self.pool.get().await?;
+        let config = match cached {
+            Some(c) => c,
+            None => match get_queue(&client, &p.org, &p.queue, "").await {
+                Ok(q) => {
+                    let mut cache = self.queue_configs.lock().expect("queue config cache");
+                    if cache.len() > 10_000 {
+                        cache.clear();
+                    }
+                    cache.insert(id, (q.config.clone(), Instant::now()));
+                    q.config
+                }
+                Err(Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            },
+        };
+        let ins = tasks::TaskInsert::resolve(p, &config, now)?;
+        let n = execute(
+            &client,
+            SQL_INSERT_TASK_IF_QUEUE,
+            &[
+                &p.org,
+                &p.queue,
+                &p.task_id,
+                &ins.uid,
+                &ins.target,
+                &ins.body_form,
+                &ins.body,
+                &ins.schedule_time,
+                &ins.dispatch_deadline_s,
+                &ins.retry_config,
+                &now,
+            ],
+        )
+        .await?;
+        Ok((n == 1).then(|| ins.task(p, now)))
+    }
+}
+
+impl PostgresStore {
+    async fn queue_delete_once(&self, org: &str, name: &str) -> Result<()> {
+        transaction!(self, |tx| {
+            let n = execute(
+                &tx,
+                "DELETE FROM queues WHERE org = $1 AND name = $2",
+                &[&org, &name],
+            )
+            .await?;
+            if n == 0 {
+                return Err(not_found("queue", name));
+            }
+            execute(
+                &tx,
+                "DELETE FROM attempts WHERE task_uid IN \
+                 (SELECT uid FROM tasks WHERE org = $1 AND queue = $2)",
+                &[&org, &name],
+            )
+            .await?;
+            execute(
+                &tx,
+                "DELETE FROM tasks WHERE org = $1 AND queue = $2",
+                &[&org, &name],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+}
+
+/// A deadlock or serialization failure: the transaction may simply be run
+/// again.
+fn is_serialization_failure(e: &Error) -> bool {
+    matches!(e, Error::Internal(m) if m.starts_with("40P01") || m.starts_with("40001"))
 }
 
 #[async_trait]
@@ -318,9 +470,16 @@ impl Store for PostgresStore {
         })
     }
 
-    async fn organization_create(&self, name: &str, admin_key: NewApiKey) -> Result<()> {
+    async fn organization_create(
+        &self,
+        name: &str,
+        admin_key: NewApiKey,
+        done: Option<Completion>,
+    ) -> Result<()> {
         let now = self.now();
-        transaction!(self, |tx| { insert_org(&tx, name, &admin_key, now).await })
+        transaction!(self, done, now, |tx| {
+            insert_org(&tx, name, &admin_key, now).await
+        })
     }
 
     async fn principal_create(
@@ -329,26 +488,29 @@ impl Store for PostgresStore {
         name: &str,
         kind: PrincipalKind,
         role: Role,
+        done: Option<Completion>,
     ) -> Result<Principal> {
-        let client = self.pool.get().await?;
+        let now = self.now();
         let sql = format!(
             "INSERT INTO principals (org, name, kind, role, created_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
             rows::PRINCIPAL_COLUMNS
         );
-        let row = query_opt(
-            &client,
-            &sql,
-            &[&org, &name, &kind.as_str(), &role.as_str(), &self.now()],
-        )
-        .await?;
-        match row {
-            Some(r) => rows::principal(&r),
-            None => Err(Error::AlreadyExists {
-                kind: "principal",
-                id: name.to_string(),
-            }),
-        }
+        transaction!(self, done, now, |tx| {
+            let row = query_opt(
+                &tx,
+                &sql,
+                &[&org, &name, &kind.as_str(), &role.as_str(), &now],
+            )
+            .await?;
+            match row {
+                Some(r) => rows::principal(&r),
+                None => Err(Error::AlreadyExists {
+                    kind: "principal",
+                    id: name.to_string(),
+                }),
+            }
+        })
     }
 
     async fn principal_get(&self, org: &str, name: &str) -> Result<Principal> {
@@ -370,21 +532,34 @@ impl Store for PostgresStore {
         Ok(Page::from_rows(items, page.limit, |p| p.name.clone()))
     }
 
-    async fn principal_set_role(&self, org: &str, name: &str, role: Role) -> Result<Principal> {
-        let client = self.pool.get().await?;
+    async fn principal_set_role(
+        &self,
+        org: &str,
+        name: &str,
+        role: Role,
+        done: Option<Completion>,
+    ) -> Result<Principal> {
         let sql = format!(
             "UPDATE principals SET role = $1 WHERE org = $2 AND name = $3 RETURNING {}",
             rows::PRINCIPAL_COLUMNS
         );
-        match query_opt(&client, &sql, &[&role.as_str(), &org, &name]).await? {
-            Some(r) => rows::principal(&r),
-            None => Err(not_found("principal", name)),
-        }
+        transaction!(self, done, self.now(), |tx| {
+            match query_opt(&tx, &sql, &[&role.as_str(), &org, &name]).await? {
+                Some(r) => rows::principal(&r),
+                None => Err(not_found("principal", name)),
+            }
+        })
     }
 
-    async fn api_key_create(&self, org: &str, principal: &str, key: NewApiKey) -> Result<ApiKey> {
+    async fn api_key_create(
+        &self,
+        org: &str,
+        principal: &str,
+        key: NewApiKey,
+        done: Option<Completion>,
+    ) -> Result<ApiKey> {
         let now = self.now();
-        transaction!(self, |tx| {
+        transaction!(self, done, now, |tx| {
             get_principal(&tx, org, principal).await?;
             insert_key(&tx, org, principal, &key, now).await?;
             Ok(ApiKey {
@@ -471,9 +646,19 @@ impl Store for PostgresStore {
         )
     }
 
-    async fn signing_secret_rotate(&self, org: &str) -> Result<SigningSecret> {
-        let client = self.pool.get().await?;
-        insert_secret(&client, org, self.now()).await
+    async fn signing_secret_rotate(
+        &self,
+        org: &str,
+        done: Option<Completion>,
+    ) -> Result<SigningSecret> {
+        let now = self.now();
+        transaction!(self, done, now, |tx| {
+            let secret = insert_secret(&tx, org, now).await?;
+            if let Some(d) = done.as_mut() {
+                d.resource_id = secret.id.clone();
+            }
+            Ok::<_, Error>(secret)
+        })
     }
 
     async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()> {
@@ -507,21 +692,29 @@ impl Store for PostgresStore {
         })
     }
 
-    async fn queue_create(&self, org: &str, name: &str, config: &QueueConfig) -> Result<Queue> {
-        let client = self.pool.get().await?;
+    async fn queue_create(
+        &self,
+        org: &str,
+        name: &str,
+        config: &QueueConfig,
+        done: Option<Completion>,
+    ) -> Result<Queue> {
+        let now = self.now();
         let sql = format!(
             "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
              VALUES ($1, $2, 'running', $3, $4, $4) ON CONFLICT DO NOTHING RETURNING {}",
             rows::QUEUE_COLUMNS
         );
         let config = rows::to_json(config);
-        match query_opt(&client, &sql, &[&org, &name, &config, &self.now()]).await? {
-            Some(r) => rows::queue(&r),
-            None => Err(Error::AlreadyExists {
-                kind: "queue",
-                id: name.to_string(),
-            }),
-        }
+        transaction!(self, done, now, |tx| {
+            match query_opt(&tx, &sql, &[&org, &name, &config, &now]).await? {
+                Some(r) => rows::queue(&r),
+                None => Err(Error::AlreadyExists {
+                    kind: "queue",
+                    id: name.to_string(),
+                }),
+            }
+        })
     }
 
     async fn queue_get(&self, org: &str, name: &str) -> Result<Queue> {
@@ -543,9 +736,15 @@ impl Store for PostgresStore {
         Ok(Page::from_rows(items, page.limit, |q| q.name.clone()))
     }
 
-    async fn queue_update(&self, org: &str, name: &str, patch: &QueueConfigPatch) -> Result<Queue> {
+    async fn queue_update(
+        &self,
+        org: &str,
+        name: &str,
+        patch: &QueueConfigPatch,
+        done: Option<Completion>,
+    ) -> Result<Queue> {
         let now = self.now();
-        transaction!(self, |tx| {
+        transaction!(self, done, now, |tx| {
             let current = get_queue(&tx, org, name, "FOR UPDATE").await?;
             let next = current.config.apply(patch).map_err(Error::Invalid)?;
             let sql = format!(
@@ -558,69 +757,71 @@ impl Store for PostgresStore {
         })
     }
 
-    async fn queue_set_state(&self, org: &str, name: &str, state: QueueState) -> Result<Queue> {
-        let client = self.pool.get().await?;
+    async fn queue_set_state(
+        &self,
+        org: &str,
+        name: &str,
+        state: QueueState,
+        done: Option<Completion>,
+    ) -> Result<Queue> {
+        let now = self.now();
         let sql = format!(
             "UPDATE queues SET state = $1, updated_at = $2 WHERE org = $3 AND name = $4 \
              RETURNING {}",
             rows::QUEUE_COLUMNS
         );
-        match query_opt(&client, &sql, &[&state.as_str(), &self.now(), &org, &name]).await? {
-            Some(r) => rows::queue(&r),
-            None => Err(not_found("queue", name)),
-        }
-    }
-
-    async fn queue_delete(&self, org: &str, name: &str) -> Result<()> {
-        transaction!(self, |tx| {
-            let n = execute(
-                &tx,
-                "DELETE FROM queues WHERE org = $1 AND name = $2",
-                &[&org, &name],
-            )
-            .await?;
-            if n == 0 {
-                return Err(not_found("queue", name));
+        transaction!(self, done, now, |tx| {
+            match query_opt(&tx, &sql, &[&state.as_str(), &now, &org, &name]).await? {
+                Some(r) => rows::queue(&r),
+                None => Err(not_found("queue", name)),
             }
-            execute(
-                &tx,
-                "DELETE FROM attempts WHERE task_uid IN \
-                 (SELECT uid FROM tasks WHERE org = $1 AND queue = $2)",
-                &[&org, &name],
-            )
-            .await?;
-            execute(
-                &tx,
-                "DELETE FROM tasks WHERE org = $1 AND queue = $2",
-                &[&org, &name],
-            )
-            .await?;
-            Ok(())
         })
     }
 
-    async fn queue_purge(&self, org: &str, name: &str) -> Result<u64> {
+    async fn queue_delete(&self, org: &str, name: &str) -> Result<()> {
+        // Completing attempts lock a task and then its queue; the delete
+        // locks the other way round. PostgreSQL breaks such a deadlock by
+        // failing one side, and the delete simply tries again.
+        let mut tries = 0;
+        loop {
+            match self.queue_delete_once(org, name).await {
+                Err(e) if is_serialization_failure(&e) && tries < 5 => tries += 1,
+                other => return other,
+            }
+        }
+    }
+
+    async fn queue_purge(&self, org: &str, name: &str, done: Option<Completion>) -> Result<u64> {
         let now = self.now();
-        transaction!(self, |tx| {
+        transaction!(self, done, now, |tx| {
             let queue = get_queue(&tx, org, name, "FOR SHARE").await?;
             let window = queue.config.dedup_window_s as i64 * 1_000_000;
-            execute(
+            let n = execute(
                 &tx,
                 rows::SQL_CANCEL_PENDING_IN_QUEUE,
                 &[&now, &window, &org, &name],
             )
-            .await
+            .await?;
+            if let Some(d) = done.as_mut() {
+                d.body = Some(format!("{{\"cancelled\":{n}}}"));
+            }
+            Ok::<_, Error>(n)
         })
     }
 
-    async fn task_create(&self, p: TaskCreate) -> Result<Task> {
+    async fn task_create(&self, mut p: TaskCreate) -> Result<Task> {
         let now = self.now();
-        let insert_sql = rows::insert_task_sql();
-        transaction!(self, |tx| {
+        let done = p.completion.take();
+        if done.is_none()
+            && let Some(task) = self.task_create_fast(&p, now).await?
+        {
+            return Ok(task);
+        }
+        transaction!(self, done, now, |tx| {
             // FOR KEY SHARE keeps the queue from being deleted under the
             // insert without blocking concurrent creates.
             let queue = get_queue(&tx, &p.org, &p.queue, "FOR KEY SHARE").await?;
-            let ins = tasks::TaskInsert::resolve(&p, &queue, now)?;
+            let ins = tasks::TaskInsert::resolve(&p, &queue.config, now)?;
             let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
                 &p.org,
                 &p.queue,
@@ -634,26 +835,27 @@ impl Store for PostgresStore {
                 &ins.retry_config,
                 &now,
             ];
-            if let Some(r) = query_opt(&tx, &insert_sql, &params).await? {
-                return rows::task(&r);
-            }
-            let existing = get_task(&tx, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await?;
-            match existing {
-                Some(t) if !tasks::tombstone_expired(&t, now) => {
-                    Err(Error::TaskExists(Box::new(tasks::summary(&t, now))))
-                }
-                Some(t) => {
-                    delete_task(&tx, &t.uid).await?;
-                    let r = query_opt(&tx, &insert_sql, &params).await?;
-                    rows::task(
-                        &r.ok_or_else(|| Error::Internal("task insert after sweep failed".into()))?,
-                    )
-                }
-                // Deleted by a concurrent sweep between the insert and the
-                // lock: the ID is free now.
-                None => {
-                    let r = query_opt(&tx, &insert_sql, &params).await?;
-                    rows::task(&r.ok_or_else(|| Error::Internal("task insert raced".into()))?)
+            // No early return: the macro completes the Idempotency-Key
+            // record after this block.
+            if execute(&tx, rows::SQL_INSERT_TASK, &params).await? == 1 {
+                Ok(ins.task(&p, now))
+            } else {
+                match get_task(&tx, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await? {
+                    Some(t) if !tasks::tombstone_expired(&t, now) => {
+                        Err(Error::TaskExists(Box::new(tasks::summary(&t, now))))
+                    }
+                    // An expired tombstone, or a row a concurrent sweep
+                    // deleted between the insert and the lock: the ID is free.
+                    existing => {
+                        if let Some(t) = existing {
+                            delete_task(&tx, &t.uid).await?;
+                        }
+                        if execute(&tx, rows::SQL_INSERT_TASK, &params).await? == 1 {
+                            Ok(ins.task(&p, now))
+                        } else {
+                            Err(Error::Internal("task insert raced".into()))
+                        }
+                    }
                 }
             }
         })
@@ -704,9 +906,15 @@ impl Store for PostgresStore {
         })
     }
 
-    async fn task_run_now(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+    async fn task_run_now(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        done: Option<Completion>,
+    ) -> Result<Task> {
         let now = self.now();
-        transaction!(self, |tx| {
+        transaction!(self, done, now, |tx| {
             let task = require_task(&tx, org, queue, task_id, "FOR UPDATE").await?;
             tasks::check_runnable(&task, now)?;
             execute(&tx, rows::SQL_RUN_NOW, &[&now, &task.uid]).await?;

@@ -5,8 +5,11 @@
 //! on a small pool of read-only connections, which WAL lets proceed while
 //! the writer commits.
 
+mod dispatch;
+mod idempotency;
 mod writer;
 
+use crate::idempotency::Completion;
 use crate::records::*;
 use crate::sql::{self as rows, Row as _};
 use crate::tasks;
@@ -19,6 +22,7 @@ use idem_core::secrets::generate_signing_secret;
 use idem_core::tenancy::{ADMIN_PRINCIPAL, DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_id};
 use jiff::Timestamp;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use writer::Writer;
@@ -38,6 +42,8 @@ struct Inner {
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
     clock: Arc<dyn Clock>,
+    /// In-progress Idempotency-Key locks (see `idempotency`).
+    locks: Mutex<HashMap<idempotency::LockId, idempotency::Lock>>,
 }
 
 impl SqliteStore {
@@ -65,6 +71,7 @@ impl SqliteStore {
                 writer: Writer::start(conn),
                 readers: Mutex::new(Vec::new()),
                 clock,
+                locks: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -111,6 +118,31 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// [`Self::write`], completing the Idempotency-Key record `done` in the
+    /// same transaction; `f` may fill in what only it knows (a generated ID,
+    /// a response body).
+    async fn write_done<T, F>(&self, done: Option<Completion>, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, i64, &mut Option<Completion>) -> Result<T> + Send + 'static,
+    {
+        let lock = done.clone();
+        let result = self
+            .write(move |conn, now| {
+                let mut done = done;
+                let value = f(conn, now, &mut done)?;
+                idempotency::complete(conn, done.as_ref(), now)?;
+                Ok(value)
+            })
+            .await;
+        if result.is_ok() {
+            self.unlock(lock.as_ref());
+        }
+        result
+    }
+}
+
 fn open_reader(path: &Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
@@ -122,7 +154,11 @@ fn open_reader(path: &Path) -> Result<Connection> {
 
 /// Schema versions, applied in order; each runs once, recorded in
 /// `user_version`.
-const MIGRATIONS: &[&str] = &[SCHEMA];
+const MIGRATIONS: &[&str] = &[
+    SCHEMA,
+    include_str!("migrations/002_dispatch.sql"),
+    include_str!("migrations/003_idempotency.sql"),
+];
 
 fn migrate(conn: &Connection) -> Result<()> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -288,10 +324,17 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn organization_create(&self, name: &str, admin_key: NewApiKey) -> Result<()> {
+    async fn organization_create(
+        &self,
+        name: &str,
+        admin_key: NewApiKey,
+        done: Option<Completion>,
+    ) -> Result<()> {
         let name = name.to_string();
-        self.write(move |conn, now| insert_org(conn, &name, &admin_key, now))
-            .await
+        self.write_done(done, move |conn, now, _| {
+            insert_org(conn, &name, &admin_key, now)
+        })
+        .await
     }
 
     async fn principal_create(
@@ -300,9 +343,10 @@ impl Store for SqliteStore {
         name: &str,
         kind: PrincipalKind,
         role: Role,
+        done: Option<Completion>,
     ) -> Result<Principal> {
         let (org, name) = (org.to_string(), name.to_string());
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, _| {
             let inserted = conn
                 .prepare_cached(
                     "INSERT INTO principals (org, name, kind, role, created_at) \
@@ -342,9 +386,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn principal_set_role(&self, org: &str, name: &str, role: Role) -> Result<Principal> {
+    async fn principal_set_role(
+        &self,
+        org: &str,
+        name: &str,
+        role: Role,
+        done: Option<Completion>,
+    ) -> Result<Principal> {
         let (org, name) = (org.to_string(), name.to_string());
-        self.write(move |conn, _| {
+        self.write_done(done, move |conn, _, _| {
             let n = conn
                 .prepare_cached("UPDATE principals SET role = $1 WHERE org = $2 AND name = $3")?
                 .execute(params![role.as_str(), org, name])?;
@@ -356,9 +406,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn api_key_create(&self, org: &str, principal: &str, key: NewApiKey) -> Result<ApiKey> {
+    async fn api_key_create(
+        &self,
+        org: &str,
+        principal: &str,
+        key: NewApiKey,
+        done: Option<Completion>,
+    ) -> Result<ApiKey> {
         let (org, principal) = (org.to_string(), principal.to_string());
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, _| {
             get_principal(conn, &org, &principal)?;
             insert_key(conn, &org, &principal, &key, now)?;
             Ok(ApiKey {
@@ -450,10 +506,20 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn signing_secret_rotate(&self, org: &str) -> Result<SigningSecret> {
+    async fn signing_secret_rotate(
+        &self,
+        org: &str,
+        done: Option<Completion>,
+    ) -> Result<SigningSecret> {
         let org = org.to_string();
-        self.write(move |conn, now| insert_secret(conn, &org, now))
-            .await
+        self.write_done(done, move |conn, now, done| {
+            let secret = insert_secret(conn, &org, now)?;
+            if let Some(d) = done {
+                d.resource_id = secret.id.clone();
+            }
+            Ok(secret)
+        })
+        .await
     }
 
     async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()> {
@@ -481,9 +547,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn queue_create(&self, org: &str, name: &str, config: &QueueConfig) -> Result<Queue> {
+    async fn queue_create(
+        &self,
+        org: &str,
+        name: &str,
+        config: &QueueConfig,
+        done: Option<Completion>,
+    ) -> Result<Queue> {
         let (org, name, config) = (org.to_string(), name.to_string(), rows::to_json(config));
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, _| {
             let n = conn
                 .prepare_cached(
                     "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
@@ -522,9 +594,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn queue_update(&self, org: &str, name: &str, patch: &QueueConfigPatch) -> Result<Queue> {
+    async fn queue_update(
+        &self,
+        org: &str,
+        name: &str,
+        patch: &QueueConfigPatch,
+        done: Option<Completion>,
+    ) -> Result<Queue> {
         let (org, name, patch) = (org.to_string(), name.to_string(), patch.clone());
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, _| {
             let current = get_queue(conn, &org, &name)?;
             let next = current.config.apply(&patch).map_err(Error::Invalid)?;
             conn.prepare_cached(
@@ -536,9 +614,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn queue_set_state(&self, org: &str, name: &str, state: QueueState) -> Result<Queue> {
+    async fn queue_set_state(
+        &self,
+        org: &str,
+        name: &str,
+        state: QueueState,
+        done: Option<Completion>,
+    ) -> Result<Queue> {
         let (org, name) = (org.to_string(), name.to_string());
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, _| {
             let n = conn
                 .prepare_cached(
                     "UPDATE queues SET state = $1, updated_at = $2 WHERE org = $3 AND name = $4",
@@ -573,9 +657,9 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn queue_purge(&self, org: &str, name: &str) -> Result<u64> {
+    async fn queue_purge(&self, org: &str, name: &str, done: Option<Completion>) -> Result<u64> {
         let (org, name) = (org.to_string(), name.to_string());
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, done| {
             let queue = get_queue(conn, &org, &name)?;
             let n = conn
                 .prepare_cached(rows::SQL_CANCEL_PENDING_IN_QUEUE)?
@@ -585,39 +669,39 @@ impl Store for SqliteStore {
                     org,
                     name
                 ])?;
+            if let Some(d) = done {
+                d.body = Some(format!("{{\"cancelled\":{n}}}"));
+            }
             Ok(n as u64)
         })
         .await
     }
 
-    async fn task_create(&self, p: TaskCreate) -> Result<Task> {
-        self.write(move |conn, now| {
+    async fn task_create(&self, mut p: TaskCreate) -> Result<Task> {
+        let done = p.completion.take();
+        self.write_done(done, move |conn, now, _| {
             let queue = get_queue(conn, &p.org, &p.queue)?;
-            let insert = tasks::TaskInsert::resolve(&p, &queue, now)?;
-            let insert_sql = rows::insert_task_sql();
-            let run = |conn: &Connection| -> Result<Option<Task>> {
-                conn.prepare_cached(&insert_sql)?
-                    .query_row(
-                        params![
-                            p.org,
-                            p.queue,
-                            p.task_id,
-                            insert.uid,
-                            insert.target,
-                            insert.body_form,
-                            insert.body,
-                            insert.schedule_time,
-                            insert.dispatch_deadline_s,
-                            insert.retry_config,
-                            now
-                        ],
-                        |r| Ok(rows::task(r)),
-                    )
-                    .optional()?
-                    .transpose()
+            let insert = tasks::TaskInsert::resolve(&p, &queue.config, now)?;
+            let run = |conn: &Connection| -> Result<bool> {
+                let n = conn
+                    .prepare_cached(rows::SQL_INSERT_TASK)?
+                    .execute(params![
+                        p.org,
+                        p.queue,
+                        p.task_id,
+                        insert.uid,
+                        insert.target,
+                        insert.body_form,
+                        insert.body,
+                        insert.schedule_time,
+                        insert.dispatch_deadline_s,
+                        insert.retry_config,
+                        now
+                    ])?;
+                Ok(n == 1)
             };
-            if let Some(task) = run(conn)? {
-                return Ok(task);
+            if run(conn)? {
+                return Ok(insert.task(&p, now));
             }
             let existing = get_task(conn, &p.org, &p.queue, &p.task_id)?
                 .ok_or_else(|| Error::Internal("conflicting task vanished".into()))?;
@@ -625,7 +709,10 @@ impl Store for SqliteStore {
                 return Err(Error::TaskExists(Box::new(tasks::summary(&existing, now))));
             }
             delete_task(conn, &existing.uid)?;
-            run(conn)?.ok_or_else(|| Error::Internal("task insert after sweep failed".into()))
+            if !run(conn)? {
+                return Err(Error::Internal("task insert after sweep failed".into()));
+            }
+            Ok(insert.task(&p, now))
         })
         .await
     }
@@ -681,9 +768,15 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn task_run_now(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+    async fn task_run_now(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        done: Option<Completion>,
+    ) -> Result<Task> {
         let (org, queue, task_id) = (org.to_string(), queue.to_string(), task_id.to_string());
-        self.write(move |conn, now| {
+        self.write_done(done, move |conn, now, _| {
             let task = require_task(conn, &org, &queue, &task_id)?;
             tasks::check_runnable(&task, now)?;
             conn.prepare_cached(rows::SQL_RUN_NOW)?

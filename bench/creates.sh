@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Task-create throughput over HTTP on both stores: 20,000 creates from 1 and
+# from 16 concurrent clients, one in four repeating a task ID (answered 409).
+# Usage: bench/creates.sh   (PostgreSQL from IDEM_BENCH_DATABASE_URL, default
+# postgres://postgres@127.0.0.1:5432/test; a scratch database is created)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idem-target}"
+cargo build --release -q -p idem -p idem-bench
+bin="$CARGO_TARGET_DIR/release"
+admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+key="bench-admin-key-$(date +%s)"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+start_server() { # $@: store flags; prints host:port
+  "$bin/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" "$@" >"$work/out" 2>"$work/err" &
+  for _ in $(seq 1 100); do
+    if addr=$(grep -o 'http://[^ ]*' "$work/out" 2>/dev/null); then echo "${addr#http://}"; return; fi
+    sleep 0.1
+  done
+  cat "$work/err" >&2; exit 1
+}
+
+run() { # $1: label; rest: store flags
+  local label=$1; shift
+  for c in 1 16; do
+    addr=$(start_server "$@")
+    printf '%-10s clients=%-3s ' "$label" "$c"
+    "$bin/idem-bench" creates --addr "$addr" --key "$key" --total 20000 --concurrency "$c" --prefix "c$c"
+    kill %1 2>/dev/null || true; wait 2>/dev/null || true
+  done
+}
+
+run sqlite --data-dir "$work/sqlite"
+db="idem_bench_$$"
+psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+run postgres --database-url "${admin_url%/*}/$db"
+psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"

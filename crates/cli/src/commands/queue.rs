@@ -1,0 +1,211 @@
+//! `idem queue create|ls|get|pause|resume|purge|rm`.
+
+use super::{ApiArgs, Context, fields, millis, table, whole_seconds};
+use crate::serve::parse_duration;
+use clap::{Args, Subcommand};
+use idem_client::{ListOptions, NewQueue, Queue, QueueConfig, RateLimitsPatch, RetryConfigPatch};
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct QueueArgs {
+    #[command(flatten)]
+    api: ApiArgs,
+    #[command(subcommand)]
+    command: QueueCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum QueueCommand {
+    /// Create a queue (unset settings take the server's defaults).
+    Create(CreateArgs),
+    /// List queues.
+    Ls(ListArgs),
+    /// Show a queue.
+    Get { name: String },
+    /// Stop dispatching (tasks are still accepted).
+    Pause { name: String },
+    /// Resume dispatching.
+    Resume { name: String },
+    /// Cancel every task that is not running.
+    Purge { name: String },
+    /// Delete a queue and its tasks.
+    Rm { name: String },
+}
+
+#[derive(Args, Debug)]
+struct CreateArgs {
+    /// 1-100 of [A-Za-z0-9_-], unique in the organization.
+    name: String,
+    /// Token bucket rate.
+    #[arg(long)]
+    max_dispatches_per_second: Option<f64>,
+    /// Token bucket size.
+    #[arg(long)]
+    max_burst_size: Option<u32>,
+    /// Attempts in flight at once.
+    #[arg(long)]
+    max_concurrent_dispatches: Option<u32>,
+    /// Attempts per task, the first included (0 = unlimited).
+    #[arg(long)]
+    max_attempts: Option<u32>,
+    /// Give up retrying this long after the first attempt (`1h`; 0 = never).
+    #[arg(long, value_parser = parse_duration)]
+    max_retry_duration: Option<Duration>,
+    /// First retry delay (`100ms`).
+    #[arg(long, value_parser = parse_duration)]
+    min_backoff: Option<Duration>,
+    /// Longest retry delay (`1h`).
+    #[arg(long, value_parser = parse_duration)]
+    max_backoff: Option<Duration>,
+    /// Times the delay doubles before growing linearly.
+    #[arg(long)]
+    max_doublings: Option<u32>,
+    /// How long a target has to answer (`10m`, 1s-30m).
+    #[arg(long, value_parser = parse_duration)]
+    dispatch_deadline: Option<Duration>,
+    /// How long a task ID stays taken after its task ended (`24h`).
+    #[arg(long, value_parser = parse_duration)]
+    dedup_window: Option<Duration>,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Items per page (server default 50, at most 1000).
+    #[arg(long)]
+    pub limit: Option<u32>,
+    /// Token printed by the previous page.
+    #[arg(long)]
+    pub page_token: Option<String>,
+}
+
+impl ListArgs {
+    pub fn options(&self) -> ListOptions {
+        ListOptions {
+            limit: self.limit,
+            page_token: self.page_token.clone(),
+        }
+    }
+}
+
+impl CreateArgs {
+    fn queue(&self) -> anyhow::Result<NewQueue> {
+        let rate = RateLimitsPatch {
+            max_dispatches_per_second: self.max_dispatches_per_second,
+            max_burst_size: self.max_burst_size,
+            max_concurrent_dispatches: self.max_concurrent_dispatches,
+        };
+        let retry = RetryConfigPatch {
+            max_attempts: self.max_attempts,
+            max_retry_duration_s: self
+                .max_retry_duration
+                .map(|d| whole_seconds("--max-retry-duration", d))
+                .transpose()?,
+            min_backoff_ms: self.min_backoff.map(millis),
+            max_backoff_ms: self.max_backoff.map(millis),
+            max_doublings: self.max_doublings,
+        };
+        let dispatch_deadline_s = self
+            .dispatch_deadline
+            .map(|d| whole_seconds("--dispatch-deadline", d))
+            .transpose()?
+            .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+        Ok(NewQueue {
+            name: self.name.clone(),
+            config: QueueConfig {
+                rate_limits: (rate != RateLimitsPatch::default()).then_some(rate),
+                retry_config: (!retry.is_empty()).then_some(retry),
+                dispatch_deadline_s,
+                dedup_window_s: self
+                    .dedup_window
+                    .map(|d| whole_seconds("--dedup-window", d))
+                    .transpose()?,
+            },
+        })
+    }
+}
+
+fn show_queue(q: &Queue) {
+    let r = &q.retry_config;
+    fields(&[
+        ("name", q.name.clone()),
+        ("state", q.state.as_str().into()),
+        (
+            "rate limits",
+            format!(
+                "{}/s, burst {}, {} concurrent",
+                q.rate_limits.max_dispatches_per_second,
+                q.rate_limits.max_burst_size,
+                q.rate_limits.max_concurrent_dispatches
+            ),
+        ),
+        (
+            "retries",
+            format!(
+                "max {} attempts, max duration {}s, backoff {}ms-{}ms, {} doublings",
+                r.max_attempts,
+                r.max_retry_duration_s,
+                r.min_backoff_ms,
+                r.max_backoff_ms,
+                r.max_doublings
+            ),
+        ),
+        ("dispatch deadline", format!("{}s", q.dispatch_deadline_s)),
+        ("dedup window", format!("{}s", q.dedup_window_s)),
+        ("created", q.created_at.to_string()),
+        ("updated", q.updated_at.to_string()),
+    ]);
+}
+
+pub async fn run(args: QueueArgs) -> anyhow::Result<()> {
+    let cx = Context::new(&args.api)?;
+    let c = &cx.client;
+    match args.command {
+        QueueCommand::Create(create) => {
+            let answer = c.create_queue(&create.queue()?).await?;
+            cx.show(&answer, show_queue)
+        }
+        QueueCommand::Ls(list) => {
+            let answer = c.list_queues(&list.options()).await?;
+            cx.show(&answer, |page| {
+                let rows: Vec<Vec<String>> = page
+                    .items
+                    .iter()
+                    .map(|q| {
+                        vec![
+                            q.name.clone(),
+                            q.state.as_str().into(),
+                            q.rate_limits.max_dispatches_per_second.to_string(),
+                            q.rate_limits.max_concurrent_dispatches.to_string(),
+                            q.retry_config.max_attempts.to_string(),
+                            q.created_at.to_string(),
+                        ]
+                    })
+                    .collect();
+                table(
+                    &[
+                        "NAME",
+                        "STATE",
+                        "RATE/S",
+                        "CONCURRENCY",
+                        "MAX ATTEMPTS",
+                        "CREATED",
+                    ],
+                    &rows,
+                );
+            })?;
+            cx.more(answer.value.next_page_token.as_deref());
+            Ok(())
+        }
+        QueueCommand::Get { name } => cx.show(&c.get_queue(&name).await?, show_queue),
+        QueueCommand::Pause { name } => cx.show(&c.pause_queue(&name).await?, show_queue),
+        QueueCommand::Resume { name } => cx.show(&c.resume_queue(&name).await?, show_queue),
+        QueueCommand::Purge { name } => cx.show(&c.purge_queue(&name).await?, |p| {
+            println!("cancelled {} task(s) in queue {name}", p.cancelled)
+        }),
+        QueueCommand::Rm { name } => {
+            c.delete_queue(&name).await?;
+            cx.done(&format!("deleted queue {name}"));
+            Ok(())
+        }
+    }
+}

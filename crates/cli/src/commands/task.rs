@@ -1,0 +1,345 @@
+//! `idem task create|ls|get|attempts|run|rm`.
+
+use super::queue::ListArgs;
+use super::{ApiArgs, Context, Usage, fields, or_dash, read_input, table, whole_seconds};
+use crate::serve::parse_duration;
+use clap::{Args, Subcommand};
+use idem_client::{
+    Attempt, Body, CreateOptions, Error, NewTarget, NewTask, RetryConfigPatch, Task, TaskFilter,
+    TaskState, Timestamp, Upload, new_idempotency_key,
+};
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct TaskArgs {
+    #[command(flatten)]
+    api: ApiArgs,
+    #[command(subcommand)]
+    command: TaskCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum TaskCommand {
+    /// Create a task. Sends an Idempotency-Key and retries lost answers
+    /// with it, so a retried create never makes a second task.
+    Create(Box<CreateArgs>),
+    /// List a queue's tasks.
+    Ls {
+        queue: String,
+        /// Only tasks in this state (scheduled, queued, running, succeeded,
+        /// failed, cancelled).
+        #[arg(long, value_parser = parse_state)]
+        state: Option<TaskState>,
+        #[command(flatten)]
+        page: ListArgs,
+    },
+    /// Show a task.
+    Get { queue: String, task_id: String },
+    /// List a task's delivery attempts.
+    Attempts { queue: String, task_id: String },
+    /// Dispatch a scheduled or backing-off task now.
+    Run { queue: String, task_id: String },
+    /// Cancel a task that is not running (its ID stays taken for the
+    /// queue's dedup window).
+    Rm { queue: String, task_id: String },
+}
+
+#[derive(Args, Debug)]
+struct CreateArgs {
+    /// The queue.
+    queue: String,
+    /// Where to deliver (http or https).
+    #[arg(long)]
+    url: String,
+    /// HTTP method of the delivery (default POST).
+    #[arg(long)]
+    method: Option<String>,
+    /// A header of the delivery, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+    /// The delivery's body, as text.
+    #[arg(long, group = "payload")]
+    body: Option<String>,
+    /// The delivery's body, read from a file (`-` for stdin) and uploaded
+    /// as-is; its Content-Type is the one given with --header, if any.
+    #[arg(long, group = "payload")]
+    body_file: Option<String>,
+    /// The delivery's body as JSON text, sent as application/json with its
+    /// numbers spelled as given.
+    #[arg(long, group = "payload")]
+    body_json: Option<String>,
+    /// When to deliver: an RFC 3339 time (`2026-10-16T12:00:00Z`) or a delay
+    /// from now (`+5m`).
+    #[arg(long, value_parser = parse_time)]
+    schedule_time: Option<Timestamp>,
+    /// The task ID (1-500 of [A-Za-z0-9_-]); a taken ID is refused with exit
+    /// code 5.
+    #[arg(long)]
+    task_id: Option<String>,
+    /// The Idempotency-Key to send instead of a fresh one: repeat a create
+    /// whose answer was lost with the key it printed to get its result.
+    #[arg(long)]
+    idempotency_key: Option<String>,
+    /// How long the target has to answer (`30s`, 1s-30m).
+    #[arg(long, value_parser = parse_duration)]
+    dispatch_deadline: Option<Duration>,
+    /// Attempts, the first included (0 = unlimited); the queue's otherwise.
+    #[arg(long)]
+    max_attempts: Option<u32>,
+    /// Wait up to this long (at most 30s) for the task to finish.
+    #[arg(long, value_parser = parse_duration)]
+    wait: Option<Duration>,
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?} is not `Name: value`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("{s:?} has no header name"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+fn parse_state(s: &str) -> Result<TaskState, String> {
+    TaskState::parse(s).ok_or_else(|| {
+        "must be one of scheduled, queued, running, succeeded, failed, cancelled".to_string()
+    })
+}
+
+fn parse_time(s: &str) -> Result<Timestamp, String> {
+    if let Some(delay) = s.strip_prefix('+') {
+        let d = parse_duration(delay)?;
+        let d = jiff::SignedDuration::try_from(d).map_err(|e| e.to_string())?;
+        return Timestamp::now()
+            .checked_add(d)
+            .map_err(|e| format!("{s:?}: {e}"));
+    }
+    s.parse()
+        .map_err(|e| format!("{s:?} is neither an RFC 3339 time nor +DURATION ({e})"))
+}
+
+impl CreateArgs {
+    fn task(&self) -> anyhow::Result<NewTask> {
+        let mut target = NewTarget::new(&self.url);
+        target.method = self.method.clone();
+        for (name, value) in &self.headers {
+            target = target.header(name, value);
+        }
+        target.body = if let Some(text) = &self.body {
+            Some(Body::Text(text.clone()))
+        } else if let Some(json) = &self.body_json {
+            Some(Body::json_text(json.clone()).map_err(|e| Usage(format!("--body-json: {e}")))?)
+        } else if let Some(path) = &self.body_file {
+            let content_type = self
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| v.clone());
+            Some(Body::Upload(Upload {
+                bytes: read_input(path)?.into(),
+                content_type,
+                file_name: std::path::Path::new(path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned()),
+            }))
+        } else {
+            None
+        };
+        let mut task = NewTask::new(target);
+        task.task_id = self.task_id.clone();
+        task.schedule_time = self.schedule_time;
+        task.dispatch_deadline_s = self
+            .dispatch_deadline
+            .map(|d| whole_seconds("--dispatch-deadline", d))
+            .transpose()?
+            .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+        task.retry_config = self.max_attempts.map(|n| RetryConfigPatch {
+            max_attempts: Some(n),
+            ..RetryConfigPatch::default()
+        });
+        Ok(task)
+    }
+}
+
+fn last_status(a: Option<&Attempt>) -> String {
+    match a {
+        None => "-".into(),
+        Some(a) => match (a.status_code, &a.error) {
+            (Some(code), _) => code.to_string(),
+            (None, Some(e)) => e.clone(),
+            (None, None) => "in flight".into(),
+        },
+    }
+}
+
+fn show_task(t: &Task) {
+    let body = if let Some(b) = &t.target.body {
+        format!("{} bytes of text", b.len())
+    } else if let Some(j) = &t.target.json {
+        j.get().to_string()
+    } else if let Some(b) = &t.target.body_base64 {
+        format!("base64 {b}")
+    } else {
+        "-".into()
+    };
+    fields(&[
+        ("task", t.task_id.clone()),
+        ("queue", t.queue.clone()),
+        ("state", t.state.as_str().into()),
+        ("target", format!("{} {}", t.target.method, t.target.url)),
+        ("body", body),
+        ("schedule time", t.schedule_time.to_string()),
+        ("attempts", t.attempt_count.to_string()),
+        ("last attempt", last_status(t.last_attempt.as_ref())),
+        ("created", t.created_at.to_string()),
+        ("finished", or_dash(t.finished_at)),
+    ]);
+}
+
+async fn create(cx: &Context, args: CreateArgs) -> anyhow::Result<()> {
+    let task = args.task()?;
+    // The key is chosen here rather than in the client so that it can be
+    // printed when every attempt failed: re-running with it is safe.
+    let key = args
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(new_idempotency_key);
+    let options = CreateOptions {
+        idempotency_key: Some(key.clone()),
+        wait: args.wait,
+    };
+    match cx
+        .client
+        .create_task_with(&args.queue, &task, &options)
+        .await
+    {
+        Ok(answer) => cx.show(&answer, show_task),
+        Err(e) => {
+            if matches!(e, Error::Transport { .. }) || e.status().is_some_and(|s| s >= 500) {
+                eprintln!(
+                    "hint: the task may have been created; repeat with --idempotency-key {key} to find out without creating it twice"
+                );
+            }
+            Err(e.into())
+        }
+    }
+}
+
+pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
+    let cx = Context::new(&args.api)?;
+    let c = &cx.client;
+    match args.command {
+        TaskCommand::Create(create_args) => create(&cx, *create_args).await,
+        TaskCommand::Ls { queue, state, page } => {
+            let answer = c
+                .list_tasks(&queue, &TaskFilter { state }, &page.options())
+                .await?;
+            cx.show(&answer, |page| {
+                let rows: Vec<Vec<String>> = page
+                    .items
+                    .iter()
+                    .map(|t| {
+                        vec![
+                            t.task_id.clone(),
+                            t.state.as_str().into(),
+                            t.attempt_count.to_string(),
+                            last_status(t.last_attempt.as_ref()),
+                            t.schedule_time.to_string(),
+                            format!("{} {}", t.target.method, t.target.url),
+                        ]
+                    })
+                    .collect();
+                table(
+                    &[
+                        "TASK ID",
+                        "STATE",
+                        "ATTEMPTS",
+                        "LAST",
+                        "SCHEDULE TIME",
+                        "TARGET",
+                    ],
+                    &rows,
+                );
+            })?;
+            cx.more(answer.value.next_page_token.as_deref());
+            Ok(())
+        }
+        TaskCommand::Get { queue, task_id } => {
+            cx.show(&c.get_task(&queue, &task_id).await?, show_task)
+        }
+        TaskCommand::Attempts { queue, task_id } => {
+            let answer = c.task_attempts(&queue, &task_id).await?;
+            cx.show(&answer, |list| {
+                let rows: Vec<Vec<String>> = list
+                    .items
+                    .iter()
+                    .map(|a| {
+                        vec![
+                            a.attempt.to_string(),
+                            a.started_at.to_string(),
+                            or_dash(a.finished_at),
+                            or_dash(a.status_code),
+                            or_dash(a.duration_ms.map(|ms| format!("{ms}ms"))),
+                            or_dash(a.error.as_deref()),
+                        ]
+                    })
+                    .collect();
+                table(
+                    &[
+                        "ATTEMPT", "STARTED", "FINISHED", "STATUS", "DURATION", "ERROR",
+                    ],
+                    &rows,
+                );
+            })
+        }
+        TaskCommand::Run { queue, task_id } => {
+            cx.show(&c.run_task(&queue, &task_id).await?, show_task)
+        }
+        TaskCommand::Rm { queue, task_id } => {
+            cx.show(&c.cancel_task(&queue, &task_id).await?, |t| {
+                println!(
+                    "cancelled task {} in queue {} ({})",
+                    t.task_id,
+                    t.queue,
+                    t.state.as_str()
+                )
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_split_at_the_first_colon() {
+        assert_eq!(
+            parse_header("Content-Type: application/json; charset=utf-8").unwrap(),
+            (
+                "Content-Type".into(),
+                "application/json; charset=utf-8".into()
+            )
+        );
+        assert_eq!(
+            parse_header("X-A:b:c").unwrap(),
+            ("X-A".into(), "b:c".into())
+        );
+        assert!(parse_header("no-colon").is_err());
+        assert!(parse_header(": v").is_err());
+    }
+
+    #[test]
+    fn schedule_times_are_absolute_or_relative() {
+        assert_eq!(
+            parse_time("2026-10-16T12:00:00Z").unwrap().to_string(),
+            "2026-10-16T12:00:00Z"
+        );
+        let later = parse_time("+1h").unwrap();
+        let delta = later.duration_since(Timestamp::now()).as_secs();
+        assert!((3590..=3600).contains(&delta), "{delta}");
+        assert!(parse_time("tomorrow").is_err());
+    }
+}

@@ -1,0 +1,144 @@
+//! What a call can fail with.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+/// An RFC 9457 problem document, as Idem answers every error (SPEC 1).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Problem {
+    /// The document's `type`: one of Idem's error codes
+    /// (`TASK_ALREADY_EXISTS`, `NOT_FOUND`, …).
+    #[serde(rename = "type")]
+    pub code: String,
+    /// The status's reason phrase (`Conflict`).
+    #[serde(default)]
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// What went wrong, for people.
+    #[serde(default)]
+    pub detail: Option<String>,
+    /// The `Idem-Request-Id` of the failed request, for the server's logs.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The request path.
+    #[serde(default)]
+    pub instance: Option<String>,
+    /// Code-specific details: `errors` (field errors) for
+    /// `INVALID_ARGUMENT`, `task` for `TASK_ALREADY_EXISTS`, `idempotency`
+    /// for the idempotency codes.
+    #[serde(default)]
+    pub extensions: Option<Value>,
+    /// The answer's `Retry-After`, when it had one.
+    #[serde(skip)]
+    pub retry_after: Option<Duration>,
+}
+
+impl fmt::Display for Problem {
+    /// `TASK_ALREADY_EXISTS (409): task 'x' exists (queued) [request 0190…]`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.code, self.status)?;
+        match self.detail.as_deref().filter(|d| !d.is_empty()) {
+            Some(detail) => write!(f, ": {detail}")?,
+            None if !self.title.is_empty() => write!(f, ": {}", self.title)?,
+            None => {}
+        }
+        if let Some(id) = &self.request_id {
+            write!(f, " [request {id}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a call failed.
+///
+/// A call that the retry layer retried reports the last attempt's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server answered with a problem document.
+    #[error("{0}")]
+    Problem(Box<Problem>),
+    /// The server answered with an error status but no problem document
+    /// (typically a proxy in between).
+    #[error("unexpected answer {status}{}: {body}", request_suffix(.request_id))]
+    UnexpectedStatus {
+        /// The HTTP status code.
+        status: u16,
+        /// The `Idem-Request-Id` header, if any.
+        request_id: Option<String>,
+        /// The start of the body, for the message.
+        body: String,
+    },
+    /// No answer: connecting, sending or reading failed, or the attempt
+    /// timed out, on every attempt the retry policy allowed. A write may
+    /// still have taken effect; calling again with the same idempotency key
+    /// is safe.
+    #[error("no answer after {attempts} attempt(s): {source}")]
+    Transport {
+        /// The last attempt's error.
+        #[source]
+        source: reqwest::Error,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// A success answer whose body is not the expected resource.
+    #[error("decoding the {status} answer{}: {source}", request_suffix(.request_id))]
+    Decode {
+        /// The HTTP status code.
+        status: u16,
+        /// The `Idem-Request-Id` header, if any.
+        request_id: Option<String>,
+        /// What did not fit.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The base URL cannot be used, such as an `https://` URL: this client
+    /// is built without TLS.
+    #[error("invalid base URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The request could not be built from the arguments given (a header
+    /// value that is not visible ASCII, an empty idempotency key, …); nothing
+    /// was sent.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// The HTTP client could not be created.
+    #[error("building the HTTP client: {0}")]
+    Build(#[source] reqwest::Error),
+}
+
+fn request_suffix(id: &Option<String>) -> String {
+    id.as_ref()
+        .map(|id| format!(" [request {id}]"))
+        .unwrap_or_default()
+}
+
+impl Error {
+    /// The problem document, when the server sent one.
+    pub fn problem(&self) -> Option<&Problem> {
+        match self {
+            Error::Problem(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status of the server's answer, when there was one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Problem(p) => Some(p.status),
+            Error::UnexpectedStatus { status, .. } | Error::Decode { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The problem's code (`type`), when the server sent a problem document.
+    pub fn code(&self) -> Option<&str> {
+        self.problem().map(|p| p.code.as_str())
+    }
+}

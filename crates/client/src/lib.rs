@@ -1,0 +1,127 @@
+//! A typed async client for Idem's HTTP API.
+//!
+//! Every route of the API is a method on [`Client`], grouped by resource
+//! (queues, tasks, tenancy); each returns the resource in a [`Response`]
+//! that also says whether the server **replayed** an earlier result and
+//! which request ID to quote.
+//!
+//! # Safe retries
+//!
+//! A request whose answer is lost (a timeout, a dropped connection) may or
+//! may not have been executed. Retrying it blindly can create a task twice;
+//! not retrying it loses work. This client closes that gap the way SPEC 2
+//! intends:
+//!
+//! - Every POST and PATCH carries an `Idempotency-Key`: **one** fresh
+//!   random UUID per logical call, the same on every attempt of that call.
+//!   The server executes the first attempt that reaches it and answers
+//!   later ones with the original status and `Idempotent-Replayed: true`.
+//! - Timeouts, connection errors, 429, 5xx and 409
+//!   `IDEMPOTENCY_KEY_IN_PROGRESS` are retried with jittered exponential
+//!   backoff, honouring `Retry-After`, within the attempts and time of the
+//!   [`RetryPolicy`]. Any other 4xx is returned at once: sending the same
+//!   request again would get the same answer.
+//! - GET and DELETE carry no key and are retried the same way; they change
+//!   nothing twice by themselves. A DELETE whose first attempt took effect
+//!   and whose answer was lost answers 404 on the retry.
+//!
+//! Task IDs complement keys: an ID taken within the queue's dedup window is
+//! *refused* (409 `TASK_ALREADY_EXISTS`), while a key *replays*.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use idem_client::{Body, Client, Error, NewQueue, NewTarget, NewTask};
+//!
+//! # async fn example() -> Result<(), Error> {
+//! let client = Client::new("http://127.0.0.1:7070", "idem_…")?;
+//! client.create_queue(&NewQueue::new("payments")).await?;
+//!
+//! let task = NewTask::new(
+//!     NewTarget::new("http://pay.internal/charge")
+//!         .body(Body::json(&serde_json::json!({"amount": 100}))?),
+//! )
+//! .task_id("payment-12345");
+//! match client.create_task("payments", &task).await {
+//!     Ok(created) => println!(
+//!         "{} is {:?} (replayed: {})",
+//!         created.value.task_id, created.value.state, created.replayed
+//!     ),
+//!     Err(e) if e.code() == Some("TASK_ALREADY_EXISTS") => println!("already queued"),
+//!     Err(e) => return Err(e),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Retries are configured on the builder:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use idem_client::{Client, RetryPolicy};
+//!
+//! # fn example() -> Result<(), idem_client::Error> {
+//! let client = Client::builder("http://127.0.0.1:7070")
+//!     .api_key("idem_…")
+//!     .retry(RetryPolicy {
+//!         max_attempts: 8,
+//!         max_elapsed: Duration::from_secs(60),
+//!         ..RetryPolicy::default()
+//!     })
+//!     .build()?;
+//! # let _ = client;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Transport
+//!
+//! The client speaks plain HTTP; it is built without TLS, and an `https://`
+//! base URL is refused by [`ClientBuilder::build`] with
+//! [`Error::InvalidUrl`]. Put Idem and its clients on a private network, or
+//! behind a TLS-terminating proxy that the client reaches over HTTP.
+//!
+//! reqwest's features are unified across a build: if another crate in yours
+//! enables its `rustls-no-provider` feature, reqwest panics when any client
+//! is built before a rustls `CryptoProvider` is installed for the process.
+//! Install one first (the `idem` binary does:
+//! `rustls::crypto::ring::default_provider().install_default()`).
+//!
+//! # Layout
+//!
+//! One module per resource (`queues`, `tasks`, `tenancy`), each holding its
+//! types and an `impl Client` block; every method builds a call and hands it
+//! to the one place that sends and retries. New resources (the scheduler's
+//! jobs and runs) slot in as one more module of the same shape.
+
+#![deny(missing_docs)]
+
+mod client;
+mod error;
+mod list;
+mod queues;
+pub mod retry;
+mod tasks;
+mod tenancy;
+
+pub use client::{
+    Client, ClientBuilder, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, REQUEST_ID, Response, Upload,
+    new_idempotency_key,
+};
+pub use error::{Error, Problem};
+pub use list::{List, ListOptions};
+pub use queues::{NewQueue, Purged, Queue, QueueConfig};
+pub use retry::RetryPolicy;
+pub use tasks::{Body, CreateOptions, NewTarget, NewTask, Target, Task, TaskFilter};
+pub use tenancy::{
+    ApiKey, NewApiKey, NewPrincipal, Organization, Principal, SigningSecret, SigningSecrets,
+};
+
+/// Types shared with the server, re-exported so that callers need not
+/// depend on `idem-core`.
+pub use idem_core::queue::{
+    QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
+};
+pub use idem_core::task::{Attempt, TaskState};
+pub use idem_core::tenancy::{PrincipalKind, Role};
+pub use jiff::Timestamp;

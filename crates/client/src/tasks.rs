@@ -1,0 +1,426 @@
+//! `/v1/queues/{queue}/tasks` (SPEC 3, "Tasks").
+
+use crate::client::{Call, Client, Payload, Response, Upload};
+use crate::error::Error;
+use crate::list::{List, ListOptions};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use idem_core::queue::{RetryConfig, RetryConfigPatch};
+use idem_core::task::{Attempt, TaskState};
+use jiff::Timestamp;
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A task as the API shows it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Task {
+    /// Unique per queue.
+    pub task_id: String,
+    /// The queue's name.
+    pub queue: String,
+    /// Where the task is in its life.
+    pub state: TaskState,
+    /// What it delivers.
+    pub target: Target,
+    /// When it is (or was) due.
+    pub schedule_time: Timestamp,
+    /// How long the target has to answer, in seconds.
+    pub dispatch_deadline_s: u32,
+    /// How failed deliveries are retried.
+    pub retry_config: RetryConfig,
+    /// Attempts made so far.
+    pub attempt_count: u32,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it reached a final state.
+    #[serde(default)]
+    pub finished_at: Option<Timestamp>,
+    /// The latest attempt.
+    #[serde(default)]
+    pub last_attempt: Option<Attempt>,
+}
+
+/// A task's target as the API shows it, its body in the form it was given.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Target {
+    /// The URL delivered to.
+    pub url: String,
+    /// The HTTP method.
+    pub method: String,
+    /// Headers sent as given.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// A text body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// A binary body, base64.
+    #[serde(default)]
+    pub body_base64: Option<String>,
+    /// A JSON body, with its numbers spelled as sent.
+    #[serde(default)]
+    pub json: Option<Box<RawValue>>,
+}
+
+/// A task to create.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    /// 1–500 of `[A-Za-z0-9_-]`, unique per queue; the server generates one
+    /// (which deduplicates nothing) when unset.
+    pub task_id: Option<String>,
+    /// What to deliver.
+    pub target: NewTarget,
+    /// When to deliver; now when unset.
+    pub schedule_time: Option<Timestamp>,
+    /// 1–1800 seconds; the queue's when unset.
+    pub dispatch_deadline_s: Option<u32>,
+    /// Overrides of the queue's retry policy.
+    pub retry_config: Option<RetryConfigPatch>,
+}
+
+impl NewTask {
+    /// A task delivering `target` now, with a generated ID.
+    pub fn new(target: NewTarget) -> Self {
+        NewTask {
+            task_id: None,
+            target,
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: None,
+        }
+    }
+
+    /// Sets the task ID: the same ID twice within the dedup window is
+    /// refused with 409 `TASK_ALREADY_EXISTS`.
+    pub fn task_id(mut self, id: impl Into<String>) -> Self {
+        self.task_id = Some(id.into());
+        self
+    }
+
+    /// Delivers at `time` instead of now.
+    pub fn schedule_time(mut self, time: Timestamp) -> Self {
+        self.schedule_time = Some(time);
+        self
+    }
+}
+
+/// The HTTP request a task delivers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTarget {
+    /// An absolute http or https URL.
+    pub url: String,
+    /// The method; POST when unset.
+    pub method: Option<String>,
+    /// Headers to send (Idem's own identity and signature headers are
+    /// reserved).
+    pub headers: BTreeMap<String, String>,
+    /// The body, if any.
+    pub body: Option<Body>,
+}
+
+impl NewTarget {
+    /// A POST to `url` without a body.
+    pub fn new(url: impl Into<String>) -> Self {
+        NewTarget {
+            url: url.into(),
+            method: None,
+            headers: BTreeMap::new(),
+            body: None,
+        }
+    }
+
+    /// Sets the method.
+    pub fn method(mut self, method: impl Into<String>) -> Self {
+        self.method = Some(method.into());
+        self
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets the body.
+    pub fn body(mut self, body: Body) -> Self {
+        self.body = Some(body);
+        self
+    }
+}
+
+/// A target's body, in one of the forms the API takes.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// UTF-8 text (`target.body`).
+    Text(String),
+    /// Bytes, sent base64-encoded in the JSON request (`target.body_base64`).
+    Bytes(Vec<u8>),
+    /// A JSON value, delivered as `application/json` (`target.json`). Kept
+    /// as text so that numbers reach the target spelled as given.
+    Json(Box<RawValue>),
+    /// A file sent as the `body` part of a `multipart/form-data` create: no
+    /// base64 inflation, and its content type becomes the delivery's.
+    Upload(Upload),
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Body::Text(a), Body::Text(b)) => a == b,
+            (Body::Bytes(a), Body::Bytes(b)) => a == b,
+            (Body::Json(a), Body::Json(b)) => a.get() == b.get(),
+            (Body::Upload(a), Body::Upload(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Body {
+    /// A JSON body from any serializable value.
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Body, Error> {
+        serde_json::value::to_raw_value(value)
+            .map(Body::Json)
+            .map_err(|e| Error::InvalidRequest(format!("encoding the JSON body: {e}")))
+    }
+
+    /// A JSON body from its text, checked to be JSON and kept as written.
+    pub fn json_text(text: impl Into<String>) -> Result<Body, Error> {
+        RawValue::from_string(text.into())
+            .map(Body::Json)
+            .map_err(|e| Error::InvalidRequest(format!("the JSON body is not JSON: {e}")))
+    }
+
+    /// A file upload of `bytes` with an optional content type.
+    pub fn upload(bytes: impl Into<bytes::Bytes>, content_type: Option<&str>) -> Body {
+        Body::Upload(Upload {
+            bytes: bytes.into(),
+            content_type: content_type.map(str::to_string),
+            file_name: None,
+        })
+    }
+}
+
+/// How to create a task beyond its content.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// The idempotency key to send instead of a fresh one: reuse the key of
+    /// an earlier call whose answer was lost to get that call's result.
+    pub idempotency_key: Option<String>,
+    /// Wait up to this long (1 ms–30 s) for the task to reach a final state
+    /// (`?wait_ms=`): 200 if it did, 202 if not.
+    pub wait: Option<Duration>,
+}
+
+/// Which tasks to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskFilter {
+    /// Only tasks in this state.
+    pub state: Option<TaskState>,
+}
+
+#[derive(Serialize)]
+struct WireTask<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task_id: Option<&'a str>,
+    target: WireTarget<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schedule_time: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dispatch_deadline_s: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_config: Option<RetryConfigPatch>,
+}
+
+#[derive(Serialize)]
+struct WireTarget<'a> {
+    url: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    headers: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_base64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    json: Option<&'a RawValue>,
+}
+
+impl NewTask {
+    /// The request body: JSON, or multipart when the body is an upload.
+    fn payload(&self) -> Result<Payload, Error> {
+        let t = &self.target;
+        let mut target = WireTarget {
+            url: &t.url,
+            method: t.method.as_deref(),
+            headers: &t.headers,
+            body: None,
+            body_base64: None,
+            json: None,
+        };
+        let mut upload = None;
+        match &t.body {
+            None => {}
+            Some(Body::Text(s)) => target.body = Some(s),
+            Some(Body::Bytes(b)) => target.body_base64 = Some(STANDARD.encode(b)),
+            Some(Body::Json(raw)) => target.json = Some(raw),
+            Some(Body::Upload(u)) => {
+                if let Some(ct) = &u.content_type {
+                    ct.parse::<reqwest::header::HeaderValue>()
+                        .ok()
+                        .filter(|_| ct.contains('/'))
+                        .ok_or_else(|| {
+                            Error::InvalidRequest(format!("{ct:?} is not a media type"))
+                        })?;
+                }
+                upload = Some(u.clone());
+            }
+        }
+        let wire = WireTask {
+            task_id: self.task_id.as_deref(),
+            target,
+            schedule_time: self.schedule_time,
+            dispatch_deadline_s: self.dispatch_deadline_s,
+            retry_config: self.retry_config,
+        };
+        let json = Payload::json(&wire)?;
+        Ok(match (json, upload) {
+            (Payload::Json(task), Some(body)) => Payload::Multipart { task, body },
+            (json, _) => json,
+        })
+    }
+}
+
+/// Task operations.
+impl Client {
+    /// `POST /v1/queues/{queue}/tasks` (writer): 201 with the task, or 409
+    /// `TASK_ALREADY_EXISTS` when its ID is taken. An [`Body::Upload`] is
+    /// sent as `multipart/form-data`.
+    pub async fn create_task(&self, queue: &str, task: &NewTask) -> Result<Response<Task>, Error> {
+        self.create_task_with(queue, task, &CreateOptions::default())
+            .await
+    }
+
+    /// [`Client::create_task`] with an idempotency key of the caller's, or
+    /// waiting for the task to finish.
+    pub async fn create_task_with(
+        &self,
+        queue: &str,
+        task: &NewTask,
+        options: &CreateOptions,
+    ) -> Result<Response<Task>, Error> {
+        let wait_ms = options.wait.map(|w| w.as_millis().max(1));
+        let mut call = Call::new(Method::POST, ["queues", queue, "tasks"])
+            .query("wait_ms", wait_ms)
+            .payload(task.payload()?);
+        call.idempotency_key = options.idempotency_key.clone();
+        call.extra_time = options.wait.unwrap_or_default();
+        self.execute(call).await
+    }
+
+    /// `GET /v1/queues/{queue}/tasks`: one page of tasks.
+    pub async fn list_tasks(
+        &self,
+        queue: &str,
+        filter: &TaskFilter,
+        page: &ListOptions,
+    ) -> Result<Response<List<Task>>, Error> {
+        let call = Call::new(Method::GET, ["queues", queue, "tasks"])
+            .query("state", filter.state.map(TaskState::as_str));
+        self.execute(page.apply(call)).await
+    }
+
+    /// `GET /v1/queues/{queue}/tasks/{task_id}`.
+    pub async fn get_task(&self, queue: &str, task_id: &str) -> Result<Response<Task>, Error> {
+        self.execute(Call::new(Method::GET, ["queues", queue, "tasks", task_id]))
+            .await
+    }
+
+    /// `GET /v1/queues/{queue}/tasks/{task_id}/attempts`: every attempt.
+    pub async fn task_attempts(
+        &self,
+        queue: &str,
+        task_id: &str,
+    ) -> Result<Response<List<Attempt>>, Error> {
+        let call = Call::new(Method::GET, ["queues", queue, "tasks", task_id, "attempts"]);
+        self.execute(call).await
+    }
+
+    /// `DELETE /v1/queues/{queue}/tasks/{task_id}` (writer): cancels a task
+    /// that is not running; its ID stays taken for the dedup window.
+    pub async fn cancel_task(&self, queue: &str, task_id: &str) -> Result<Response<Task>, Error> {
+        self.execute(Call::new(
+            Method::DELETE,
+            ["queues", queue, "tasks", task_id],
+        ))
+        .await
+    }
+
+    /// `POST /v1/queues/{queue}/tasks/{task_id}/run` (writer): dispatches a
+    /// scheduled or backing-off task now.
+    pub async fn run_task(&self, queue: &str, task_id: &str) -> Result<Response<Task>, Error> {
+        self.execute(Call::new(
+            Method::POST,
+            ["queues", queue, "tasks", task_id, "run"],
+        ))
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json_of(task: &NewTask) -> serde_json::Value {
+        match task.payload().unwrap() {
+            Payload::Json(b) => serde_json::from_slice(&b).unwrap(),
+            _ => panic!("expected JSON"),
+        }
+    }
+
+    #[test]
+    fn bodies_map_to_the_api_fields() {
+        let t =
+            NewTask::new(NewTarget::new("http://h/x").body(Body::Text("hi".into()))).task_id("a");
+        assert_eq!(
+            json_of(&t),
+            serde_json::json!({"task_id": "a", "target": {"url": "http://h/x", "body": "hi"}})
+        );
+        let t = NewTask::new(NewTarget::new("http://h/x").body(Body::Bytes(vec![0, 255])));
+        assert_eq!(json_of(&t)["target"]["body_base64"], "AP8=");
+        let t = NewTask::new(
+            NewTarget::new("http://h/x").body(Body::json_text(r#"{"n": 1.0}"#).unwrap()),
+        );
+        match t.payload().unwrap() {
+            Payload::Json(b) => assert!(
+                std::str::from_utf8(&b)
+                    .unwrap()
+                    .contains(r#""json":{"n": 1.0}"#),
+                "number spelling kept"
+            ),
+            _ => panic!("expected JSON"),
+        }
+    }
+
+    #[test]
+    fn uploads_become_multipart_with_the_body_outside_the_task_part() {
+        let t = NewTask::new(
+            NewTarget::new("http://h/x").body(Body::upload(vec![1, 2, 3], Some("image/png"))),
+        );
+        match t.payload().unwrap() {
+            Payload::Multipart { task, body } => {
+                let task: serde_json::Value = serde_json::from_slice(&task).unwrap();
+                assert_eq!(task, serde_json::json!({"target": {"url": "http://h/x"}}));
+                assert_eq!(&body.bytes[..], &[1, 2, 3]);
+            }
+            _ => panic!("expected multipart"),
+        }
+        let bad = NewTask::new(
+            NewTarget::new("http://h/x").body(Body::upload(vec![1], Some("not a type"))),
+        );
+        assert!(matches!(bad.payload(), Err(Error::InvalidRequest(_))));
+        assert!(Body::json_text("{nope").is_err());
+    }
+}

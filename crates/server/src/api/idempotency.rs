@@ -1,0 +1,393 @@
+//! Idempotency-Key on Idem's own API (SPEC 2), in the atomic mode of
+//! `idem_http`: the layer takes the key's lock, each handler passes a
+//! [`Completion`] to its store operation so the record completes in the
+//! effect's transaction, and replays re-read the resource as it is now.
+
+use super::Created;
+use super::location;
+use super::problem::{ApiResult, Problem};
+use super::views::*;
+use crate::App;
+use crate::auth::{Auth, Reader};
+use async_trait::async_trait;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
+use idem_core::tenancy::Role;
+use idem_http::record::{Begin, BeginRequest, CompletedRecord, ResourceRef, StoreError};
+use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, Mode, RecordStore, Rejection};
+use idem_store::idempotency::Completion;
+use idem_store::idempotency::{Begun, IdempotencyBegin, RecordState};
+use idem_store::{Caller, Error as StoreErr, PageRequest};
+use serde::Serialize;
+use serde_json::json;
+use std::convert::Infallible;
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+/// Settings of Idempotency-Key handling.
+#[derive(Debug, Clone)]
+pub struct IdempotencyOptions {
+    /// Refuse x-idempotent operations without a key.
+    pub required: bool,
+    /// How long completed records are kept.
+    pub ttl: std::time::Duration,
+    /// How long a crashed request's lock lasts.
+    pub lock: std::time::Duration,
+}
+
+impl Default for IdempotencyOptions {
+    fn default() -> Self {
+        IdempotencyOptions {
+            required: false,
+            ttl: std::time::Duration::from_secs(24 * 3600),
+            lock: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// The layer for Idem's x-idempotent operations.
+pub fn layer(app: &Arc<App>) -> IdempotencyLayer {
+    let opts = &app.options.idempotency;
+    let config = idem_http::Config {
+        required: opts.required,
+        lock_for: opts.lock,
+        retain_for: opts.ttl,
+        max_body_bytes: app.options.max_body_bytes,
+        mode: Mode::Atomic,
+    };
+    let store = Arc::new(Records(app.clone()));
+    IdempotencyLayer::new(store, config, |parts| {
+        let caller = parts.extensions.get::<Caller>()?;
+        Some(format!("{}/{}", caller.org, caller.principal))
+    })
+    .with_replayer(Arc::new(Replays(app.clone())))
+    .with_renderer(render)
+}
+
+fn render(rejection: Rejection) -> Response {
+    let outcome = match rejection {
+        Rejection::Mismatch(_) => Some("mismatch"),
+        Rejection::InProgress => Some("in_progress"),
+        _ => None,
+    };
+    if let Some(outcome) = outcome {
+        metrics::counter!("idem_idempotency_total", "outcome" => outcome).increment(1);
+    }
+    let (status, code, detail) = rejection.describe();
+    let mut problem = Problem::new(status, code, detail);
+    problem.extensions = rejection.extensions();
+    if matches!(rejection, Rejection::InProgress | Rejection::Unavailable(_)) {
+        problem.retry_after = Some(1);
+    }
+    problem.into_response()
+}
+
+fn split_scope(scope: &str) -> (&str, &str) {
+    // Organization names cannot contain '/', so the first one splits.
+    scope.split_once('/').unwrap_or((scope, ""))
+}
+
+/// `idem_http::RecordStore` over Idem's store.
+struct Records(Arc<App>);
+
+#[async_trait]
+impl RecordStore for Records {
+    async fn begin(&self, r: BeginRequest) -> Result<Begin, StoreError> {
+        let (org, principal) = split_scope(&r.scope);
+        let begun = self
+            .0
+            .store
+            .idempotency_begin(&IdempotencyBegin {
+                org: org.into(),
+                principal: principal.into(),
+                key: r.key.clone(),
+                fingerprint: r.fingerprint.to_string(),
+                lock_for: r.lock_for,
+                retain_for: r.retain_for,
+            })
+            .await
+            .map_err(|e| StoreError(e.to_string()))?;
+        let record = match begun {
+            Begun::Started(token) => return Ok(Begin::Started { token }),
+            Begun::Existing(record) => record,
+        };
+        let fingerprint: Fingerprint = record
+            .fingerprint
+            .parse()
+            .map_err(|_| StoreError(format!("unreadable fingerprint of key '{}'", r.key)))?;
+        Ok(match record.state {
+            RecordState::InProgress => Begin::InProgress { fingerprint },
+            RecordState::Completed => Begin::Completed(CompletedRecord {
+                fingerprint,
+                status: record.status.unwrap_or(200),
+                resource: record
+                    .resource_kind
+                    .zip(record.resource_id)
+                    .map(|(kind, id)| ResourceRef { kind, id }),
+                response: record.body.map(|body| idem_http::StoredResponse {
+                    status: record.status.unwrap_or(200),
+                    headers: vec![("content-type".into(), "application/json".into())],
+                    body: body.into(),
+                }),
+            }),
+        })
+    }
+
+    async fn complete(
+        &self,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: CompletedRecord,
+    ) -> Result<(), StoreError> {
+        // Atomic mode: handlers complete records in their own transactions.
+        Ok(())
+    }
+
+    async fn release(&self, scope: &str, key: &str, token: &str) -> Result<(), StoreError> {
+        let (org, principal) = split_scope(scope);
+        self.0
+            .store
+            .idempotency_release(org, principal, key, token)
+            .await
+            .map_err(|e| StoreError(e.to_string()))
+    }
+}
+
+/// A handler's view of the key its request holds, if any.
+pub struct Keyed(Option<IdempotencyContext>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Keyed {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        Ok(Keyed(parts.extensions.get::<IdempotencyContext>().cloned()))
+    }
+}
+
+impl Keyed {
+    /// The completion to commit with the effect: answered `status`, about
+    /// the resource `kind`/`id`.
+    pub fn completion(
+        &self,
+        app: &App,
+        caller: &Caller,
+        status: StatusCode,
+        kind: &'static str,
+        id: impl Into<String>,
+    ) -> Option<Completion> {
+        let ctx = self.0.as_ref()?;
+        Some(Completion {
+            org: caller.org.clone(),
+            principal: caller.principal.clone(),
+            key: ctx.key.clone(),
+            token: ctx.token.clone(),
+            fingerprint: ctx.fingerprint.to_string(),
+            status: status.as_u16(),
+            resource_kind: kind,
+            resource_id: id.into(),
+            body: None,
+            retain_for: app.options.idempotency.ttl,
+        })
+    }
+}
+
+/// Rebuilds a completed request's answer from the resource as it is now.
+struct Replays(Arc<App>);
+
+fn gone(kind: &str, id: &str) -> Response {
+    Problem::new(
+        StatusCode::GONE,
+        "IDEMPOTENT_RESOURCE_GONE",
+        format!(
+            "the {} this key created or changed is gone",
+            kind.replace('_', " ")
+        ),
+    )
+    .with_extensions(json!({"idempotency": {"resource_kind": kind, "resource_id": id}}))
+    .into_response()
+}
+
+fn answer<T: Serialize>(status: u16, loc: Option<String>, body: T) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    match loc {
+        Some(l) if status == StatusCode::CREATED => Created(l, body).into_response(),
+        Some(l) => {
+            let mut r = (status, axum::Json(body)).into_response();
+            if let Ok(v) = HeaderValue::from_str(&l) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+            r
+        }
+        None => (status, axum::Json(body)).into_response(),
+    }
+}
+
+#[async_trait]
+impl idem_http::Replayer for Replays {
+    async fn replay(&self, parts: &Parts, record: &CompletedRecord) -> Response {
+        metrics::counter!("idem_idempotency_total", "outcome" => "replayed").increment(1);
+        let app = &self.0;
+        let Some(caller) = parts.extensions.get::<Caller>() else {
+            return Problem::unauthenticated("no caller").into_response();
+        };
+        let Some(resource) = &record.resource else {
+            return StatusCode::from_u16(record.status)
+                .unwrap_or(StatusCode::OK)
+                .into_response();
+        };
+        let (kind, id) = (resource.kind.as_str(), resource.id.as_str());
+        let org = caller.org.as_str();
+        let admin = caller.role >= Role::Admin;
+        let reread: Result<Response, StoreErr> = async {
+            Ok(match kind {
+                "queue" => {
+                    let queue = app.store.queue_get(org, id).await?;
+                    match &record.response {
+                        // A purge answers with its count, not the queue.
+                        Some(stored) => (
+                            StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK),
+                            [(header::CONTENT_TYPE, "application/json")],
+                            stored.body.clone(),
+                        )
+                            .into_response(),
+                        None => answer(
+                            record.status,
+                            Some(location(&["queues", &queue.name])),
+                            QueueView::from(queue),
+                        ),
+                    }
+                }
+                "task" => {
+                    let (queue, task_id) = id.split_once('/').unwrap_or(("", id));
+                    let task = app.store.task_get(org, queue, task_id).await?;
+                    let now = app.clock.now();
+                    let view = TaskView::new(task, now);
+                    // A create that waited answered by outcome; so does its
+                    // replay (the same fingerprint means the same query),
+                    // without waiting again.
+                    let status = if waited(parts) {
+                        if view.state.is_final() { 200 } else { 202 }
+                    } else {
+                        record.status
+                    };
+                    answer(
+                        status,
+                        Some(location(&["queues", queue, "tasks", task_id])),
+                        view,
+                    )
+                }
+                "principal" if admin => {
+                    let p = app.store.principal_get(org, id).await?;
+                    answer(
+                        record.status,
+                        Some(location(&["principals", &p.name])),
+                        PrincipalView::from(p),
+                    )
+                }
+                "api_key" if admin => {
+                    let (principal, key_id) = id.split_once('/').unwrap_or(("", id));
+                    let page = PageRequest {
+                        limit: 1000,
+                        after: None,
+                    };
+                    let keys = app.store.api_key_list(org, principal, &page).await?;
+                    match keys.items.into_iter().find(|k| k.id == key_id) {
+                        // The key itself was shown once and is not stored.
+                        Some(k) => answer(
+                            record.status,
+                            Some(location(&["principals", principal, "keys", &k.id])),
+                            ApiKeyView::from(k),
+                        ),
+                        None => gone(kind, id),
+                    }
+                }
+                "signing_secret" if admin => {
+                    let secrets = app.store.signing_secret_list(org).await?;
+                    match secrets.into_iter().find(|s| s.id == id) {
+                        Some(s) => answer(
+                            record.status,
+                            Some(location(&["signing-secrets", &s.id])),
+                            SigningSecretView::from(s),
+                        ),
+                        None => gone(kind, id),
+                    }
+                }
+                // Organizations are never deleted; the admin key was shown
+                // once and is not stored.
+                "organization" if admin => answer(
+                    record.status,
+                    Some(location(&["organizations", id])),
+                    json!({"name": id}),
+                ),
+                _ => gone(kind, id),
+            })
+        }
+        .await;
+        match reread {
+            Ok(r) => r,
+            Err(StoreErr::NotFound { .. }) => gone(kind, id),
+            Err(e) => Problem::from(e).into_response(),
+        }
+    }
+}
+
+fn waited(parts: &Parts) -> bool {
+    parts
+        .uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p.starts_with("wait_ms=")))
+}
+
+/// `GET /v1/idempotency-keys/{key}`.
+#[derive(Serialize, ToSchema)]
+pub struct IdempotencyKeyView {
+    pub key: String,
+    /// `in_progress` or `completed`.
+    pub state: String,
+    /// Digest of the request's fingerprint.
+    pub fingerprint: String,
+    pub status: Option<u16>,
+    pub resource: Option<ResourceView>,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: jiff::Timestamp,
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: jiff::Timestamp,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ResourceView {
+    pub kind: String,
+    pub id: String,
+}
+
+pub async fn get(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    Path(key): Path<String>,
+) -> ApiResult<axum::Json<IdempotencyKeyView>> {
+    let record = app
+        .store
+        .idempotency_get(&auth.caller.org, &auth.caller.principal, &key)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no record for Idempotency-Key '{key}'")))?;
+    let fingerprint = record
+        .fingerprint
+        .parse::<Fingerprint>()
+        .map(|f| f.digest().to_string())
+        .unwrap_or(record.fingerprint);
+    Ok(axum::Json(IdempotencyKeyView {
+        key: record.key,
+        state: record.state.as_str().into(),
+        fingerprint,
+        status: record.status,
+        resource: record
+            .resource_kind
+            .zip(record.resource_id)
+            .map(|(kind, id)| ResourceView { kind, id }),
+        created_at: record.created_at,
+        expires_at: record.expires_at,
+    }))
+}

@@ -1,0 +1,622 @@
+//! The dispatch contract (`DispatchStore`), run against every backend.
+//!
+//! Each test is written once against `dyn Store` and instantiated for
+//! SQLite and PostgreSQL by the macro at the bottom. Time only moves when a
+//! test moves the manual clock.
+
+use idem_core::ManualClock;
+use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RateLimits, RetryConfig};
+use idem_core::queue::{RateLimitsPatch, RetryConfigPatch};
+use idem_core::task::{Target, TaskState};
+use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
+use idem_store::dispatch::*;
+use idem_store::postgres::PostgresStore;
+use idem_store::sqlite::SqliteStore;
+use idem_store::*;
+use idem_testkit::TestDatabase;
+use jiff::{SignedDuration, Timestamp};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+const ORG: &str = "acme";
+const GRACE: Duration = Duration::from_secs(1);
+
+struct Harness {
+    store: Arc<dyn Store>,
+    /// A second handle on the same data: on PostgreSQL a separate pool, as
+    /// another node would hold.
+    other: Arc<dyn Store>,
+    clock: ManualClock,
+    _db: Option<TestDatabase>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+fn start() -> Timestamp {
+    "2026-10-16T12:00:00Z".parse().unwrap()
+}
+
+impl Harness {
+    async fn sqlite() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(start());
+        let store = Arc::new(
+            SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
+                .await
+                .unwrap(),
+        );
+        Harness::ready(store.clone(), store, clock, None, Some(dir)).await
+    }
+
+    async fn postgres() -> Harness {
+        let db = TestDatabase::create().await;
+        let clock = ManualClock::new(start());
+        let store = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
+            .await
+            .unwrap();
+        let other = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
+            .await
+            .unwrap();
+        Harness::ready(Arc::new(store), Arc::new(other), clock, Some(db), None).await
+    }
+
+    async fn ready(
+        store: Arc<dyn Store>,
+        other: Arc<dyn Store>,
+        clock: ManualClock,
+        db: Option<TestDatabase>,
+        dir: Option<tempfile::TempDir>,
+    ) -> Harness {
+        let key = NewApiKey {
+            id: generate_id("key"),
+            key_hash: hash_api_key(&generate_api_key()),
+        };
+        store.organization_create(ORG, key, None).await.unwrap();
+        Harness {
+            store,
+            other,
+            clock,
+            _db: db,
+            _dir: dir,
+        }
+    }
+
+    fn advance_ms(&self, ms: i64) {
+        self.clock.advance(SignedDuration::from_millis(ms));
+    }
+
+    fn now(&self) -> Timestamp {
+        use idem_core::Clock;
+        self.clock.now()
+    }
+
+    async fn queue(&self, name: &str, config: QueueConfig) {
+        self.store
+            .queue_create(ORG, name, &config, None)
+            .await
+            .unwrap();
+    }
+
+    async fn task_at(&self, queue: &str, task_id: &str, schedule_time: Option<Timestamp>) -> Task {
+        self.store
+            .task_create(TaskCreate {
+                org: ORG.into(),
+                queue: queue.into(),
+                task_id: task_id.into(),
+                target: Target {
+                    url: "http://127.0.0.1:9/hook".into(),
+                    method: "POST".into(),
+                    headers: BTreeMap::new(),
+                    body: None,
+                },
+                schedule_time,
+                dispatch_deadline_s: Some(1),
+                retry_config: RetryConfigPatch::default(),
+                completion: None,
+            })
+            .await
+            .unwrap()
+    }
+
+    async fn task(&self, queue: &str, task_id: &str) -> Task {
+        self.task_at(queue, task_id, None).await
+    }
+
+    async fn claim(&self, max_tasks: u32) -> ClaimedBatch {
+        self.store
+            .dispatch_claim(DispatchClaim {
+                max_tasks,
+                lease_grace: GRACE,
+            })
+            .await
+            .unwrap()
+    }
+
+    async fn claim_ids(&self, max_tasks: u32) -> Vec<String> {
+        ids(&self.claim(max_tasks).await)
+    }
+
+    async fn complete(&self, claimed: &ClaimedTask, status: Option<u16>) -> Completion {
+        let result = AttemptResult {
+            task_uid: claimed.task.uid.clone(),
+            attempt: claimed.attempt,
+            status_code: status,
+            error: status.is_none().then(|| "connection refused".to_string()),
+            duration: Duration::from_millis(7),
+            retry_after: None,
+        };
+        self.complete_with(result).await
+    }
+
+    async fn complete_with(&self, result: AttemptResult) -> Completion {
+        let mut out = self.store.dispatch_complete(vec![result]).await.unwrap();
+        assert_eq!(out.len(), 1);
+        out.remove(0)
+    }
+
+    async fn get(&self, queue: &str, task_id: &str) -> Task {
+        self.store.task_get(ORG, queue, task_id).await.unwrap()
+    }
+}
+
+fn ids(batch: &ClaimedBatch) -> Vec<String> {
+    batch.tasks.iter().map(|t| t.task.task_id.clone()).collect()
+}
+
+/// Limits that never get in the way, and fast retries.
+fn open_config() -> QueueConfig {
+    QueueConfig {
+        rate_limits: RateLimits {
+            max_dispatches_per_second: 10_000.0,
+            max_burst_size: 10_000,
+            max_concurrent_dispatches: 10_000,
+        },
+        retry_config: RetryConfig {
+            max_attempts: 5,
+            max_retry_duration_s: 0,
+            min_backoff_ms: 1000,
+            max_backoff_ms: 60_000,
+            max_doublings: 3,
+        },
+        dispatch_deadline_s: 1,
+        dedup_window_s: 600,
+    }
+}
+
+fn with_limits(rate: f64, burst: u32, concurrency: u32) -> QueueConfig {
+    QueueConfig {
+        rate_limits: RateLimits {
+            max_dispatches_per_second: rate,
+            max_burst_size: burst,
+            max_concurrent_dispatches: concurrency,
+        },
+        ..open_config()
+    }
+}
+
+async fn claims_follow_schedule_time(h: Harness) {
+    h.queue("q", open_config()).await;
+    let t0 = h.now();
+    h.task_at("q", "third", Some(t0 - SignedDuration::from_secs(1)))
+        .await;
+    h.task_at("q", "first", Some(t0 - SignedDuration::from_secs(30)))
+        .await;
+    h.task_at("q", "second", Some(t0 - SignedDuration::from_secs(10)))
+        .await;
+    // Before the running tasks' leases expire (deadline 1 s + grace 1 s).
+    let later = t0 + SignedDuration::from_millis(1500);
+    h.task_at("q", "later", Some(later)).await;
+
+    let batch = h.claim(2).await;
+    assert_eq!(ids(&batch), ["first", "second"]);
+    let claimed = &batch.tasks[0];
+    assert_eq!(claimed.org, ORG);
+    assert_eq!(claimed.attempt, 1);
+    assert_eq!(claimed.task.status, Status::Running);
+    assert_eq!(
+        claimed.lease_expires_at,
+        t0 + SignedDuration::from_secs(1) + SignedDuration::try_from(GRACE).unwrap()
+    );
+    assert_eq!(claimed.previous_status(), None);
+    assert_eq!(h.get("q", "first").await.state(h.now()), TaskState::Running);
+
+    let batch = h.claim(10).await;
+    assert_eq!(ids(&batch), ["third"], "the future task is not due");
+    assert_eq!(
+        batch.wake_at,
+        Some(later),
+        "wakes when the next task is due"
+    );
+    h.clock.set(later);
+    assert_eq!(h.claim_ids(10).await, ["later"]);
+}
+
+async fn a_claim_records_the_attempt_start_and_the_org_secrets(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    h.advance_ms(1);
+    let rotated = h.store.signing_secret_rotate(ORG, None).await.unwrap();
+    let batch = h.claim(10).await;
+    let secrets = &batch.signing_secrets[ORG];
+    assert_eq!(secrets.len(), 2, "both secrets during a rotation");
+    assert_eq!(secrets[0], rotated.secret, "newest first");
+    let attempts = h.store.task_attempts(ORG, "q", "t").await.unwrap();
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].attempt, 1);
+    assert_eq!(attempts[0].started_at, h.now());
+    assert_eq!(attempts[0].finished_at, None);
+}
+
+async fn paused_queues_are_not_claimed(h: Harness) {
+    h.queue("paused", open_config()).await;
+    h.queue("open", open_config()).await;
+    h.task("paused", "p").await;
+    h.task("open", "o").await;
+    h.store
+        .queue_set_state(ORG, "paused", QueueState::Paused, None)
+        .await
+        .unwrap();
+    let batch = h.claim(10).await;
+    assert_eq!(ids(&batch), ["o"]);
+    assert!(batch.wake_at.is_some(), "o's lease expiry is ahead");
+    assert!(h.claim(10).await.tasks.is_empty());
+    h.store
+        .queue_set_state(ORG, "paused", QueueState::Running, None)
+        .await
+        .unwrap();
+    assert_eq!(h.claim_ids(10).await, ["p"]);
+}
+
+async fn concurrency_limit_caps_running_tasks(h: Harness) {
+    h.queue("q", with_limits(10_000.0, 10_000, 2)).await;
+    for i in 0..5 {
+        h.task("q", &format!("t{i}")).await;
+    }
+    let batch = h.claim(10).await;
+    assert_eq!(ids(&batch), ["t0", "t1"]);
+    assert!(h.claim(10).await.tasks.is_empty(), "both slots are taken");
+    h.complete(&batch.tasks[0], Some(200)).await;
+    assert_eq!(h.claim_ids(10).await, ["t2"], "one slot came free");
+    assert!(h.claim(10).await.tasks.is_empty());
+}
+
+async fn token_bucket_limits_the_claim_rate(h: Harness) {
+    h.queue("q", with_limits(5.0, 2, 100)).await;
+    for i in 0..6 {
+        h.task("q", &format!("t{i}")).await;
+    }
+    let batch = h.claim(10).await;
+    assert_eq!(ids(&batch), ["t0", "t1"], "a full bucket gives the burst");
+    assert_eq!(
+        batch.wake_at,
+        Some(h.now() + SignedDuration::from_millis(200)),
+        "wakes for the next token"
+    );
+    h.advance_ms(100);
+    assert!(h.claim(10).await.tasks.is_empty(), "half a token");
+    h.advance_ms(100);
+    assert_eq!(h.claim_ids(10).await, ["t2"]);
+    h.advance_ms(10_000);
+    assert_eq!(
+        h.claim_ids(10).await,
+        ["t3", "t4"],
+        "an idle bucket holds no more than the burst"
+    );
+}
+
+async fn a_failure_is_retried_after_the_backoff(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let first = h.claim(1).await.tasks.remove(0);
+    let done = h.complete(&first, Some(503)).await;
+    let Completion::Applied(f) = done else {
+        panic!("{done:?}")
+    };
+    assert_eq!(f.status, Status::Pending);
+    let task = h.get("q", "t").await;
+    assert_eq!(task.next_attempt_at, h.now() + SignedDuration::from_secs(1));
+    assert_eq!(task.state(h.now()), TaskState::Queued);
+    let last = task.last_attempt.unwrap();
+    assert_eq!((last.attempt, last.status_code), (1, Some(503)));
+    assert_eq!(last.duration_ms, Some(7));
+
+    assert!(h.claim(1).await.tasks.is_empty(), "backing off");
+    h.advance_ms(1000);
+    let second = h.claim(1).await.tasks.remove(0);
+    assert_eq!(second.attempt, 2);
+    assert_eq!(second.previous_status(), Some(503));
+    assert_eq!(second.task.schedule_time, first.task.schedule_time);
+
+    // A Retry-After longer than the backoff (2 s for retry 2) wins.
+    let result = AttemptResult {
+        task_uid: second.task.uid.clone(),
+        attempt: 2,
+        status_code: Some(429),
+        error: None,
+        duration: Duration::from_millis(1),
+        retry_after: Some(Duration::from_secs(30)),
+    };
+    h.complete_with(result).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(
+        task.next_attempt_at,
+        h.now() + SignedDuration::from_secs(30)
+    );
+    let attempts = h.store.task_attempts(ORG, "q", "t").await.unwrap();
+    let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
+    assert_eq!(codes, [Some(503), Some(429)]);
+    assert!(attempts.iter().all(|a| a.finished_at.is_some()));
+}
+
+async fn final_states_set_the_dedup_expiry(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    h.queue("q", config).await;
+    h.task("q", "ok").await;
+    h.task("q", "bad").await;
+    let batch = h.claim(10).await;
+    h.advance_ms(250);
+    h.complete(&batch.tasks[0], Some(204)).await;
+    h.complete(&batch.tasks[1], None).await;
+    let window = SignedDuration::from_secs(600);
+    for (id, state) in [("ok", TaskState::Succeeded), ("bad", TaskState::Failed)] {
+        let task = h.get("q", id).await;
+        assert_eq!(task.state(h.now()), state, "{id}");
+        assert_eq!(task.finished_at, Some(h.now()));
+        assert_eq!(task.dedup_expires_at, Some(h.now() + window));
+        let err = h
+            .store
+            .task_create(TaskCreate {
+                org: ORG.into(),
+                queue: "q".into(),
+                task_id: id.into(),
+                target: task.target.clone(),
+                schedule_time: None,
+                dispatch_deadline_s: None,
+                retry_config: RetryConfigPatch::default(),
+                completion: None,
+            })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::TaskExists(_)), "{err:?}");
+    }
+    let bad = h.get("q", "bad").await.last_attempt.unwrap();
+    assert_eq!(bad.error.as_deref(), Some("connection refused"));
+    assert!(h.claim(10).await.tasks.is_empty(), "final tasks stay put");
+}
+
+async fn retry_duration_ends_retries(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 0;
+    config.retry_config.max_retry_duration_s = 2;
+    h.queue("q", config).await;
+    h.task("q", "t").await;
+    let mut attempts = 0;
+    loop {
+        let batch = h.claim(1).await;
+        let Some(claimed) = batch.tasks.first() else {
+            break;
+        };
+        attempts += 1;
+        h.complete(claimed, Some(500)).await;
+        let next = h.get("q", "t").await.next_attempt_at;
+        h.clock.set(next.max(h.now()));
+    }
+    // Waits 1 s then 2 s: the second retry would start 3 s after the first.
+    assert_eq!(attempts, 2);
+    assert_eq!(h.get("q", "t").await.status, Status::Failed);
+}
+
+async fn an_expired_lease_is_redelivered(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let first = h.claim(1).await.tasks.remove(0);
+    h.advance_ms(1999);
+    let batch = h.claim(1).await;
+    assert!(batch.tasks.is_empty() && batch.recovered.is_empty());
+    assert_eq!(batch.wake_at, Some(first.lease_expires_at));
+
+    h.advance_ms(1);
+    let batch = h.claim(1).await;
+    assert!(batch.tasks.is_empty(), "the lost attempt backs off first");
+    assert_eq!(batch.recovered.len(), 1);
+    assert_eq!(batch.recovered[0].status, Status::Pending);
+    let lost = h.get("q", "t").await.last_attempt.unwrap();
+    assert_eq!(lost.attempt, 1);
+    assert_eq!(lost.status_code, None);
+    assert!(lost.error.unwrap().contains("lease expired"));
+
+    h.advance_ms(1000);
+    let again = h.claim(1).await.tasks.remove(0);
+    assert_eq!(again.attempt, 2);
+    assert_eq!(again.task.uid, first.task.uid);
+}
+
+async fn stale_attempt_result_is_ignored(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let first = h.claim(1).await.tasks.remove(0);
+    h.advance_ms(2000);
+    h.claim(1).await;
+    h.advance_ms(1000);
+    let second = h.claim(1).await.tasks.remove(0);
+    assert_eq!(second.attempt, 2);
+
+    // The presumed-dead first attempt answers late: nothing changes.
+    let late = h.complete(&first, Some(200)).await;
+    assert_eq!(
+        late,
+        Completion::Stale {
+            task_uid: first.task.uid.clone()
+        }
+    );
+    let task = h.get("q", "t").await;
+    assert_eq!((task.status, task.attempt_count), (Status::Running, 2));
+
+    let done = h.complete(&second, Some(200)).await;
+    assert!(matches!(done, Completion::Applied(ref f) if f.status == Status::Succeeded));
+    // A duplicate report of an applied result is stale too.
+    assert!(matches!(
+        h.complete(&second, Some(500)).await,
+        Completion::Stale { .. }
+    ));
+    assert_eq!(h.get("q", "t").await.status, Status::Succeeded);
+}
+
+async fn a_cancel_during_an_attempt_stops_retries(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "fails").await;
+    h.task("q", "succeeds").await;
+    let batch = h.claim(10).await;
+    for id in ["fails", "succeeds"] {
+        let task = h.store.task_cancel(ORG, "q", id).await.unwrap();
+        assert_eq!(
+            task.status,
+            Status::Running,
+            "a running attempt is not recalled"
+        );
+        assert!(task.cancel_requested);
+    }
+    let failed = h.complete(&batch.tasks[0], Some(500)).await;
+    assert!(matches!(failed, Completion::Applied(ref f) if f.status == Status::Cancelled));
+    let ok = h.complete(&batch.tasks[1], Some(200)).await;
+    assert!(matches!(ok, Completion::Applied(ref f) if f.status == Status::Succeeded));
+    let cancelled = h.get("q", "fails").await;
+    assert_eq!(cancelled.state(h.now()), TaskState::Cancelled);
+    assert_eq!(
+        cancelled.dedup_expires_at,
+        Some(h.now() + SignedDuration::from_secs(600))
+    );
+    h.advance_ms(60_000);
+    assert!(h.claim(10).await.tasks.is_empty());
+}
+
+async fn a_cancelled_task_is_never_claimed(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    h.store.task_cancel(ORG, "q", "t").await.unwrap();
+    assert!(h.claim(10).await.tasks.is_empty());
+}
+
+async fn a_lease_lost_after_cancel_ends_cancelled(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    h.claim(1).await;
+    h.store.task_cancel(ORG, "q", "t").await.unwrap();
+    h.advance_ms(2000);
+    let batch = h.claim(1).await;
+    assert_eq!(batch.recovered[0].status, Status::Cancelled);
+    assert_eq!(h.get("q", "t").await.status, Status::Cancelled);
+}
+
+async fn concurrent_claims_have_one_winner(h: Harness) {
+    h.queue("a", open_config()).await;
+    h.queue("b", open_config()).await;
+    for i in 0..150 {
+        h.task(if i % 2 == 0 { "a" } else { "b" }, &format!("t{i}"))
+            .await;
+    }
+    let claimer = |store: Arc<dyn Store>| async move {
+        let mut mine = Vec::new();
+        let mut idle_rounds = 0;
+        while idle_rounds < 3 {
+            let batch = store
+                .dispatch_claim(DispatchClaim {
+                    max_tasks: 7,
+                    lease_grace: GRACE,
+                })
+                .await
+                .unwrap();
+            if batch.tasks.is_empty() {
+                idle_rounds += 1;
+                tokio::task::yield_now().await;
+            } else {
+                idle_rounds = 0;
+            }
+            mine.extend(batch.tasks.into_iter().map(|t| t.task.uid));
+        }
+        mine
+    };
+    let (one, two) = tokio::join!(
+        tokio::spawn(claimer(h.store.clone())),
+        tokio::spawn(claimer(h.other.clone()))
+    );
+    let (one, two) = (one.unwrap(), two.unwrap());
+    let all: HashSet<&String> = one.iter().chain(&two).collect();
+    assert_eq!(one.len() + two.len(), 150, "every task claimed once");
+    assert_eq!(all.len(), 150, "no task claimed twice");
+}
+
+async fn queue_limits_are_shared_by_all_claimers(h: Harness) {
+    h.queue("q", with_limits(10_000.0, 10_000, 3)).await;
+    for i in 0..10 {
+        h.task("q", &format!("t{i}")).await;
+    }
+    let a = h.claim(2).await.tasks.len();
+    let b = h
+        .other
+        .dispatch_claim(DispatchClaim {
+            max_tasks: 10,
+            lease_grace: GRACE,
+        })
+        .await
+        .unwrap()
+        .tasks
+        .len();
+    assert_eq!((a, b), (2, 1));
+    h.store
+        .queue_update(
+            ORG,
+            "q",
+            &QueueConfigPatch {
+                rate_limits: Some(RateLimitsPatch {
+                    max_concurrent_dispatches: Some(5),
+                    ..RateLimitsPatch::default()
+                }),
+                ..QueueConfigPatch::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(h.claim(10).await.tasks.len(), 2, "a raised limit applies");
+}
+
+macro_rules! backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::Harness::sqlite().await).await
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::Harness::postgres().await).await
+                }
+            )*
+        }
+    };
+}
+
+backends!(
+    claims_follow_schedule_time,
+    a_claim_records_the_attempt_start_and_the_org_secrets,
+    paused_queues_are_not_claimed,
+    concurrency_limit_caps_running_tasks,
+    token_bucket_limits_the_claim_rate,
+    a_failure_is_retried_after_the_backoff,
+    final_states_set_the_dedup_expiry,
+    retry_duration_ends_retries,
+    an_expired_lease_is_redelivered,
+    stale_attempt_result_is_ignored,
+    a_cancel_during_an_attempt_stops_retries,
+    a_cancelled_task_is_never_claimed,
+    a_lease_lost_after_cancel_ends_cancelled,
+    concurrent_claims_have_one_winner,
+    queue_limits_are_shared_by_all_claimers,
+);
