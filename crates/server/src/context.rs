@@ -62,6 +62,11 @@ async fn stamp_problem(response: Response, ctx: &RequestContext) -> Response {
     let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
         return Response::from_parts(head, axum::body::Body::empty());
     };
+    // Problems built on the request's own task carry the ID already.
+    const UNSET: &[u8] = br#""request_id":null"#;
+    if !bytes.windows(UNSET.len()).any(|w| w == UNSET) {
+        return Response::from_parts(head, axum::body::Body::from(bytes));
+    }
     let mut doc: serde_json::Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
         Err(_) => return Response::from_parts(head, axum::body::Body::from(bytes)),

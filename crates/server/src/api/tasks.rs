@@ -183,7 +183,12 @@ pub async fn create(
         }
         other => other?,
     };
-    app.dispatch.work_available();
+    // Only a task due now needs the dispatcher at once; a scheduled one is
+    // found by its periodic look, and waking it per create would cost a
+    // claim per request.
+    if task.next_attempt_at <= app.clock.now() {
+        app.dispatch.work_available();
+    }
     metrics::counter!("idem_tasks_created_total", "queue" => task.queue.clone()).increment(1);
     let loc = location(&["queues", &task.queue, "tasks", &task.task_id]);
     let Some(wait) = wait else {

@@ -44,6 +44,11 @@ struct Inner {
     clock: Arc<dyn Clock>,
     /// In-progress Idempotency-Key locks (see `idempotency`).
     locks: Mutex<HashMap<idempotency::LockId, idempotency::Lock>>,
+    /// Queue configurations as the writer last read them, so that a task
+    /// create costs the single writer no queue lookup. Exact: every change
+    /// of a queue's configuration or existence goes through this store and
+    /// drops the entry.
+    queue_configs: Arc<Mutex<HashMap<(String, String), QueueConfig>>>,
 }
 
 impl SqliteStore {
@@ -72,6 +77,7 @@ impl SqliteStore {
                 readers: Mutex::new(Vec::new()),
                 clock,
                 locks: Mutex::new(HashMap::new()),
+                queue_configs: Arc::default(),
             }),
         })
     }
@@ -88,10 +94,21 @@ impl SqliteStore {
         let clock = self.inner.clock.clone();
         // "now" is read inside the batch, so a write never records a time
         // earlier than writes committed before it.
-        self.inner
+        let result = self
+            .inner
             .writer
             .write(move |conn| f(conn, to_micros(clock.now())))
-            .await
+            .await;
+        if let Err(Error::Unavailable(_)) = &result {
+            // A batch that failed to commit may have filled the cache with
+            // rows that never existed.
+            self.inner
+                .queue_configs
+                .lock()
+                .expect("queue cache")
+                .clear();
+        }
+        result
     }
 
     async fn read<T, F>(&self, f: F) -> Result<T>
@@ -602,7 +619,12 @@ impl Store for SqliteStore {
         done: Option<Completion>,
     ) -> Result<Queue> {
         let (org, name, patch) = (org.to_string(), name.to_string(), patch.clone());
+        let cache = self.inner.queue_configs.clone();
         self.write_done(done, move |conn, now, _| {
+            cache
+                .lock()
+                .expect("queue cache")
+                .remove(&(org.clone(), name.clone()));
             let current = get_queue(conn, &org, &name)?;
             let next = current.config.apply(&patch).map_err(Error::Invalid)?;
             conn.prepare_cached(
@@ -638,7 +660,12 @@ impl Store for SqliteStore {
 
     async fn queue_delete(&self, org: &str, name: &str) -> Result<()> {
         let (org, name) = (org.to_string(), name.to_string());
+        let cache = self.inner.queue_configs.clone();
         self.write(move |conn, _| {
+            cache
+                .lock()
+                .expect("queue cache")
+                .remove(&(org.clone(), name.clone()));
             let n = conn
                 .prepare_cached("DELETE FROM queues WHERE org = $1 AND name = $2")?
                 .execute(params![org, name])?;
@@ -679,9 +706,19 @@ impl Store for SqliteStore {
 
     async fn task_create(&self, mut p: TaskCreate) -> Result<Task> {
         let done = p.completion.take();
+        let cache = self.inner.queue_configs.clone();
         self.write_done(done, move |conn, now, _| {
-            let queue = get_queue(conn, &p.org, &p.queue)?;
-            let insert = tasks::TaskInsert::resolve(&p, &queue.config, now)?;
+            let id = (p.org.clone(), p.queue.clone());
+            let cached = cache.lock().expect("queue cache").get(&id).cloned();
+            let config = match cached {
+                Some(c) => c,
+                None => {
+                    let c = get_queue(conn, &p.org, &p.queue)?.config;
+                    cache.lock().expect("queue cache").insert(id, c.clone());
+                    c
+                }
+            };
+            let insert = tasks::TaskInsert::resolve(&p, &config, now)?;
             let run = |conn: &Connection| -> Result<bool> {
                 let n = conn
                     .prepare_cached(rows::SQL_INSERT_TASK)?

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Guard store throughput (claim+finish pairs/s) and the proxy's added latency
+# against a same-run direct baseline, release build.
+# Usage: bench/guard.sh [seconds-per-store] [concurrency] [latency-samples]
+# PostgreSQL: IDEM_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
+# Redis: IDEM_TEST_REDIS_URL (default redis://127.0.0.1:6379).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idem-target}"
+seconds=${1:-5}
+concurrency=${2:-16}
+samples=${3:-2000}
+cargo build --release -p idem-guard --example guard_bench
+"$CARGO_TARGET_DIR/release/examples/guard_bench" "$seconds" "$concurrency" "$samples"
