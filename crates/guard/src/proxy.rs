@@ -206,6 +206,15 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
     {
         return response::unauthenticated(&error.to_string());
     }
+    // The signature covers Webhook-Id, not Idempotency-Key; Idem sends its
+    // run key as both. Requiring them to match keeps a captured delivery
+    // from being replayed under a fresh key as a new run.
+    if !state.secrets.is_empty()
+        && let Some(key) = parts.headers.get("idempotency-key")
+        && parts.headers.get("webhook-id") != Some(key)
+    {
+        return response::unauthenticated("Idempotency-Key differs from the signed Webhook-Id");
+    }
     let key = match state.guard.run_key(&parts) {
         Ok(key) => key,
         Err(error) => return response::missing_identity(&error.to_string()),

@@ -429,6 +429,20 @@ mod scenarios {
         assert_duplicate(send(Some(&old), now, body).await.unwrap()).await;
         assert_eq!(upstream.calls(), 1);
         assert_eq!(upstream.seen()[0].body, body.as_bytes());
+
+        // A captured delivery resent under another key is not a new run.
+        let replayed_under_new_key = client()
+            .post(format!("{}/pay", proxy.url))
+            .header("Idempotency-Key", unique("forged"))
+            .header("Webhook-Id", &key)
+            .header("Webhook-Timestamp", now.to_string())
+            .header("Webhook-Signature", new.sign(&key, now, body.as_bytes()))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(replayed_under_new_key.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(upstream.calls(), 1);
         proxy.stop().await;
     }
 
