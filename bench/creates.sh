@@ -24,6 +24,10 @@ start_server() { # $@: store flags; prints host:port
 
 run() { # $1: label; rest: store flags
   local label=$1; shift
+  addr=$(start_server "$@")
+  printf '%-10s baseline GET /healthz clients=16 ' "$label"
+  "$bin/idem-bench" get --addr "$addr" --total 20000 --concurrency 16
+  kill %1 2>/dev/null || true; wait 2>/dev/null || true
   for c in 1 16; do
     addr=$(start_server "$@")
     printf '%-10s clients=%-3s ' "$label" "$c"
@@ -36,4 +40,10 @@ run sqlite --data-dir "$work/sqlite"
 db="idem_bench_$$"
 psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 run postgres --database-url "${admin_url%/*}/$db"
+# Baseline: what this PostgreSQL does with single-row inserts of a task's
+# size from 16 clients, no HTTP.
+psql -q "${admin_url%/*}/$db" -c "CREATE TABLE bench_insert (id BIGINT PRIMARY KEY, payload TEXT)"
+printf '\\set id random(1, 1000000000)\nINSERT INTO bench_insert VALUES (:id, repeat(%s, 400)) ON CONFLICT DO NOTHING;\n' "'x'" >"$work/insert.sql"
+printf 'postgres   baseline pgbench INSERT … ON CONFLICT clients=16 '
+pgbench -n -c 16 -j 2 -T 10 -f "$work/insert.sql" "${admin_url%/*}/$db" 2>/dev/null | grep -E '^tps' | head -1
 psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"

@@ -53,6 +53,17 @@ enum Command {
         #[arg(long)]
         with_keys: bool,
     },
+    /// GETs one path: the HTTP floor the other figures stand on.
+    Get {
+        #[arg(long)]
+        addr: String,
+        #[arg(long, default_value = "/healthz")]
+        path: String,
+        #[arg(long, default_value_t = 20_000)]
+        total: u64,
+        #[arg(long, default_value_t = 16)]
+        concurrency: u64,
+    },
 }
 
 struct Conn {
@@ -72,6 +83,17 @@ impl Conn {
             sender,
             host: addr.to_string(),
         })
+    }
+
+    async fn get(&mut self, path: &str) -> anyhow::Result<u16> {
+        let req = Request::get(path)
+            .header("host", &self.host)
+            .body(Full::new(Bytes::new()))?;
+        self.sender.ready().await?;
+        let resp = self.sender.send_request(req).await?;
+        let status = resp.status().as_u16();
+        resp.into_body().collect().await?;
+        Ok(status)
     }
 
     async fn post(
@@ -206,6 +228,42 @@ async fn creates(
     Ok(())
 }
 
+async fn get(addr: String, path: String, total: u64, concurrency: u64) -> anyhow::Result<()> {
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (addr, path, next) = (addr.clone(), path.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let mut conn = Conn::open(&addr).await?;
+            let mut latencies = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                let t0 = Instant::now();
+                let status = conn.get(&path).await?;
+                latencies.push(t0.elapsed());
+                if status != 200 {
+                    bail!("GET {path}: HTTP {status}");
+                }
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut latencies = Vec::new();
+    for w in workers {
+        latencies.extend(w.await??);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    latencies.sort();
+    println!(
+        "requests={total} concurrency={concurrency} elapsed={secs:.2}s requests_per_s={:.0} \
+         p50_ms={:.3} p99_ms={:.3}",
+        total as f64 / secs,
+        percentile(&latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -232,5 +290,11 @@ fn main() -> anyhow::Result<()> {
             prefix,
             with_keys,
         )),
+        Command::Get {
+            addr,
+            path,
+            total,
+            concurrency,
+        } => rt.block_on(get(addr, path, total, concurrency)),
     }
 }

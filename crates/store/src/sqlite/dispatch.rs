@@ -4,6 +4,17 @@
 //! writer: a claim takes every due task its limits allow in one write, and
 //! the dispatcher hands results over in batches, so the write rate stays far
 //! below the delivery rate.
+//!
+//! What is durable when: a claim (lease, attempt row) commits before the
+//! dispatcher sends the request, because the committed `running` row is what
+//! keeps a second claim (and the queue's concurrency limit) from handing the
+//! same task out again while the request is in flight; one fsync per claim
+//! batch, not per delivery. A completion may be lost (crash before its batch
+//! commits): the lease then expires and the task is delivered again, which
+//! at-least-once allows. The attempt row stays written at claim time so that
+//! an in-flight attempt is listed (`GET …/attempts`); with statements no
+//! longer re-prepared (see `writer.rs`) its insert is a small share of the
+//! writer's time.
 
 use super::{SqliteStore, collect};
 use crate::dispatch::*;
