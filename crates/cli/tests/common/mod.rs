@@ -216,6 +216,19 @@ impl Process {
         self.child.wait().await.expect("reap the server");
     }
 
+    /// SIGTERM, then reap; returns how long the process took to exit.
+    pub async fn terminate(mut self) -> (std::process::ExitStatus, Duration) {
+        let pid = self.child.id().expect("a running server has a pid");
+        let started = std::time::Instant::now();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let status = self.child.wait().await.expect("reap the server");
+        (status, started.elapsed())
+    }
+
     pub fn api(&self, key: Option<&str>) -> Api {
         Api::new(&self.base, key)
     }
@@ -308,6 +321,19 @@ impl Server {
     /// A client sending no `Authorization` header.
     pub fn anonymous(&self) -> Api {
         self.process.api(None)
+    }
+
+    /// Stops the server with SIGTERM and hands back its storage, how it
+    /// exited and how long it took.
+    pub async fn terminate(self) -> (Backing, String, std::process::ExitStatus, Duration) {
+        let Server {
+            process,
+            backing,
+            admin_key,
+            ..
+        } = self;
+        let (status, took) = process.terminate().await;
+        (backing, admin_key, status, took)
     }
 
     /// SIGKILLs the server and hands back its storage.
