@@ -5,22 +5,7 @@
 # postgres://postgres@127.0.0.1:5432/test; a scratch database is created)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idem-target}"
-cargo build --release -q -p idem -p idem-bench
-bin="$CARGO_TARGET_DIR/release"
-admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
-key="bench-admin-key-$(date +%s)"
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-
-start_server() { # $@: store flags; prints host:port
-  "$bin/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" "$@" >"$work/out" 2>"$work/err" &
-  for _ in $(seq 1 100); do
-    if addr=$(grep -o 'http://[^ ]*' "$work/out" 2>/dev/null); then echo "${addr#http://}"; return; fi
-    sleep 0.1
-  done
-  cat "$work/err" >&2; exit 1
-}
+. bench/lib.sh
 
 run() { # $1: label; rest: store flags
   local label=$1; shift

@@ -1,0 +1,21 @@
+# Shared by the benchmark scripts: builds the release binaries, sets up a
+# scratch folder and starts `idem serve` on a free port.
+# Sourced with the repository root as the working directory.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idem-target}"
+cargo build --release -q -p idem -p idem-bench
+bin="$CARGO_TARGET_DIR/release"
+admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+key="bench-admin-key-$(date +%s)"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# Starts `idem serve` with the given store flags; prints its host:port.
+start_server() {
+  "$bin/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" "$@" >"$work/out" 2>"$work/err" &
+  for _ in $(seq 1 100); do
+    if addr=$(grep -o 'http://[^ ]*' "$work/out" 2>/dev/null); then echo "${addr#http://}"; return; fi
+    sleep 0.1
+  done
+  cat "$work/err" >&2
+  exit 1
+}
