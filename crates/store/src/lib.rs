@@ -162,4 +162,8 @@ pub trait Store: DispatchStore + IdempotencyStore + Send + Sync + 'static {
     /// Deletes at most `limit` tombstones whose dedup window has passed,
     /// with their attempts; returns how many.
     async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64>;
+
+    /// The number of tasks per organization, queue and state: one grouped
+    /// read, for the queue depth metric.
+    async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>>;
 }

@@ -96,6 +96,16 @@ pub struct TaskCreate {
     pub completion: Option<crate::Completion>,
 }
 
+/// How many tasks of one queue are in one state (final tasks still held as
+/// tombstones included); what the queue depth metric reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskCount {
+    pub org: String,
+    pub queue: String,
+    pub status: Status,
+    pub count: u64,
+}
+
 /// Where a task is in its life, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

@@ -222,6 +222,20 @@ pub(crate) const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
      WHERE dedup_expires_at IS NOT NULL AND dedup_expires_at <= $1 \
      ORDER BY dedup_expires_at LIMIT $2";
 
+/// Tasks per organization, queue and state.
+pub(crate) const SQL_TASK_COUNTS: &str =
+    "SELECT org, queue, status, COUNT(*) FROM tasks GROUP BY org, queue, status";
+
+pub(crate) fn task_count(r: &impl Row) -> Result<TaskCount> {
+    let status = r.text(2)?;
+    Ok(TaskCount {
+        org: r.text(0)?,
+        queue: r.text(1)?,
+        status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
+        count: u64::try_from(r.i64(3)?).unwrap_or(0),
+    })
+}
+
 /// Lists a queue's tasks by ID. Parameters: org, queue, after, now, limit;
 /// now is referenced even without a state filter so both backends see the
 /// same parameter count and type.

@@ -903,6 +903,40 @@ async fn idempotency_records_expire_and_are_swept(h: Harness) {
     started(&h, "k").await;
 }
 
+async fn a_task_completes_its_key_in_its_own_commit(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let token = started(&h, "k").await;
+    let mut req = create("acme", "payments", "t1");
+    req.completion = Some(Completion {
+        resource_kind: "task",
+        resource_id: "payments/t1".into(),
+        ..completion("k", &token, "")
+    });
+    h.store.task_create(req).await.unwrap();
+    match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
+        idempotency::Begun::Existing(r) => {
+            assert_eq!(r.state, idempotency::RecordState::Completed);
+            assert_eq!(r.resource_id.as_deref(), Some("payments/t1"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A holder whose lock was taken over creates nothing.
+    let stale = started(&h, "k2").await;
+    h.advance(61);
+    started(&h, "k2").await;
+    let mut late = create("acme", "payments", "t2");
+    late.completion = Some(completion("k2", &stale, "payments/t2"));
+    assert!(matches!(
+        h.store.task_create(late).await,
+        Err(Error::KeyLost(_))
+    ));
+    assert!(matches!(
+        h.store.task_get("acme", "payments", "t2").await,
+        Err(Error::NotFound { .. })
+    ));
+}
+
 macro_rules! conformance {
     ($($test:ident),* $(,)?) => {
         mod sqlite {
@@ -939,4 +973,5 @@ conformance!(
     concurrent_begins_have_one_winner,
     a_stale_holder_cannot_complete_after_a_takeover,
     idempotency_records_expire_and_are_swept,
+    a_task_completes_its_key_in_its_own_commit,
 );

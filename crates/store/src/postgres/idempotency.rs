@@ -62,17 +62,11 @@ impl IdempotencyStore for PostgresStore {
         // its holder released it; one more round settles it.
         for _ in 0..3 {
             let now = self.now();
-            let mut client = self.pool.get().await?;
-            let tx = client.transaction().await?;
-            // The lock needs no durability: losing it in a crash is what a
-            // crash should do to it, and the effect's commit, which is
-            // durable, flushes it anyway.
-            tx.batch_execute("SET LOCAL synchronous_commit = off")
-                .await?;
+            let client = self.lock_pool.get().await?;
             let lock_for = idempotency::micros(b.lock_for);
             let retain = idempotency::micros(b.retain_for.max(b.lock_for));
             let won = query_opt(
-                &tx,
+                &client,
                 SQL_BEGIN,
                 &[
                     &b.org,
@@ -87,12 +81,9 @@ impl IdempotencyStore for PostgresStore {
             )
             .await?;
             if won.is_some() {
-                tx.commit().await?;
                 return Ok(Begun::Started(token));
             }
-            let existing = query_opt(&tx, &select, &[&b.org, &b.principal, &b.key]).await?;
-            tx.commit().await?;
-            if let Some(row) = existing {
+            if let Some(row) = query_opt(&client, &select, &[&b.org, &b.principal, &b.key]).await? {
                 return Ok(Begun::Existing(idempotency::record(&row)?));
             }
         }
@@ -108,7 +99,7 @@ impl IdempotencyStore for PostgresStore {
         key: &str,
         token: &str,
     ) -> Result<()> {
-        let client = self.pool.get().await?;
+        let client = self.lock_pool.get().await?;
         execute(
             &client,
             "DELETE FROM idempotency_keys WHERE org = $1 AND principal = $2 AND key = $3 \

@@ -49,6 +49,12 @@ pub struct PostgresStore {
     listen_config: tokio_postgres::Config,
     /// Queue configurations recently read, for the one-statement create.
     queue_configs: Arc<Mutex<QueueConfigCache>>,
+    /// Connections whose commits do not wait for the disk, for
+    /// Idempotency-Key locks only: a lock lost in a crash is released, which
+    /// is what a crash should do to it, and the effect's durable commit
+    /// flushes it anyway. One statement instead of a four-round-trip
+    /// transaction with `SET LOCAL`.
+    lock_pool: Pool,
 }
 
 impl PostgresStore {
@@ -58,6 +64,22 @@ impl PostgresStore {
         let config = tokio_postgres::Config::from_str(url)
             .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))?;
         let listen_config = config.clone();
+        let mut lock_config = config.clone();
+        let options = match config.get_options() {
+            Some(o) => format!("{o} -c synchronous_commit=off"),
+            None => "-c synchronous_commit=off".to_string(),
+        };
+        lock_config.options(&options);
+        let lock_pool = Pool::builder(Manager::from_config(
+            lock_config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        ))
+        .max_size(max_connections.clamp(1, 8))
+        .build()
+        .map_err(|e| Error::Internal(e.to_string()))?;
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -74,6 +96,7 @@ impl PostgresStore {
             clock,
             listen_config,
             queue_configs: Arc::default(),
+            lock_pool,
         };
         store.migrate().await?;
         Ok(store)
@@ -355,6 +378,31 @@ const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue, task_id, 
 /// (organization, queue) → configuration and when it was read.
 type QueueConfigCache = HashMap<(String, String), (QueueConfig, Instant)>;
 
+/// [`SQL_INSERT_TASK_IF_QUEUE`] together with the completion of the
+/// request's Idempotency-Key record, in one statement: the insert happens
+/// only while this request holds the key (its in-progress row, locked
+/// here), and the record completes only if the insert did, so the two
+/// commit together or not at all. Answers (inserted, completed).
+const SQL_INSERT_TASK_AND_COMPLETE: &str = "WITH held AS ( \
+       SELECT 1 FROM idempotency_keys WHERE org = $1 AND principal = $12 AND key = $13 \
+       AND token = $14 AND state = 'in_progress' FOR UPDATE), \
+     ins AS ( \
+       INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
+       schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
+       cancel_requested, created_at) \
+       SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, \
+       $7::bytea, $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
+       WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
+       AND EXISTS (SELECT 1 FROM held) \
+       ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING 1), \
+     done AS ( \
+       UPDATE idempotency_keys SET fingerprint = $15, state = 'completed', \
+       status = $16::bigint, resource_kind = $17::text, resource_id = $18::text, body = NULL, \
+       locked_until = $11::bigint, expires_at = $19::bigint \
+       WHERE org = $1 AND principal = $12::text AND key = $13::text AND token = $14::text \
+       AND EXISTS (SELECT 1 FROM ins) RETURNING 1) \
+     SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM done)";
+
 /// How long a node trusts a queue's configuration for resolving the retry
 /// policy of new tasks; a PATCH reaches creates on other nodes within it.
 const QUEUE_CONFIG_TTL: Duration = Duration::from_secs(1);
@@ -363,7 +411,12 @@ impl PostgresStore {
     /// Creates the task in one statement when its queue's configuration is
     /// at hand and its ID is free; `None` sends the caller down the
     /// transactional path, which handles conflicts and missing queues.
-    async fn task_create_fast(&self, p: &TaskCreate, now: i64) -> Result<Option<Task>> {
+    async fn task_create_fast(
+        &self,
+        p: &TaskCreate,
+        done: Option<&Completion>,
+        now: i64,
+    ) -> Result<Option<Task>> {
         let id = (p.org.clone(), p.queue.clone());
         let cached = {
             let cache = self.queue_configs.lock().expect("queue config cache");
@@ -389,6 +442,42 @@ impl PostgresStore {
             },
         };
         let ins = tasks::TaskInsert::resolve(p, &config, now)?;
+        if let Some(d) = done {
+            let row = client
+                .query_one(
+                    &client.prepare_cached(SQL_INSERT_TASK_AND_COMPLETE).await?,
+                    &[
+                        &p.org,
+                        &p.queue,
+                        &p.task_id,
+                        &ins.uid,
+                        &ins.target,
+                        &ins.body_form,
+                        &ins.body,
+                        &ins.schedule_time,
+                        &ins.dispatch_deadline_s,
+                        &ins.retry_config,
+                        &now,
+                        &d.principal,
+                        &d.key,
+                        &d.token,
+                        &d.fingerprint,
+                        &i64::from(d.status),
+                        &d.resource_kind,
+                        &d.resource_id,
+                        &now.saturating_add(crate::idempotency::micros(d.retain_for)),
+                    ],
+                )
+                .await?;
+            let (inserted, completed): (i64, i64) = (row.get(0), row.get(1));
+            return match (inserted, completed) {
+                (1, 1) => Ok(Some(ins.task(p, now))),
+                (0, _) => Ok(None),
+                _ => Err(Error::Internal(
+                    "a task was inserted without its Idempotency-Key record".into(),
+                )),
+            };
+        }
         let n = execute(
             &client,
             SQL_INSERT_TASK_IF_QUEUE,
@@ -812,9 +901,7 @@ impl Store for PostgresStore {
     async fn task_create(&self, mut p: TaskCreate) -> Result<Task> {
         let now = self.now();
         let done = p.completion.take();
-        if done.is_none()
-            && let Some(task) = self.task_create_fast(&p, now).await?
-        {
+        if let Some(task) = self.task_create_fast(&p, done.as_ref(), now).await? {
             return Ok(task);
         }
         transaction!(self, done, now, |tx| {
@@ -936,5 +1023,14 @@ impl Store for PostgresStore {
             }
             Ok(uids.len() as u64)
         })
+    }
+
+    async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {
+        let client = self.pool.get().await?;
+        query(&client, rows::SQL_TASK_COUNTS, &[])
+            .await?
+            .iter()
+            .map(rows::task_count)
+            .collect()
     }
 }

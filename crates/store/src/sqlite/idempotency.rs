@@ -47,6 +47,20 @@ pub(super) fn complete(conn: &Connection, done: Option<&Completion>, now: i64) -
     Ok(())
 }
 
+/// Fails when another request has taken `done`'s key over (its lock expired
+/// while this request was still running). A missing lock is not a takeover:
+/// the completion's own upsert then decides.
+pub(super) fn check_still_held(
+    locks: &std::sync::Mutex<std::collections::HashMap<LockId, Lock>>,
+    done: &Completion,
+) -> Result<()> {
+    let id = lock_id(&done.org, &done.principal, &done.key);
+    match locks.lock().expect("idempotency locks").get(&id) {
+        Some(held) if held.token != done.token => Err(idempotency::lost(&done.key)),
+        _ => Ok(()),
+    }
+}
+
 fn lock_id(org: &str, principal: &str, key: &str) -> LockId {
     (org.to_string(), principal.to_string(), key.to_string())
 }

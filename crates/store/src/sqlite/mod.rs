@@ -145,8 +145,15 @@ impl SqliteStore {
         F: FnOnce(&Connection, i64, &mut Option<Completion>) -> Result<T> + Send + 'static,
     {
         let lock = done.clone();
+        let inner = self.inner.clone();
         let result = self
             .write(move |conn, now| {
+                // Checked before the effect, in the writer, so that no
+                // takeover can slip in between: a request whose lock another
+                // one holds now must change nothing.
+                if let Some(d) = &done {
+                    idempotency::check_still_held(&inner.locks, d)?;
+                }
                 let mut done = done;
                 let value = f(conn, now, &mut done)?;
                 idempotency::complete(conn, done.as_ref(), now)?;
@@ -831,6 +838,14 @@ impl Store for SqliteStore {
                 delete_task(conn, uid)?;
             }
             Ok(uids.len() as u64)
+        })
+        .await
+    }
+
+    async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {
+        self.read(|conn, _| {
+            let mut stmt = conn.prepare_cached(rows::SQL_TASK_COUNTS)?;
+            collect(&mut stmt, [], |r| rows::task_count(r))
         })
         .await
     }
