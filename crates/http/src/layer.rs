@@ -389,7 +389,11 @@ where
     let request = Request::from_parts(parts, Body::from(bytes));
     // A client that gives up must not cancel the work it started: the
     // handler runs to its end on its own task, and its outcome is recorded.
-    let running = tokio::spawn(async move { call(inner, request).await });
+    // It keeps the request's span, so its log lines still name the request.
+    let running = tokio::spawn(tracing::Instrument::instrument(
+        async move { call(inner, request).await },
+        tracing::Span::current(),
+    ));
     let response = running
         .await
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());

@@ -3,12 +3,14 @@
 //! problem's `instance`).
 //!
 //! Kept in a task-local so that an error built deep in a handler can name
-//! its request without every function threading it through.
+//! its request without every function threading it through, and in a
+//! tracing span so that every log line does.
 
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use http::HeaderValue;
+use tracing::Instrument;
 
 pub const REQUEST_ID_HEADER: &str = "idem-request-id";
 
@@ -35,7 +37,19 @@ pub async fn with_context(req: Request, next: Next) -> Response {
         path: req.uri().path().to_string(),
     };
     let id = HeaderValue::from_str(&ctx.request_id).expect("uuid is a valid header value");
-    let mut response = CONTEXT.scope(ctx.clone(), next.run(req)).await;
+    // Every line logged while serving the request names it; the span is
+    // attached to the future, so it is entered exactly while the request's
+    // work is polled.
+    let span = tracing::info_span!(
+        "request",
+        request_id = %ctx.request_id,
+        method = %req.method(),
+        path = %ctx.path,
+    );
+    let mut response = CONTEXT
+        .scope(ctx.clone(), next.run(req))
+        .instrument(span)
+        .await;
     response.headers_mut().insert(REQUEST_ID_HEADER, id);
     let class = match response.status().as_u16() {
         200..=299 => "2xx",

@@ -130,6 +130,7 @@ pub async fn serve(
     let stop_tx = Arc::new(stop_tx);
     let sweeper = tokio::spawn(sweeper::run(app.clone(), stop_rx.clone()));
     let dispatcher = tokio::spawn(dispatch::run(app.clone(), stop_rx.clone()));
+    let telemetry = tokio::spawn(telemetry::run(app.clone(), stop_rx.clone()));
     let signal = stop_tx.clone();
     let shutdown_watch = tokio::spawn(async move {
         shutdown.await;
@@ -145,5 +146,6 @@ pub async fn serve(
     shutdown_watch.abort();
     let _ = sweeper.await;
     let _ = dispatcher.await;
+    let _ = telemetry.await;
     result
 }

@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, broadcast, mpsc, watch};
 use tokio::task::JoinSet;
+use tracing::Instrument;
 
 /// Longest sleep without a claim: bounds how late the loop notices what no
 /// wake-up announces.
@@ -210,6 +211,12 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
         } = batch;
         for f in recovered {
             tracing::info!(queue = %f.queue, task_id = %f.task_id, "recovered an expired lease");
+            metrics::counter!(
+                "idem_dispatch_attempts_total",
+                "queue" => f.queue.clone(),
+                "outcome" => "lease_expired"
+            )
+            .increment(1);
             app.dispatch.publish(f);
         }
         let claimed_all = tasks.len() == free;
@@ -231,14 +238,30 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             };
             let results = results_tx.clone();
             let abandon = abandon_rx.clone();
-            attempts.spawn(async move {
-                let result = attempt.run(abandon).await;
-                // The slot frees before the result is written; the claim
-                // that could reuse it still waits for the store, which only
-                // counts the task as done once the completer commits.
-                drop(slot);
-                let _ = results.send(result);
-            });
+            // Every line logged during the attempt names it.
+            let span = tracing::info_span!(
+                "attempt",
+                queue = %attempt.claimed.task.queue,
+                task_id = %attempt.claimed.task.task_id,
+                attempt = attempt.claimed.attempt,
+            );
+            attempts.spawn(
+                async move {
+                    let queue = attempt.claimed.task.queue.clone();
+                    let task_id = attempt.claimed.task.task_id.clone();
+                    let result = attempt.run(abandon).await;
+                    // The slot frees before the result is written; the claim
+                    // that could reuse it still waits for the store, which only
+                    // counts the task as done once the completer commits.
+                    drop(slot);
+                    let _ = results.send(Reported {
+                        queue,
+                        task_id,
+                        result,
+                    });
+                }
+                .instrument(span),
+            );
         }
         if claimed_all {
             // The claim was cut short by our own slots: more may be due.
@@ -320,6 +343,13 @@ async fn spawn_signal_tasks(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> 
     vec![inbound, outbound]
 }
 
+/// An attempt's result with the names its metrics and logs need.
+struct Reported {
+    queue: String,
+    task_id: String,
+    result: AttemptResult,
+}
+
 /// One attempt of one claimed task.
 struct Attempt {
     client: reqwest::Client,
@@ -339,12 +369,24 @@ impl Attempt {
                 retry_after: None,
             },
         };
+        let duration = started.elapsed();
+        metrics::histogram!(
+            "idem_dispatch_duration_seconds",
+            "queue" => self.claimed.task.queue.clone()
+        )
+        .record(duration.as_secs_f64());
+        tracing::debug!(
+            status_code = answer.status_code,
+            error = answer.error.as_deref(),
+            duration_ms = duration.as_millis() as u64,
+            "attempt ended"
+        );
         AttemptResult {
             task_uid: self.claimed.task.uid.clone(),
             attempt: self.claimed.attempt,
             status_code: answer.status_code,
             error: answer.error,
-            duration: started.elapsed(),
+            duration,
             retry_after: answer.retry_after,
         }
     }
@@ -381,7 +423,7 @@ impl Attempt {
 
 /// Writes attempt results in batches: whatever arrived while the previous
 /// write was committing goes into the next one.
-async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<AttemptResult>) {
+async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Reported>) {
     while let Some(first) = results.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_COMPLETION_BATCH {
@@ -392,7 +434,8 @@ async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<AttemptRes
         }
         let mut failures = 0;
         let completions = loop {
-            match app.store.dispatch_complete(batch.clone()).await {
+            let results = batch.iter().map(|r| r.result.clone()).collect();
+            match app.store.dispatch_complete(results).await {
                 Ok(c) => break Some(c),
                 Err(e) if failures < COMPLETION_RETRIES => {
                     failures += 1;
@@ -409,12 +452,42 @@ async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<AttemptRes
                 }
             }
         };
-        for completion in completions.into_iter().flatten() {
+        // Completions answer in the order the results were given.
+        for (reported, completion) in batch.iter().zip(completions.into_iter().flatten()) {
+            let outcome = match &completion {
+                Completion::Applied(f) => match f.status {
+                    Status::Succeeded => "succeeded",
+                    Status::Pending => "failed_retrying",
+                    Status::Failed => "failed_final",
+                    Status::Cancelled => "cancelled",
+                    Status::Running => "running",
+                },
+                Completion::Stale { .. } => "stale",
+            };
+            metrics::counter!(
+                "idem_dispatch_attempts_total",
+                "queue" => reported.queue.clone(),
+                "outcome" => outcome
+            )
+            .increment(1);
             match completion {
-                Completion::Applied(f) => app.dispatch.publish(f),
-                Completion::Stale { task_uid } => {
-                    tracing::info!(%task_uid, "late result of an attempt whose lease was lost; ignored")
+                Completion::Applied(f) => {
+                    tracing::debug!(
+                        queue = %reported.queue,
+                        task_id = %reported.task_id,
+                        attempt = reported.result.attempt,
+                        outcome,
+                        "attempt recorded"
+                    );
+                    app.dispatch.publish(f)
                 }
+                Completion::Stale { task_uid } => tracing::info!(
+                    queue = %reported.queue,
+                    task_id = %reported.task_id,
+                    attempt = reported.result.attempt,
+                    %task_uid,
+                    "late result of an attempt whose lease was lost; ignored"
+                ),
             }
         }
         // Finished attempts freed concurrency in the store.
