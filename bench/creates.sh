@@ -12,12 +12,12 @@ run() { # $1: label; rest: store flags
   addr=$(start_server "$@")
   printf '%-10s baseline GET /healthz clients=16 ' "$label"
   "$bin/idem-bench" get --addr "$addr" --total 20000 --concurrency 16
-  kill %1 2>/dev/null || true; wait 2>/dev/null || true
+  stop_server
   for c in 1 16; do
     addr=$(start_server "$@")
     printf '%-10s clients=%-3s ' "$label" "$c"
     "$bin/idem-bench" creates --addr "$addr" --key "$key" --total 20000 --concurrency "$c" --prefix "c$c"
-    kill %1 2>/dev/null || true; wait 2>/dev/null || true
+    stop_server
   done
 }
 

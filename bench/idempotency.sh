@@ -16,7 +16,7 @@ run() {
     printf '%-9s c=%-3s %-10s ' "$label" "$c" "key"; load --prefix "k$c" --with-keys
     printf '%-9s c=%-3s %-10s ' "$label" "$c" "replay"; load --prefix "k$c" --with-keys
   done
-  kill %1 2>/dev/null || true; wait 2>/dev/null || true
+  stop_server
 }
 
 run sqlite --data-dir "$work/sqlite"

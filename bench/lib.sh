@@ -7,15 +7,28 @@ bin="$CARGO_TARGET_DIR/release"
 admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 key="bench-admin-key-$(date +%s)"
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'stop_server; rm -rf "$work"' EXIT
 
-# Starts `idem serve` with the given store flags; prints its host:port.
+# Starts `idem serve` with the given store flags; prints its host:port. It
+# runs inside a command substitution, so its PID goes to a file for
+# stop_server rather than into this shell's job table.
 start_server() {
   "$bin/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" "$@" >"$work/out" 2>"$work/err" &
+  echo $! >"$work/pid"
   for _ in $(seq 1 100); do
     if addr=$(grep -o 'http://[^ ]*' "$work/out" 2>/dev/null); then echo "${addr#http://}"; return; fi
     sleep 0.1
   done
   cat "$work/err" >&2
   exit 1
+}
+
+# Stops the server start_server started, and waits for it to exit.
+stop_server() {
+  if [ -f "$work/pid" ]; then
+    pid=$(cat "$work/pid")
+    kill "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    rm -f "$work/pid"
+  fi
 }
