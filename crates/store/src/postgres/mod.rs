@@ -57,6 +57,20 @@ pub struct PostgresStore {
     lock_pool: Pool,
 }
 
+fn pool(config: tokio_postgres::Config, max_size: usize) -> Result<Pool> {
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(max_size)
+        .build()
+        .map_err(|e| Error::Internal(e.to_string()))
+}
+
 impl PostgresStore {
     /// Connects to `url` (`postgres://…`), with at most `max_connections`
     /// pooled connections, and brings the schema up to date.
@@ -70,27 +84,8 @@ impl PostgresStore {
             None => "-c synchronous_commit=off".to_string(),
         };
         lock_config.options(&options);
-        let lock_pool = Pool::builder(Manager::from_config(
-            lock_config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        ))
-        .max_size(max_connections.clamp(1, 8))
-        .build()
-        .map_err(|e| Error::Internal(e.to_string()))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(max_connections)
-            .build()
-            .map_err(|e| Error::Internal(e.to_string()))?;
+        let lock_pool = pool(lock_config, max_connections.clamp(1, 8))?;
+        let pool = pool(config, max_connections)?;
         let store = PostgresStore {
             pool,
             clock,
