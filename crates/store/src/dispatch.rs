@@ -20,12 +20,12 @@
 //! under a row lock, and the concurrency limit is checked against the count
 //! of the queue's `running` rows.
 
-use crate::Result;
 use crate::records::{Attempt, Status, Task};
+use crate::{Error, Result};
 use async_trait::async_trait;
 use idem_core::backoff::{self, Next};
 use idem_core::clock::{from_micros, to_micros};
-use idem_core::queue::RateLimits;
+use idem_core::queue::{QueueConfig, RateLimits};
 use jiff::Timestamp;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -351,6 +351,28 @@ pub(crate) fn decode_finished(payload: &str) -> Option<Finished> {
         status: Status::parse(parts.next()?)?,
     };
     parts.next().is_none().then_some(f)
+}
+
+/// Reads a row of the running-task lookup both backends share.
+pub(crate) fn running_row(r: &impl crate::sql::Row) -> Result<RunningRow> {
+    let status = r.text(4)?;
+    let config: QueueConfig = serde_json::from_str(&r.text(10)?)
+        .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
+    Ok(RunningRow {
+        org: r.text(0)?,
+        queue: r.text(1)?,
+        task_id: r.text(2)?,
+        uid: r.text(3)?,
+        status: Status::parse(&status)
+            .ok_or_else(|| Error::Internal(format!("unreadable task status {status:?}")))?,
+        attempt_count: r.i64(5)? as u32,
+        cancel_requested: r.i64(6)? != 0,
+        retry_config: serde_json::from_str(&r.text(7)?)
+            .map_err(|e| Error::Internal(format!("unreadable retry config: {e}")))?,
+        first_attempt_at: r.opt_i64(8)?,
+        started_at: r.opt_i64(9)?,
+        dedup_window_s: config.dedup_window_s,
+    })
 }
 
 #[cfg(test)]

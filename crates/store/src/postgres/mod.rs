@@ -398,6 +398,28 @@ const SQL_INSERT_TASK_AND_COMPLETE: &str = "WITH held AS ( \
        AND EXISTS (SELECT 1 FROM ins) RETURNING 1) \
      SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM done)";
 
+/// The parameters of every task insert, in the order the statements number
+/// them ($1–$11).
+fn task_params<'a>(
+    p: &'a TaskCreate,
+    ins: &'a tasks::TaskInsert,
+    now: &'a i64,
+) -> [&'a (dyn tokio_postgres::types::ToSql + Sync); 11] {
+    [
+        &p.org,
+        &p.queue,
+        &p.task_id,
+        &ins.uid,
+        &ins.target,
+        &ins.body_form,
+        &ins.body,
+        &ins.schedule_time,
+        &ins.dispatch_deadline_s,
+        &ins.retry_config,
+        now,
+    ]
+}
+
 /// How long a node trusts a queue's configuration for resolving the retry
 /// policy of new tasks; a PATCH reaches creates on other nodes within it.
 const QUEUE_CONFIG_TTL: Duration = Duration::from_secs(1);
@@ -438,30 +460,23 @@ impl PostgresStore {
         };
         let ins = tasks::TaskInsert::resolve(p, &config, now)?;
         if let Some(d) = done {
+            let expires_at = now.saturating_add(crate::idempotency::micros(d.retain_for));
+            let status = i64::from(d.status);
+            let mut params = task_params(p, &ins, &now).to_vec();
+            params.extend_from_slice(&[
+                &d.principal,
+                &d.key,
+                &d.token,
+                &d.fingerprint,
+                &status,
+                &d.resource_kind,
+                &d.resource_id,
+                &expires_at,
+            ]);
             let row = client
                 .query_one(
                     &client.prepare_cached(SQL_INSERT_TASK_AND_COMPLETE).await?,
-                    &[
-                        &p.org,
-                        &p.queue,
-                        &p.task_id,
-                        &ins.uid,
-                        &ins.target,
-                        &ins.body_form,
-                        &ins.body,
-                        &ins.schedule_time,
-                        &ins.dispatch_deadline_s,
-                        &ins.retry_config,
-                        &now,
-                        &d.principal,
-                        &d.key,
-                        &d.token,
-                        &d.fingerprint,
-                        &i64::from(d.status),
-                        &d.resource_kind,
-                        &d.resource_id,
-                        &now.saturating_add(crate::idempotency::micros(d.retain_for)),
-                    ],
+                    &params,
                 )
                 .await?;
             let (inserted, completed): (i64, i64) = (row.get(0), row.get(1));
@@ -476,19 +491,7 @@ impl PostgresStore {
         let n = execute(
             &client,
             SQL_INSERT_TASK_IF_QUEUE,
-            &[
-                &p.org,
-                &p.queue,
-                &p.task_id,
-                &ins.uid,
-                &ins.target,
-                &ins.body_form,
-                &ins.body,
-                &ins.schedule_time,
-                &ins.dispatch_deadline_s,
-                &ins.retry_config,
-                &now,
-            ],
+            &task_params(p, &ins, &now),
         )
         .await?;
         Ok((n == 1).then(|| ins.task(p, now)))
@@ -904,19 +907,7 @@ impl Store for PostgresStore {
             // insert without blocking concurrent creates.
             let queue = get_queue(&tx, &p.org, &p.queue, "FOR KEY SHARE").await?;
             let ins = tasks::TaskInsert::resolve(&p, &queue.config, now)?;
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
-                &p.org,
-                &p.queue,
-                &p.task_id,
-                &ins.uid,
-                &ins.target,
-                &ins.body_form,
-                &ins.body,
-                &ins.schedule_time,
-                &ins.dispatch_deadline_s,
-                &ins.retry_config,
-                &now,
-            ];
+            let params = task_params(&p, &ins, &now);
             // No early return: the macro completes the Idempotency-Key
             // record after this block.
             if execute(&tx, rows::SQL_INSERT_TASK, &params).await? == 1 {

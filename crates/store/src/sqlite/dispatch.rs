@@ -18,7 +18,6 @@
 
 use super::{SqliteStore, collect};
 use crate::dispatch::*;
-use crate::records::Status;
 use crate::sql::{self as rows, Row as _};
 use crate::{Error, Result};
 use async_trait::async_trait;
@@ -55,27 +54,6 @@ const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, t.
      t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, q.config \
      FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
      LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
-
-fn running_row(r: &rusqlite::Row<'_>) -> Result<RunningRow> {
-    let status = r.text(4)?;
-    let config: QueueConfig = serde_json::from_str(&r.text(10)?)
-        .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
-    Ok(RunningRow {
-        org: r.text(0)?,
-        queue: r.text(1)?,
-        task_id: r.text(2)?,
-        uid: r.text(3)?,
-        status: Status::parse(&status)
-            .ok_or_else(|| Error::Internal(format!("unreadable task status {status:?}")))?,
-        attempt_count: r.i64(5)? as u32,
-        cancel_requested: r.i64(6)? != 0,
-        retry_config: serde_json::from_str(&r.text(7)?)
-            .map_err(|e| Error::Internal(format!("unreadable retry config: {e}")))?,
-        first_attempt_at: r.opt_i64(8)?,
-        started_at: r.opt_i64(9)?,
-        dedup_window_s: config.dedup_window_s,
-    })
-}
 
 fn complete(conn: &Connection, now: i64, result: &AttemptResult) -> Result<Completion> {
     let row = conn
@@ -135,11 +113,9 @@ fn claim(conn: &Connection, now: i64, params: DispatchClaim) -> Result<ClaimedBa
         "{RUNNING_ROW} WHERE t.status = 'running' AND t.lease_expires_at <= $1 \
          ORDER BY t.lease_expires_at LIMIT $2"
     ))?;
-    let expired = collect(
-        &mut stmt,
-        params![now, MAX_RECOVERED_PER_CLAIM],
-        running_row,
-    )?;
+    let expired = collect(&mut stmt, params![now, MAX_RECOVERED_PER_CLAIM], |r| {
+        running_row(r)
+    })?;
     for row in expired {
         let finished = apply(conn, now, &row, &row.lease_expired(now))?;
         batch.recovered.push(finished);
