@@ -729,6 +729,13 @@ fn completion(key: &str, token: &str, resource: &str) -> Completion {
     }
 }
 
+/// Creates queue `name` of organization `acme`, completing `done` with it.
+async fn keyed_queue(h: &Harness, name: &str, done: Completion) -> Result<Queue> {
+    h.store
+        .queue_create("acme", name, &QueueConfig::default(), Some(done))
+        .await
+}
+
 async fn started(h: &Harness, key: &str) -> String {
     match h.store.idempotency_begin(&begin(key, "fp")).await.unwrap() {
         idempotency::Begun::Started(token) => token,
@@ -774,13 +781,7 @@ async fn idempotency_lock_is_exclusive_until_released(h: Harness) {
 async fn completion_commits_with_the_effect(h: Harness) {
     h.org("acme").await;
     let token = started(&h, "k").await;
-    h.store
-        .queue_create(
-            "acme",
-            "q",
-            &QueueConfig::default(),
-            Some(completion("k", &token, "q")),
-        )
+    keyed_queue(&h, "q", completion("k", &token, "q"))
         .await
         .unwrap();
     match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
@@ -807,14 +808,7 @@ async fn a_failed_effect_leaves_no_completed_record(h: Harness) {
     h.org("acme").await;
     h.queue("acme", "q", 60).await;
     let token = started(&h, "k").await;
-    let err = h
-        .store
-        .queue_create(
-            "acme",
-            "q",
-            &QueueConfig::default(),
-            Some(completion("k", &token, "q")),
-        )
+    let err = keyed_queue(&h, "q", completion("k", &token, "q"))
         .await
         .unwrap_err();
     assert!(matches!(err, Error::AlreadyExists { .. }));
@@ -852,23 +846,10 @@ async fn a_stale_holder_cannot_complete_after_a_takeover(h: Harness) {
     let stale = started(&h, "k").await;
     h.advance(61);
     let fresh = started(&h, "k").await;
-    h.store
-        .queue_create(
-            "acme",
-            "fresh",
-            &QueueConfig::default(),
-            Some(completion("k", &fresh, "fresh")),
-        )
+    keyed_queue(&h, "fresh", completion("k", &fresh, "fresh"))
         .await
         .unwrap();
-    let err = h
-        .store
-        .queue_create(
-            "acme",
-            "stale",
-            &QueueConfig::default(),
-            Some(completion("k", &stale, "stale")),
-        )
+    let err = keyed_queue(&h, "stale", completion("k", &stale, "stale"))
         .await
         .unwrap_err();
     assert!(matches!(err, Error::KeyLost(_)), "{err:?}");
@@ -884,13 +865,7 @@ async fn a_stale_holder_cannot_complete_after_a_takeover(h: Harness) {
 async fn idempotency_records_expire_and_are_swept(h: Harness) {
     h.org("acme").await;
     let token = started(&h, "k").await;
-    h.store
-        .queue_create(
-            "acme",
-            "q",
-            &QueueConfig::default(),
-            Some(completion("k", &token, "q")),
-        )
+    keyed_queue(&h, "q", completion("k", &token, "q"))
         .await
         .unwrap();
     assert_eq!(h.store.idempotency_sweep(100).await.unwrap(), 0);
