@@ -7,6 +7,7 @@
 pub mod backoff;
 pub mod clock;
 pub mod field;
+pub mod job;
 pub mod names;
 pub mod queue;
 pub mod run_key;

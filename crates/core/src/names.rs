@@ -29,9 +29,14 @@ pub const QUEUE_NAME_MAX: usize = 100;
 pub const TASK_ID_MAX: usize = 500;
 pub const ORGANIZATION_NAME_MAX: usize = 100;
 pub const PRINCIPAL_NAME_MAX: usize = 100;
+pub const JOB_NAME_MAX: usize = 100;
 
 pub fn check_queue_name(field: &str, value: &str) -> Result<(), FieldError> {
     check_identifier(field, value, QUEUE_NAME_MAX)
+}
+
+pub fn check_job_name(field: &str, value: &str) -> Result<(), FieldError> {
+    check_identifier(field, value, JOB_NAME_MAX)
 }
 
 pub fn check_task_id(field: &str, value: &str) -> Result<(), FieldError> {

@@ -233,10 +233,19 @@ impl TargetSpec {
                 format!("a {method} request has no body"),
             );
         }
+        let mut headers = self.headers;
+        // A JSON body says so, unless the target chose a `+json` type.
+        if let Some((BodyForm::Json, _)) = &body
+            && !headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("content-type"))
+        {
+            headers.insert("Content-Type".into(), "application/json".into());
+        }
         (errors.0.len() == ok_before).then_some(Target {
             url: self.url,
             method,
-            headers: self.headers,
+            headers,
             body,
         })
     }

@@ -23,6 +23,10 @@ pub enum Error {
     /// A request the current state does not allow.
     #[error("{0}")]
     FailedPrecondition(String),
+    /// An update based on a version that is no longer current
+    /// (`expected_updated_at`).
+    #[error("{0}")]
+    Stale(String),
     /// Input that fails validation against stored state.
     #[error("invalid: {0}")]
     Invalid(FieldErrors),

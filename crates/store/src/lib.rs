@@ -13,6 +13,7 @@
 pub mod dispatch;
 pub mod error;
 pub mod idempotency;
+pub mod jobs;
 pub mod postgres;
 pub mod records;
 mod sql;
@@ -22,6 +23,7 @@ mod tasks;
 pub use dispatch::DispatchStore;
 pub use error::Error;
 pub use idempotency::IdempotencyStore;
+pub use jobs::JobStore;
 pub use records::*;
 
 use async_trait::async_trait;
@@ -34,7 +36,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything Idem persists. Operations are named noun-first so they sort by
 /// table; each either commits entirely or leaves nothing behind.
 #[async_trait]
-pub trait Store: DispatchStore + IdempotencyStore + Send + Sync + 'static {
+pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'static {
     /// Whether the store answers; `/readyz`.
     async fn ping(&self) -> Result<()>;
 

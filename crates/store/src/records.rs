@@ -1,5 +1,6 @@
 //! The rows the store hands out, as plain Rust values.
 
+use idem_core::job::{HeaderStyle, JobConfig, JobState, RunKind};
 use idem_core::queue::{QueueConfig, QueueState, RetryConfig, RetryConfigPatch};
 pub use idem_core::task::Attempt;
 use idem_core::task::{Target, TaskState};
@@ -160,6 +161,29 @@ pub struct Task {
     pub last_attempt: Option<Attempt>,
     /// Until when a finished task's ID stays taken.
     pub dedup_expires_at: Option<Timestamp>,
+    /// Set when the task is a job's run; its `task_id` is the run ID.
+    pub run: Option<RunInfo>,
+}
+
+/// What makes a task a cron job's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunInfo {
+    pub job: String,
+    pub kind: RunKind,
+    pub header_style: HeaderStyle,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub name: String,
+    pub config: JobConfig,
+    pub state: JobState,
+    /// The next instant the scheduler will fire; `None` while paused.
+    pub next_run_at: Option<Timestamp>,
+    /// The most recent run, scheduled or manual.
+    pub last_run: Option<Task>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Task {

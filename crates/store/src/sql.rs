@@ -5,6 +5,7 @@
 use crate::records::*;
 use crate::{Error, Result};
 use idem_core::clock::from_micros;
+use idem_core::job::{HeaderStyle, RunKind};
 use idem_core::queue::{QueueConfig, QueueState, RetryConfig};
 use idem_core::task::{BodyForm, Target};
 use idem_core::tenancy::{PrincipalKind, Role};
@@ -124,29 +125,98 @@ pub(crate) struct StoredTarget {
 
 pub(crate) const TASK_COLUMNS: &str = "queue, task_id, uid, status, target, body_form, body, \
      schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-     cancel_requested, created_at, finished_at, last_attempt, dedup_expires_at";
+     cancel_requested, created_at, finished_at, last_attempt, dedup_expires_at, \
+     job, run_kind, header_style";
+/// How many columns [`TASK_COLUMNS`] lists: the index of whatever a query
+/// selects after them.
+pub(crate) const TASK_COLUMN_COUNT: usize = 20;
 
-pub(crate) fn task(r: &impl Row) -> Result<Task> {
-    let status = r.text(3)?;
-    let stored: StoredTarget = json("task target", &r.text(4)?)?;
-    let body = match (r.opt_text(5)?, r.opt_blob(6)?) {
+/// [`TASK_COLUMNS`] qualified with `alias.`, for queries over several
+/// relations where a bare name could be ambiguous.
+pub(crate) fn task_columns_of(alias: &str) -> String {
+    TASK_COLUMNS
+        .split(',')
+        .map(|c| format!("{alias}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Reads a target stored as [`StoredTarget`] JSON plus body form and bytes
+/// columns at `at`, `at + 1` and `at + 2`.
+pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
+    let stored: StoredTarget = json("target", &r.text(at)?)?;
+    let body = match (r.opt_text(at + 1)?, r.opt_blob(at + 2)?) {
         (Some(form), Some(bytes)) => Some((
             BodyForm::parse(&form).ok_or_else(|| corrupt("body form", &form))?,
             bytes,
         )),
         _ => None,
     };
+    Ok(Target {
+        url: stored.url,
+        method: stored.method,
+        headers: stored.headers,
+        body,
+    })
+}
+
+/// The three column values [`target`] reads back.
+pub(crate) fn target_columns(t: &Target) -> (String, Option<&'static str>, Option<Vec<u8>>) {
+    let stored = StoredTarget {
+        url: t.url.clone(),
+        method: t.method.clone(),
+        headers: t.headers.clone(),
+    };
+    (
+        to_json(&stored),
+        t.body.as_ref().map(|(form, _)| form.as_str()),
+        t.body.as_ref().map(|(_, bytes)| bytes.clone()),
+    )
+}
+
+/// A row read at an offset: lets a reader of one record's columns read them
+/// after another record's in a joined row.
+pub(crate) struct Offset<'a, R>(pub &'a R, pub usize);
+
+impl<R: Row> Row for Offset<'_, R> {
+    fn i64(&self, i: usize) -> Result<i64> {
+        self.0.i64(self.1 + i)
+    }
+    fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        self.0.opt_i64(self.1 + i)
+    }
+    fn text(&self, i: usize) -> Result<String> {
+        self.0.text(self.1 + i)
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>> {
+        self.0.opt_text(self.1 + i)
+    }
+    fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
+        self.0.opt_blob(self.1 + i)
+    }
+}
+
+pub(crate) fn task(r: &impl Row) -> Result<Task> {
+    let status = r.text(3)?;
+    let run = match r.opt_text(17)? {
+        None => None,
+        Some(job) => {
+            let kind = r.text(18)?;
+            let style = r.text(19)?;
+            Some(RunInfo {
+                job,
+                kind: RunKind::parse(&kind).ok_or_else(|| corrupt("run kind", &kind))?,
+                header_style: HeaderStyle::parse(&style)
+                    .ok_or_else(|| corrupt("header style", &style))?,
+            })
+        }
+    };
     Ok(Task {
         queue: r.text(0)?,
         task_id: r.text(1)?,
         uid: r.text(2)?,
         status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
-        target: Target {
-            url: stored.url,
-            method: stored.method,
-            headers: stored.headers,
-            body,
-        },
+        target: target(r, 4)?,
         schedule_time: from_micros(r.i64(7)?),
         next_attempt_at: from_micros(r.i64(8)?),
         dispatch_deadline_s: r.i64(9)? as u32,
@@ -160,6 +230,7 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
             .map(|t| json::<Attempt>("last attempt", &t))
             .transpose()?,
         dedup_expires_at: r.opt_i64(16)?.map(from_micros),
+        run,
     })
 }
 
@@ -218,8 +289,11 @@ pub(crate) const SQL_RUN_NOW: &str =
 pub(crate) const SQL_ATTEMPTS: &str = "SELECT attempt, started_at, finished_at, status_code, \
      error, duration_ms FROM attempts WHERE task_uid = $1 ORDER BY attempt";
 
+/// A job's latest run is kept past its window, for the job's `last_run`.
 pub(crate) const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
      WHERE dedup_expires_at IS NOT NULL AND dedup_expires_at <= $1 \
+     AND (job IS NULL OR uid NOT IN \
+     (SELECT last_run_uid FROM jobs WHERE last_run_uid IS NOT NULL)) \
      ORDER BY dedup_expires_at LIMIT $2";
 
 /// Tasks per organization, queue and state.

@@ -1,7 +1,7 @@
 //! Task rules both backends apply inside their transactions.
 
 use crate::records::{Status, Task, TaskCreate, TaskSummary};
-use crate::sql::{StoredTarget, to_json};
+use crate::sql::{target_columns, to_json};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
@@ -35,16 +35,12 @@ impl TaskInsert {
             MAX_DEADLINE_S,
         );
         errors.into_result().map_err(Error::Invalid)?;
-        let target = StoredTarget {
-            url: p.target.url.clone(),
-            method: p.target.method.clone(),
-            headers: p.target.headers.clone(),
-        };
+        let (target, body_form, body) = target_columns(&p.target);
         Ok(TaskInsert {
             uid: uuid::Uuid::now_v7().simple().to_string(),
-            target: to_json(&target),
-            body_form: p.target.body.as_ref().map(|(form, _)| form.as_str()),
-            body: p.target.body.as_ref().map(|(_, bytes)| bytes.clone()),
+            target,
+            body_form,
+            body,
             schedule_time: p.schedule_time.map(to_micros).unwrap_or(now),
             dispatch_deadline_s: i64::from(deadline),
             retry_config: to_json(&retry),
@@ -71,6 +67,7 @@ impl TaskInsert {
             finished_at: None,
             last_attempt: None,
             dedup_expires_at: None,
+            run: None,
         }
     }
 }

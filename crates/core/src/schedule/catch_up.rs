@@ -44,8 +44,9 @@ pub enum CatchUp {
 ///   or `None`; one exactly at `since` is.
 /// - `now` is the current time (the store's clock).
 ///
-/// An eligible instant is *on time* when `now - x <= ON_TIME_TOLERANCE`
-/// (60 s) and *missed* otherwise. Then:
+/// An eligible instant is *on time* when `now - x <= tolerance`
+/// ([`ON_TIME_TOLERANCE`], 60 s, unless the operator chose otherwise) and
+/// *missed* otherwise. Then:
 ///
 /// - [`CatchUp::None`]: the on-time instants;
 /// - [`CatchUp::Latest`]: the on-time instants if there are any, otherwise
@@ -64,9 +65,10 @@ pub fn due_instants(
     since: Timestamp,
     now: Timestamp,
     catch_up: CatchUp,
+    tolerance: SignedDuration,
 ) -> Vec<Timestamp> {
     let eligible = |x: Timestamp| x >= since && last_fired.is_none_or(|l| x > l);
-    let on_time = |x: Timestamp| now.duration_since(x) <= ON_TIME_TOLERANCE;
+    let on_time = |x: Timestamp| now.duration_since(x) <= tolerance;
 
     let mut due = Vec::new();
     let mut cursor = schedule.last_at_or_before(now);

@@ -756,6 +756,7 @@ fn due(
         ts(since),
         ts(now),
         catch_up,
+        ON_TIME_TOLERANCE,
     )
     .into_iter()
     .map(|t| t.to_string())
@@ -889,8 +890,11 @@ fn the_tolerance_boundary_is_inclusive() {
     let at_edge = x.checked_add(ON_TIME_TOLERANCE).unwrap();
     let past_edge = at_edge.checked_add(SignedDuration::from_nanos(1)).unwrap();
     let since = ts("2026-06-01T12:01:00Z");
-    assert_eq!(due_instants(&s, None, since, at_edge, CatchUp::None), [x]);
-    assert!(due_instants(&s, None, since, past_edge, CatchUp::None).is_empty());
+    assert_eq!(
+        due_instants(&s, None, since, at_edge, CatchUp::None, ON_TIME_TOLERANCE),
+        [x]
+    );
+    assert!(due_instants(&s, None, since, past_edge, CatchUp::None, ON_TIME_TOLERANCE).is_empty());
 }
 
 #[test]
@@ -953,6 +957,7 @@ fn catch_up_follows_the_dst_rules() {
             ts("2026-10-01T00:00:00Z"),
             ts("2026-10-25T02:00:30Z"),
             CatchUp::All,
+            ON_TIME_TOLERANCE,
         ),
         [ts("2026-10-25T02:00:00Z")]
     );
@@ -963,6 +968,7 @@ fn catch_up_follows_the_dst_rules() {
             ts("2026-03-01T00:00:00Z"),
             ts("2026-03-29T01:20:00Z"),
             CatchUp::All,
+            ON_TIME_TOLERANCE,
         ),
         [ts("2026-03-29T01:00:00Z"), ts("2026-03-29T01:15:00Z")]
     );

@@ -311,7 +311,7 @@ async fn claim<C: GenericClient>(c: &C, now: i64, params: DispatchClaim) -> Resu
              first_attempt_at = COALESCE(tasks.first_attempt_at, $1), \
              lease_expires_at = $1 + tasks.dispatch_deadline_s * 1000000 + $2 \
              FROM due WHERE tasks.uid = due.uid RETURNING {}, tasks.lease_expires_at",
-            qualified_task_columns()
+            rows::task_columns_of("tasks")
         );
         let mut claimed = query(c, &claim_sql, &[&now, &grace, &org, &queue, &i64::from(n)])
             .await?
@@ -321,7 +321,7 @@ async fn claim<C: GenericClient>(c: &C, now: i64, params: DispatchClaim) -> Resu
                 Ok(ClaimedTask {
                     org: org.clone(),
                     attempt: task.attempt_count,
-                    lease_expires_at: from_micros(r.i64(17)?),
+                    lease_expires_at: from_micros(r.i64(rows::TASK_COLUMN_COUNT)?),
                     task,
                 })
             })
@@ -397,14 +397,4 @@ async fn claim<C: GenericClient>(c: &C, now: i64, params: DispatchClaim) -> Resu
         .min()
         .map(from_micros);
     Ok(batch)
-}
-
-/// [`rows::TASK_COLUMNS`] qualified with `tasks.`, for an `UPDATE … FROM`
-/// whose other relation could make a bare name ambiguous.
-fn qualified_task_columns() -> String {
-    rows::TASK_COLUMNS
-        .split(',')
-        .map(|c| format!("tasks.{}", c.trim()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

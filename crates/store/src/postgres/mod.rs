@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     SCHEMA,
     include_str!("migrations/002_dispatch.sql"),
     include_str!("migrations/003_idempotency.sql"),
+    include_str!("migrations/004_jobs.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
@@ -358,6 +359,9 @@ macro_rules! transaction {
         }
     }};
 }
+
+// Declared after `transaction!`, which it uses.
+mod jobs;
 
 /// A task insert that checks its queue in the same statement: one round
 /// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
@@ -812,7 +816,8 @@ impl Store for PostgresStore {
     async fn queue_list(&self, org: &str, page: &PageRequest) -> Result<Page<Queue>> {
         let client = self.pool.get().await?;
         let sql = format!(
-            "SELECT {} FROM queues WHERE org = $1 AND name > $2 ORDER BY name LIMIT $3",
+            "SELECT {} FROM queues WHERE org = $1 AND name > $2 AND name <> '~jobs' \
+                 ORDER BY name LIMIT $3",
             rows::QUEUE_COLUMNS
         );
         let after = page.after.clone().unwrap_or_default();

@@ -174,7 +174,7 @@ fn claim(conn: &Connection, now: i64, params: DispatchClaim) -> Result<ClaimedBa
             Ok(ClaimedTask {
                 org: String::new(),
                 attempt: task.attempt_count,
-                lease_expires_at: from_micros(r.i64(17)?),
+                lease_expires_at: from_micros(r.i64(rows::TASK_COLUMN_COUNT)?),
                 task,
             })
         })?;

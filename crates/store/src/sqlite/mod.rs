@@ -7,6 +7,7 @@
 
 mod dispatch;
 mod idempotency;
+mod jobs;
 mod writer;
 
 use crate::idempotency::Completion;
@@ -182,6 +183,7 @@ const MIGRATIONS: &[&str] = &[
     SCHEMA,
     include_str!("migrations/002_dispatch.sql"),
     include_str!("migrations/003_idempotency.sql"),
+    include_str!("migrations/004_jobs.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {
@@ -606,7 +608,8 @@ impl Store for SqliteStore {
         let (org, page) = (org.to_string(), page.clone());
         self.read(move |conn, _| {
             let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {} FROM queues WHERE org = $1 AND name > $2 ORDER BY name LIMIT $3",
+                "SELECT {} FROM queues WHERE org = $1 AND name > $2 AND name <> '~jobs' \
+                 ORDER BY name LIMIT $3",
                 rows::QUEUE_COLUMNS
             ))?;
             let after = page.after.clone().unwrap_or_default();
