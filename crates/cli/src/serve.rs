@@ -41,6 +41,11 @@ pub struct ServeArgs {
     /// long after the deadline a silent node's attempt is presumed lost.
     #[arg(long, env = "IDEM_LEASE_GRACE", default_value = "30s", value_parser = parse_duration)]
     lease_grace: Duration,
+    /// How late a cron instant may fire and still count as on time; older
+    /// instants were missed (every node down) and follow the job's
+    /// `catch_up` policy.
+    #[arg(long, env = "IDEM_MISFIRE_GRACE", default_value = "60s", value_parser = parse_duration)]
+    misfire_grace: Duration,
     /// Refuse operations that honour Idempotency-Key when they come without
     /// one.
     #[arg(long, env = "IDEM_REQUIRE_IDEMPOTENCY_KEY")]
@@ -153,6 +158,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             max_body_bytes: args.max_body_bytes,
             sweep_interval: args.sweep_interval,
             lease_grace: args.lease_grace,
+            misfire_grace: args.misfire_grace,
             idempotency: idem_server::api::idempotency::IdempotencyOptions {
                 required: args.require_idempotency_key,
                 ttl: args.idempotency_ttl,

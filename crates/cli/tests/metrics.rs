@@ -183,3 +183,96 @@ async fn counters_move_by_the_activity(s: Server) {
 }
 
 server_tests!(counters_move_by_the_activity);
+
+/// The gauges and the background work's counters: queue depth by state
+/// (cron runs under `~jobs`), scheduler lag and runs, sweeper deletions.
+async fn depth_scheduler_and_sweeper_metrics(kind: common::Kind) {
+    install_tls_provider();
+    let target = Target::start().await;
+    let s = Server::start_with(kind, &["--sweep-interval", "200ms"]).await;
+    let before = Scrape::take(&s).await;
+
+    s.create_paused_queue("held").await;
+    for id in ["h1", "h2"] {
+        s.create_task(
+            "held",
+            json!({"task_id": id, "target": {"url": target.url("/ok")}}),
+        )
+        .await;
+    }
+    // A window of 0: the finished task's tombstone is swept at once.
+    s.create_queue_with(json!({"name": "brief", "dedup_window_s": 0}))
+        .await;
+    s.create_task(
+        "brief",
+        json!({"task_id": "b1", "target": {"url": target.url("/ok")}}),
+    )
+    .await;
+    s.post(
+        "/v1/jobs",
+        json!({"name": "tick", "schedule": "* * * * * *",
+               "target": {"url": target.url("/ok")}}),
+    )
+    .await
+    .ok(201);
+    let deadline = Instant::now() + WITHIN;
+    while target
+        .received()
+        .iter()
+        .filter(|r| r.header("idem-job") == Some("tick"))
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "the job did not fire twice");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    s.post_empty("/v1/jobs/tick/pause").await.ok(200);
+    let deadline = Instant::now() + WITHIN;
+    let after = loop {
+        let scrape = Scrape::take(&s).await;
+        let swept = delta(
+            &before,
+            &scrape,
+            "idem_sweeper_deleted_total",
+            &[("kind", "tombstone")],
+        );
+        if swept >= 1.0 || Instant::now() >= deadline {
+            break scrape;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let runs = s.get("/v1/jobs/tick/runs?limit=1000").await.ok(200).json["items"]
+        .as_array()
+        .unwrap()
+        .len() as f64;
+
+    let d = |name: &str, labels: &[(&str, &str)]| delta(&before, &after, name, labels);
+    assert_eq!(
+        d("idem_sweeper_deleted_total", &[("kind", "tombstone")]),
+        1.0,
+        "the one expired tombstone; runs are kept"
+    );
+    assert_eq!(
+        after.value(
+            "idem_queue_tasks",
+            &[("queue", "held"), ("state", "pending")]
+        ),
+        2.0
+    );
+    assert_eq!(after.value("idem_queue_tasks", &[("queue", "brief")]), 0.0);
+    assert_eq!(after.value("idem_queue_tasks", &[("queue", "~jobs")]), runs);
+    let fired = d("idem_scheduler_runs_total", &[]);
+    assert_eq!(fired, runs);
+    assert_eq!(d("idem_scheduler_lag_seconds_count", &[]), fired);
+    let lag = d("idem_scheduler_lag_seconds_sum", &[]) / fired;
+    assert!((0.0..1.0).contains(&lag), "mean scheduler lag {lag} s");
+    assert_eq!(
+        d("idem_scheduler_lag_seconds_bucket", &[("le", "+Inf")]),
+        fired
+    );
+}
+
+mod per_store {
+    use super::*;
+    store_tests!(depth_scheduler_and_sweeper_metrics);
+}

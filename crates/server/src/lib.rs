@@ -7,6 +7,7 @@ pub mod api;
 mod auth;
 mod context;
 pub mod dispatch;
+pub mod scheduler;
 pub mod sweeper;
 pub mod telemetry;
 
@@ -40,6 +41,9 @@ pub struct Options {
     pub idempotency: api::idempotency::IdempotencyOptions,
     /// Origins allowed to call the API from a browser.
     pub cors_origins: Vec<String>,
+    /// How late a cron instant may be fired and still count as on time;
+    /// older ones were missed and follow the job's `catch_up` policy.
+    pub misfire_grace: Duration,
 }
 
 impl Default for Options {
@@ -54,6 +58,8 @@ impl Default for Options {
             dispatch_shutdown_grace: Duration::from_secs(10),
             idempotency: Default::default(),
             cors_origins: Vec::new(),
+            misfire_grace: Duration::try_from(idem_core::schedule::ON_TIME_TOLERANCE)
+                .expect("a positive tolerance"),
         }
     }
 }
@@ -65,6 +71,8 @@ pub struct App {
     pub options: Options,
     /// Dispatch wake-ups and task completions; see [`dispatch::Handle`].
     pub dispatch: dispatch::Handle,
+    /// Job change wake-ups; see [`scheduler::Handle`].
+    pub scheduler: scheduler::Handle,
     auth: auth::AuthCache,
 }
 
@@ -74,6 +82,7 @@ impl App {
         Arc::new(App {
             auth: auth::AuthCache::new(options.auth_cache_ttl),
             dispatch: dispatch::Handle::default(),
+            scheduler: scheduler::Handle::default(),
             store,
             clock,
             options,
@@ -130,7 +139,8 @@ pub async fn serve(
     let stop_tx = Arc::new(stop_tx);
     let sweeper = tokio::spawn(sweeper::run(app.clone(), stop_rx.clone()));
     let dispatcher = tokio::spawn(dispatch::run(app.clone(), stop_rx.clone()));
-    let telemetry = tokio::spawn(telemetry::run(app.clone(), stop_rx.clone()));
+    let scheduler = tokio::spawn(scheduler::run(app.clone(), stop_rx.clone()));
+    let telemetry = tokio::spawn(telemetry::run(stop_rx.clone()));
     let signal = stop_tx.clone();
     let shutdown_watch = tokio::spawn(async move {
         shutdown.await;
@@ -145,6 +155,7 @@ pub async fn serve(
     stop_tx.send_replace(true);
     shutdown_watch.abort();
     let _ = sweeper.await;
+    let _ = scheduler.await;
     let _ = dispatcher.await;
     let _ = telemetry.await;
     result

@@ -3,26 +3,32 @@
 //! One recorder per process, installed on first use; every `App` in the
 //! process reports through it. Metric names are `idem_*`; the counters are
 //! recorded where the events happen (the API, the Idempotency-Key layer,
-//! the dispatcher, the sweeper); the queue depth gauge is refreshed by
-//! [`run`].
+//! the dispatcher, the scheduler, the sweeper); the queue depth gauge is
+//! recomputed on each scrape, so it is never older than the scrape.
 
 use crate::App;
+use axum::extract::State;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::watch;
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
-/// How often the queue depth gauge is recomputed (one grouped count per
-/// refresh) and the recorder's histograms are drained.
-const REFRESH_INTERVAL: Duration = Duration::from_secs(10);
+/// How often the recorder's histograms are drained.
+const UPKEEP_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Dispatch durations, in seconds: from a fast local target to the longest
 /// dispatch deadline's order of magnitude.
 const DISPATCH_BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0,
+];
+
+/// Scheduler lag, in seconds: sub-second when healthy, minutes when the
+/// store was unreachable or a catch-up fired old instants.
+const LAG_BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 60.0, 300.0,
 ];
 
 /// The process's recorder, installed on first call.
@@ -34,6 +40,11 @@ pub fn handle() -> &'static PrometheusHandle {
             .set_buckets_for_metric(
                 Matcher::Full("idem_dispatch_duration_seconds".into()),
                 DISPATCH_BUCKETS,
+            )
+            .expect("the bucket list is not empty")
+            .set_buckets_for_metric(
+                Matcher::Full("idem_scheduler_lag_seconds".into()),
+                LAG_BUCKETS,
             )
             .expect("the bucket list is not empty")
             .build_recorder();
@@ -73,7 +84,16 @@ fn describe() {
     metrics::describe_gauge!(
         "idem_queue_tasks",
         "Tasks per organization, queue and state (final tasks held as tombstones included); \
-         refreshed every 10 s."
+         the runs of cron jobs are counted under queue `~jobs`."
+    );
+    metrics::describe_histogram!(
+        "idem_scheduler_lag_seconds",
+        metrics::Unit::Seconds,
+        "From a cron instant to the creation of its run."
+    );
+    metrics::describe_counter!(
+        "idem_scheduler_runs_total",
+        "Scheduled runs created by this node's scheduler."
     );
     metrics::describe_counter!(
         "idem_http_responses_total",
@@ -81,8 +101,29 @@ fn describe() {
     );
 }
 
-/// `GET /metrics`: the Prometheus text format.
-pub async fn render() -> impl axum::response::IntoResponse {
+/// `GET /metrics`: the Prometheus text format, the queue depth gauge
+/// counted afresh (one grouped read).
+pub async fn render(State(app): State<Arc<App>>) -> impl axum::response::IntoResponse {
+    match app.store.task_counts_by_state().await {
+        Ok(counts) => {
+            let now: HashSet<Labels> = counts
+                .into_iter()
+                .map(|c| {
+                    let labels = (c.org, c.queue, c.status.as_str());
+                    queue_gauge(&labels).set(c.count as f64);
+                    labels
+                })
+                .collect();
+            // A label set that disappeared (its queue emptied or deleted) is
+            // reset to zero rather than left stale.
+            let mut reported = REPORTED.lock().expect("reported gauges");
+            for gone in reported.iter().flatten().filter(|l| !now.contains(*l)) {
+                queue_gauge(gone).set(0.0);
+            }
+            *reported = Some(now);
+        }
+        Err(e) => tracing::warn!(error = %e, "counting tasks for the queue depth metric"),
+    }
     (
         [(
             http::header::CONTENT_TYPE,
@@ -92,37 +133,23 @@ pub async fn render() -> impl axum::response::IntoResponse {
     )
 }
 
-/// Refreshes the queue depth gauge and drains the histograms every
-/// [`REFRESH_INTERVAL`] until `stop` turns true.
-pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
-    // Label sets reported by the previous refresh: one that disappears (its
-    // queue emptied or deleted) is reset to zero rather than left stale.
-    let mut reported: HashSet<(String, String, &'static str)> = HashSet::new();
+type Labels = (String, String, &'static str);
+
+/// Label sets of the queue depth gauge the previous scrape reported.
+static REPORTED: Mutex<Option<HashSet<Labels>>> = Mutex::new(None);
+
+/// Drains the histograms every [`UPKEEP_INTERVAL`] until `stop` turns true.
+pub async fn run(mut stop: watch::Receiver<bool>) {
     loop {
         handle().run_upkeep();
-        match app.store.task_counts_by_state().await {
-            Ok(counts) => {
-                let mut now = HashSet::with_capacity(counts.len());
-                for c in counts {
-                    let labels = (c.org, c.queue, c.status.as_str());
-                    queue_gauge(&labels).set(c.count as f64);
-                    now.insert(labels);
-                }
-                for gone in reported.difference(&now) {
-                    queue_gauge(gone).set(0.0);
-                }
-                reported = now;
-            }
-            Err(e) => tracing::warn!(error = %e, "counting tasks for the queue depth metric"),
-        }
         tokio::select! {
-            _ = tokio::time::sleep(REFRESH_INTERVAL) => {}
+            _ = tokio::time::sleep(UPKEEP_INTERVAL) => {}
             _ = stop.changed() => return,
         }
     }
 }
 
-fn queue_gauge((org, queue, state): &(String, String, &'static str)) -> metrics::Gauge {
+fn queue_gauge((org, queue, state): &Labels) -> metrics::Gauge {
     metrics::gauge!(
         "idem_queue_tasks",
         "org" => org.clone(),

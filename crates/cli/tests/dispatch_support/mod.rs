@@ -75,8 +75,11 @@ impl Received {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// The task ID, or for a job's run (which has none) its run ID.
     pub fn task_id(&self) -> &str {
-        self.header("idem-task-id").unwrap_or_default()
+        self.header("idem-task-id")
+            .or_else(|| self.header("idempotency-key"))
+            .unwrap_or_default()
     }
 }
 

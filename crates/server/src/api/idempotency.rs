@@ -279,6 +279,23 @@ impl idem_http::Replayer for Replays {
                         view,
                     )
                 }
+                "job" => {
+                    let job = app.store.job_get(org, id).await?;
+                    answer(
+                        record.status,
+                        Some(location(&["jobs", &job.name])),
+                        JobView::new(job, app.clock.now()),
+                    )
+                }
+                "run" => {
+                    let (job, run_id) = id.split_once('/').unwrap_or(("", id));
+                    let run = app.store.job_run_get(org, job, run_id).await?;
+                    answer(
+                        record.status,
+                        Some(location(&["jobs", job, "runs", run_id])),
+                        RunView::new(run, app.clock.now()),
+                    )
+                }
                 "principal" if admin => {
                     let p = app.store.principal_get(org, id).await?;
                     answer(

@@ -3,6 +3,7 @@
 
 pub mod extract;
 pub mod idempotency;
+mod jobs;
 mod openapi;
 pub mod problem;
 mod queues;
@@ -157,6 +158,61 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             post(tasks::run),
         ),
         (
+            op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true,
+            request: Some("CreateJob"), response: (CREATED, Some("JobView"))),
+            post(jobs::create),
+        ),
+        (
+            op!(GET "/v1/jobs", "listJobs", "List cron jobs", idempotent: false,
+            request: None, response: (OK, Some("JobList"))),
+            get(jobs::list),
+        ),
+        (
+            op!(GET "/v1/jobs/{job}", "getJob", "Get a cron job", idempotent: false,
+            request: None, response: (OK, Some("JobView"))),
+            get(jobs::get),
+        ),
+        (
+            op!(PATCH "/v1/jobs/{job}", "updateJob", "Update a cron job (expected_updated_at guards against lost updates)", idempotent: true,
+            request: Some("UpdateJob"), response: (OK, Some("JobView"))),
+            patch(jobs::update),
+        ),
+        (
+            op!(DELETE "/v1/jobs/{job}", "deleteJob", "Delete a cron job and its runs", idempotent: false,
+            request: None, response: (NO_CONTENT, None)),
+            delete(jobs::delete),
+        ),
+        (
+            op!(POST "/v1/jobs/{job}/pause", "pauseJob", "Stop creating runs", idempotent: true,
+            request: None, response: (OK, Some("JobView"))),
+            post(jobs::pause),
+        ),
+        (
+            op!(POST "/v1/jobs/{job}/resume", "resumeJob", "Resume creating runs, from now on", idempotent: true,
+            request: None, response: (OK, Some("JobView"))),
+            post(jobs::resume),
+        ),
+        (
+            op!(POST "/v1/jobs/{job}/run", "runJob", "Start a manual run now", idempotent: true,
+            request: None, response: (CREATED, Some("RunView"))),
+            post(jobs::run),
+        ),
+        (
+            op!(GET "/v1/jobs/{job}/runs", "listJobRuns", "List a job's runs, newest first", idempotent: false,
+            request: None, response: (OK, Some("RunList"))),
+            get(jobs::runs),
+        ),
+        (
+            op!(GET "/v1/jobs/{job}/runs/{run_id}", "getJobRun", "Get one run of a job", idempotent: false,
+            request: None, response: (OK, Some("RunView"))),
+            get(jobs::get_run),
+        ),
+        (
+            op!(POST "/v1/schedules/preview", "previewSchedule", "The next instants a schedule fires at", idempotent: false,
+            request: Some("PreviewRequest"), response: (OK, Some("PreviewView"))),
+            post(jobs::preview),
+        ),
+        (
             op!(POST "/v1/principals", "createPrincipal", "Create a principal", idempotent: true,
             request: Some("CreatePrincipal"), response: (CREATED, Some("PrincipalView"))),
             post(tenancy::create_principal),
@@ -229,6 +285,11 @@ pub fn router(app: Arc<App>) -> Router {
         } else {
             handler
         };
+        let handler = if op.path.starts_with("/v1/queues/{queue}") {
+            handler.layer(axum::middleware::from_fn(hide_reserved_queues))
+        } else {
+            handler
+        };
         v1 = v1.route(op.path, handler);
     }
     // Authentication runs first, so the key layer knows whose key it sees.
@@ -250,6 +311,22 @@ pub fn router(app: Arc<App>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(app)
+}
+
+/// Queues whose names users cannot choose (the job queue, `~jobs`) hold
+/// runs, which are reached through `/v1/jobs`; under `/v1/queues` they do
+/// not exist.
+async fn hide_reserved_queues(
+    axum::extract::Path(params): axum::extract::Path<std::collections::HashMap<String, String>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match params.get("queue") {
+        Some(q) if idem_core::names::check_queue_name("queue", q).is_err() => {
+            Problem::not_found(format!("queue '{q}' not found")).into_response()
+        }
+        _ => next.run(req).await,
+    }
 }
 
 async fn healthz() -> axum::Json<serde_json::Value> {

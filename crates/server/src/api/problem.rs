@@ -122,6 +122,7 @@ impl From<StoreError> for Problem {
                 }
             })),
             StoreError::FailedPrecondition(msg) => Problem::invalid(msg),
+            StoreError::Stale(msg) => Problem::new(StatusCode::CONFLICT, "STALE_VERSION", msg),
             StoreError::KeyLost(msg) => {
                 let mut p = Problem::new(StatusCode::CONFLICT, "IDEMPOTENCY_KEY_IN_PROGRESS", msg);
                 p.retry_after = Some(1);

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 use idem_core::FieldErrors;
 use idem_core::names::check_task_id;
-use idem_core::task::{BodyForm, CreateTask, TaskState};
+use idem_core::task::{CreateTask, TaskState};
 use idem_store::{TaskCreate, TaskFilter};
 use std::sync::Arc;
 
@@ -137,17 +137,7 @@ pub async fn create(
     body.validate_deadline(&mut errors);
     let target = std::mem::take(&mut body.target).resolve("target", &mut errors);
     errors.into_result().map_err(Problem::fields)?;
-    let mut target = target.expect("validated");
-    if let Some((BodyForm::Json, _)) = &target.body
-        && !target
-            .headers
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case("content-type"))
-    {
-        target
-            .headers
-            .insert("Content-Type".into(), "application/json".into());
-    }
+    let target = target.expect("validated");
     // A waiting create's replay answers by the task's state at that time.
     let status = if wait.is_some() {
         StatusCode::ACCEPTED

@@ -3,10 +3,12 @@
 use super::extract::encode_page_token;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use idem_core::job::{HeaderStyle, JobRetryConfig, JobState, RunKind};
 use idem_core::queue::{QueueState, RateLimits, RetryConfig};
+use idem_core::schedule::CatchUp;
 use idem_core::task::{Attempt, BodyForm, Target, TaskState};
 use idem_core::tenancy::{PrincipalKind, Role};
-use idem_store::{ApiKey, Page, Principal, Queue, SigningSecret, Task};
+use idem_store::{ApiKey, Job, Page, Principal, Queue, SigningSecret, Task};
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -134,6 +136,87 @@ impl TaskView {
             created_at: t.created_at,
             finished_at: t.finished_at,
             last_attempt: t.last_attempt,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct JobView {
+    pub name: String,
+    pub schedule: String,
+    pub time_zone: String,
+    pub target: TargetView,
+    pub attempt_deadline_s: u32,
+    pub retry_config: JobRetryConfig,
+    pub catch_up: CatchUp,
+    pub header_style: HeaderStyle,
+    pub state: JobState,
+    /// The next scheduled instant; null while paused.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub next_run_time: Option<Timestamp>,
+    pub last_run: Option<RunView>,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: Timestamp,
+}
+
+impl JobView {
+    pub fn new(j: Job, now: Timestamp) -> Self {
+        JobView {
+            name: j.name,
+            schedule: j.config.schedule,
+            time_zone: j.config.time_zone,
+            target: j.config.target.into(),
+            attempt_deadline_s: j.config.attempt_deadline_s,
+            retry_config: j.config.retry_config,
+            catch_up: j.config.catch_up,
+            header_style: j.config.header_style,
+            state: j.state,
+            next_run_time: j.next_run_at,
+            last_run: j.last_run.map(|t| RunView::new(t, now)),
+            created_at: j.created_at,
+            updated_at: j.updated_at,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RunView {
+    pub run_id: String,
+    pub job: String,
+    #[schema(value_type = String, format = DateTime)]
+    pub schedule_time: Timestamp,
+    pub kind: RunKind,
+    pub state: TaskState,
+    pub attempt_count: u32,
+    pub last_attempt: Option<Attempt>,
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: Timestamp,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub finished_at: Option<Timestamp>,
+}
+
+impl RunView {
+    /// `t` must be a run (`t.run` set); the store hands out no other kind
+    /// where a run is asked for.
+    pub fn new(t: Task, now: Timestamp) -> Self {
+        let (job, kind) = t
+            .run
+            .as_ref()
+            .map_or((String::new(), RunKind::Scheduled), |r| {
+                (r.job.clone(), r.kind)
+            });
+        RunView {
+            state: t.state(now),
+            run_id: t.task_id,
+            job,
+            schedule_time: t.schedule_time,
+            kind,
+            attempt_count: t.attempt_count,
+            last_attempt: t.last_attempt,
+            created_at: t.created_at,
+            finished_at: t.finished_at,
         }
     }
 }

@@ -6,7 +6,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{KeyInit, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
+use idem_core::job::HeaderStyle;
 use idem_core::run_key::{rfc3339, task_run_key};
+use idem_core::schedule::format_schedule_time;
 use idem_core::secrets::signing_key;
 use idem_store::dispatch::ClaimedTask;
 
@@ -54,7 +56,11 @@ pub fn delivery_headers(
             .map_err(|_| format!("target header {name} has an invalid value"))?;
         headers.append(name, value);
     }
-    let run_key = task_run_key(&claimed.org, &task.queue, &task.task_id, task.created_at);
+    // A job's run is keyed by its run ID (SPEC 5), a task by its run key.
+    let run_key = match &task.run {
+        Some(_) => task.task_id.clone(),
+        None => task_run_key(&claimed.org, &task.queue, &task.task_id, task.created_at),
+    };
     let body = task.target.body.as_ref().map_or(&[][..], |(_, b)| b);
     let mut set = |name: &'static str, value: String| {
         let value = HeaderValue::from_str(&value)
@@ -62,10 +68,27 @@ pub fn delivery_headers(
         headers.insert(HeaderName::from_static(name), value);
         Ok::<(), String>(())
     };
-    set("idem-queue", task.queue.clone())?;
-    set("idem-task-id", task.task_id.clone())?;
+    match &task.run {
+        Some(run) => {
+            // The same rendering the run ID hashes, so a handler can
+            // recompute the ID from the headers.
+            let at = format_schedule_time(task.schedule_time);
+            set("idem-job", run.job.clone())?;
+            set("idem-run-kind", run.kind.as_str().to_string())?;
+            set("idem-schedule-time", at.clone())?;
+            if run.header_style == HeaderStyle::CloudScheduler {
+                set("x-cloudscheduler", "true".to_string())?;
+                set("x-cloudscheduler-jobname", run.job.clone())?;
+                set("x-cloudscheduler-scheduletime", at)?;
+            }
+        }
+        None => {
+            set("idem-queue", task.queue.clone())?;
+            set("idem-task-id", task.task_id.clone())?;
+            set("idem-schedule-time", rfc3339(task.schedule_time))?;
+        }
+    }
     set("idempotency-key", run_key.clone())?;
-    set("idem-schedule-time", rfc3339(task.schedule_time))?;
     set(
         "idem-retry-count",
         claimed.attempt.saturating_sub(1).to_string(),

@@ -1,0 +1,213 @@
+//! `/v1/jobs`: cron jobs and their runs; `/v1/schedules/preview`.
+
+use super::extract::{Json, ListParams};
+use super::idempotency::Keyed;
+use super::problem::{ApiResult, Problem};
+use super::views::{JobView, List, RunView};
+use super::{Created, location};
+use crate::App;
+use crate::auth::{Auth, Reader, Writer};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use idem_core::FieldErrors;
+use idem_core::job::DEFAULT_TIME_ZONE;
+use idem_core::job::{CreateJob, JobState, UpdateJob};
+use idem_core::schedule::{MAX_PREVIEW, Schedule};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+pub async fn create(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Json(req): Json<CreateJob>,
+) -> ApiResult<Created<JobView>> {
+    let name = req.name.clone();
+    let paused = req.paused.unwrap_or(false);
+    let config = req.resolve().map_err(Problem::fields)?;
+    let job = app
+        .store
+        .job_create(
+            &auth.caller.org,
+            &name,
+            &config,
+            paused,
+            keyed.completion(&app, &auth.caller, StatusCode::CREATED, "job", &name),
+        )
+        .await?;
+    app.scheduler.jobs_changed();
+    Ok(Created(
+        location(&["jobs", &job.name]),
+        JobView::new(job, app.clock.now()),
+    ))
+}
+
+pub async fn list(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<List<JobView>>> {
+    let params = ListParams::parse(query.as_deref())?;
+    let page = app.store.job_list(&auth.caller.org, &params.page).await?;
+    let now = app.clock.now();
+    Ok(axum::Json(List::from_page(page, |j| JobView::new(j, now))))
+}
+
+pub async fn get(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    Path(name): Path<String>,
+) -> ApiResult<axum::Json<JobView>> {
+    let job = app.store.job_get(&auth.caller.org, &name).await?;
+    Ok(axum::Json(JobView::new(job, app.clock.now())))
+}
+
+pub async fn update(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path(name): Path<String>,
+    Json(req): Json<UpdateJob>,
+) -> ApiResult<axum::Json<JobView>> {
+    let patch = req.into_patch().map_err(Problem::fields)?;
+    let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "job", &name);
+    let job = app
+        .store
+        .job_update(&auth.caller.org, &name, &patch, done)
+        .await?;
+    app.scheduler.jobs_changed();
+    Ok(axum::Json(JobView::new(job, app.clock.now())))
+}
+
+pub async fn delete(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    app.store.job_delete(&auth.caller.org, &name).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_state(
+    app: &App,
+    auth: &Auth<Writer>,
+    keyed: &Keyed,
+    name: &str,
+    state: JobState,
+) -> ApiResult<axum::Json<JobView>> {
+    let done = keyed.completion(app, &auth.caller, StatusCode::OK, "job", name);
+    let job = app
+        .store
+        .job_set_state(&auth.caller.org, name, state, done)
+        .await?;
+    app.scheduler.jobs_changed();
+    Ok(axum::Json(JobView::new(job, app.clock.now())))
+}
+
+pub async fn pause(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path(name): Path<String>,
+) -> ApiResult<axum::Json<JobView>> {
+    set_state(&app, &auth, &keyed, &name, JobState::Paused).await
+}
+
+pub async fn resume(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path(name): Path<String>,
+) -> ApiResult<axum::Json<JobView>> {
+    set_state(&app, &auth, &keyed, &name, JobState::Enabled).await
+}
+
+pub async fn run(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path(name): Path<String>,
+) -> ApiResult<Created<RunView>> {
+    // The run's ID is known only inside the store's transaction, which
+    // fills it into the completion.
+    let done = keyed.completion(&app, &auth.caller, StatusCode::CREATED, "run", "");
+    let run = app.store.job_run_now(&auth.caller.org, &name, done).await?;
+    app.dispatch.work_available();
+    let view = RunView::new(run, app.clock.now());
+    Ok(Created(
+        location(&["jobs", &view.job, "runs", &view.run_id]),
+        view,
+    ))
+}
+
+pub async fn runs(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<List<RunView>>> {
+    let params = ListParams::parse(query.as_deref())?;
+    let page = app
+        .store
+        .job_runs(&auth.caller.org, &name, &params.page)
+        .await?;
+    let now = app.clock.now();
+    Ok(axum::Json(List::from_page(page, |t| RunView::new(t, now))))
+}
+
+pub async fn get_run(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    Path((name, run_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<RunView>> {
+    let run = app
+        .store
+        .job_run_get(&auth.caller.org, &name, &run_id)
+        .await?;
+    Ok(axum::Json(RunView::new(run, app.clock.now())))
+}
+
+/// `POST /v1/schedules/preview`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewRequest {
+    pub schedule: String,
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    /// Instants strictly after this one; now when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub after: Option<Timestamp>,
+    /// 1–1000, default 10.
+    #[serde(default)]
+    pub count: Option<usize>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct PreviewView {
+    #[schema(value_type = Vec<String>)]
+    pub times: Vec<Timestamp>,
+}
+
+/// Instants a preview lists when the request does not say.
+const DEFAULT_PREVIEW_COUNT: usize = 10;
+
+pub async fn preview(
+    State(app): State<Arc<App>>,
+    _auth: Auth<Reader>,
+    Json(req): Json<PreviewRequest>,
+) -> ApiResult<axum::Json<PreviewView>> {
+    let mut errors = FieldErrors::new();
+    let count = req.count.unwrap_or(DEFAULT_PREVIEW_COUNT);
+    errors.range("count", count, 1, MAX_PREVIEW);
+    let zone = req.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
+    let schedule = Schedule::parse(&req.schedule, zone)
+        .map_err(|e| errors.push(e.field(), e.message()))
+        .ok();
+    errors.into_result().map_err(Problem::fields)?;
+    let after = req.after.unwrap_or_else(|| app.clock.now());
+    let times = schedule.expect("validated").preview(after, count);
+    Ok(axum::Json(PreviewView { times }))
+}
