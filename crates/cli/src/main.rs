@@ -32,6 +32,9 @@ enum Command {
     /// Tasks: create, ls, get, attempts, run, rm.
     #[command(after_help = commands::EXIT_CODES)]
     Task(commands::task::TaskArgs),
+    /// Cron jobs: create, ls, get, pause, resume, run, runs, rm, preview.
+    #[command(after_help = commands::EXIT_CODES)]
+    Job(commands::job::JobArgs),
     /// Principals: create, ls, set-role.
     #[command(after_help = commands::EXIT_CODES)]
     Principal(commands::principal::PrincipalArgs),
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
             Command::Proxy(args) => proxy::run(args).await,
             Command::Queue(args) => commands::queue::run(args).await,
             Command::Task(args) => commands::task::run(args).await,
+            Command::Job(args) => commands::job::run(args).await,
             Command::Principal(args) => commands::principal::run(args).await,
             Command::Key(args) => commands::key::run(args).await,
             Command::Org(args) => commands::org::run(args).await,

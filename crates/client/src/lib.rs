@@ -1,9 +1,9 @@
 //! A typed async client for Idem's HTTP API.
 //!
 //! Every route of the API is a method on [`Client`], grouped by resource
-//! (queues, tasks, tenancy); each returns the resource in a [`Response`]
-//! that also says whether the server **replayed** an earlier result and
-//! which request ID to quote.
+//! (queues, tasks, cron jobs and their runs, tenancy); each returns the
+//! resource in a [`Response`] that also says whether the server **replayed**
+//! an earlier result and which request ID to quote.
 //!
 //! # Safe retries
 //!
@@ -89,15 +89,15 @@
 //!
 //! # Layout
 //!
-//! One module per resource (`queues`, `tasks`, `tenancy`), each holding its
-//! types and an `impl Client` block; every method builds a call and hands it
-//! to the one place that sends and retries. New resources (the scheduler's
-//! jobs and runs) slot in as one more module of the same shape.
+//! One module per resource (`queues`, `tasks`, `jobs`, `tenancy`), each
+//! holding its types and an `impl Client` block; every method builds a call
+//! and hands it to the one place that sends and retries.
 
 #![deny(missing_docs)]
 
 mod client;
 mod error;
+mod jobs;
 mod list;
 mod queues;
 pub mod retry;
@@ -109,6 +109,7 @@ pub use client::{
     new_idempotency_key,
 };
 pub use error::{Error, Problem};
+pub use jobs::{Job, JobConfig, JobUpdate, NewJob, Preview, Run, RunState, SchedulePreview};
 pub use list::{List, ListOptions};
 pub use queues::{NewQueue, Purged, Queue, QueueConfig};
 pub use retry::RetryPolicy;
@@ -119,9 +120,11 @@ pub use tenancy::{
 
 /// Types shared with the server, re-exported so that callers need not
 /// depend on `idem-core`.
+pub use idem_core::job::{HeaderStyle, JobRetryConfig, JobRetryConfigPatch, JobState, RunKind};
 pub use idem_core::queue::{
     QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
 };
+pub use idem_core::schedule::CatchUp;
 pub use idem_core::task::{Attempt, TaskState};
 pub use idem_core::tenancy::{PrincipalKind, Role};
 pub use jiff::Timestamp;

@@ -11,6 +11,7 @@ use jiff::Timestamp;
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -233,13 +234,14 @@ struct WireTask<'a> {
     retry_config: Option<RetryConfigPatch>,
 }
 
+/// A target as the JSON request bodies carry it (tasks and jobs).
 #[derive(Serialize)]
-struct WireTarget<'a> {
+pub(crate) struct WireTarget<'a> {
     url: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     method: Option<&'a str>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    headers: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "no_headers")]
+    headers: Cow<'a, BTreeMap<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     body: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -248,20 +250,20 @@ struct WireTarget<'a> {
     json: Option<&'a RawValue>,
 }
 
-impl NewTask {
-    /// The request body: JSON, or multipart when the body is an upload.
-    fn payload(&self) -> Result<Payload, Error> {
-        let t = &self.target;
+impl NewTarget {
+    /// The target's JSON form, and the upload to send beside it when its
+    /// body is a [`Body::Upload`] (whose content type is checked here).
+    pub(crate) fn wire(&self) -> Result<(WireTarget<'_>, Option<&Upload>), Error> {
         let mut target = WireTarget {
-            url: &t.url,
-            method: t.method.as_deref(),
-            headers: &t.headers,
+            url: &self.url,
+            method: self.method.as_deref(),
+            headers: Cow::Borrowed(&self.headers),
             body: None,
             body_base64: None,
             json: None,
         };
         let mut upload = None;
-        match &t.body {
+        match &self.body {
             None => {}
             Some(Body::Text(s)) => target.body = Some(s),
             Some(Body::Bytes(b)) => target.body_base64 = Some(STANDARD.encode(b)),
@@ -275,9 +277,40 @@ impl NewTask {
                             Error::InvalidRequest(format!("{ct:?} is not a media type"))
                         })?;
                 }
-                upload = Some(u.clone());
+                upload = Some(u);
             }
         }
+        Ok((target, upload))
+    }
+}
+
+fn no_headers(headers: &BTreeMap<String, String>) -> bool {
+    headers.is_empty()
+}
+
+impl WireTarget<'_> {
+    /// Carries `upload` inline, for routes that take JSON only: its bytes
+    /// as `body_base64`, its content type as the `Content-Type` header
+    /// unless one is set already.
+    pub(crate) fn inline(&mut self, upload: &Upload) {
+        self.body_base64 = Some(STANDARD.encode(&upload.bytes));
+        if let Some(ct) = &upload.content_type
+            && !self
+                .headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("content-type"))
+        {
+            self.headers
+                .to_mut()
+                .insert("Content-Type".into(), ct.clone());
+        }
+    }
+}
+
+impl NewTask {
+    /// The request body: JSON, or multipart when the body is an upload.
+    fn payload(&self) -> Result<Payload, Error> {
+        let (target, upload) = self.target.wire()?;
         let wire = WireTask {
             task_id: self.task_id.as_deref(),
             target,
@@ -287,7 +320,10 @@ impl NewTask {
         };
         let json = Payload::json(&wire)?;
         Ok(match (json, upload) {
-            (Payload::Json(task), Some(body)) => Payload::Multipart { task, body },
+            (Payload::Json(task), Some(body)) => Payload::Multipart {
+                task,
+                body: body.clone(),
+            },
             (json, _) => json,
         })
     }

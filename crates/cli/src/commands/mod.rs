@@ -1,7 +1,8 @@
-//! The API subcommands (`idem queue|task|principal|key|org|secret …`): each
-//! file parses one resource's flags, calls the API through `idem-client`,
-//! and prints a table or, with `--json`, the API's JSON.
+//! The API subcommands (`idem queue|task|job|principal|key|org|secret …`):
+//! each file parses one resource's flags, calls the API through
+//! `idem-client`, and prints a table or, with `--json`, the API's JSON.
 
+pub mod job;
 pub mod key;
 pub mod org;
 pub mod principal;
@@ -32,7 +33,8 @@ Exit codes:
 #[derive(Args, Debug, Clone)]
 pub struct ApiArgs {
     /// Base URL of the Idem server. Given before the action
-    /// (`idem task --url URL ls`): `task create --url` is the task's target.
+    /// (`idem task --url URL ls`): `task create --url` and `job create
+    /// --url` are the delivery's target.
     // Not global for that reason: a global flag would collide with it.
     #[arg(long, env = "IDEM_URL", default_value = "http://127.0.0.1:7070")]
     pub url: String,
@@ -149,9 +151,29 @@ pub fn whole_seconds(flag: &str, d: Duration) -> anyhow::Result<u64> {
     Ok(d.as_secs())
 }
 
+/// A command-line deadline (`30s`, `10m`) as the whole seconds of the
+/// API's `…_deadline_s` fields; too large a value is left for the server to
+/// refuse.
+pub fn deadline_seconds(flag: &str, d: Option<Duration>) -> anyhow::Result<Option<u32>> {
+    Ok(d.map(|d| whole_seconds(flag, d))
+        .transpose()?
+        .map(|s| u32::try_from(s).unwrap_or(u32::MAX)))
+}
+
 /// A command-line duration as milliseconds, for the API's `_ms` fields.
 pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// After a create that failed without a usable answer (none at all, or a
+/// 5xx), says how to find out whether it happened: repeating the call with
+/// the same idempotency key replays its result instead of creating twice.
+pub fn hint_on_lost_answer(error: &Error, what: &str, key: &str) {
+    if matches!(error, Error::Transport { .. }) || error.status().is_some_and(|s| s >= 500) {
+        eprintln!(
+            "hint: {what} may have been created; repeat with --idempotency-key {key} to find out without creating it twice"
+        );
+    }
 }
 
 /// A mistake in the command line found after parsing (exit code 2).

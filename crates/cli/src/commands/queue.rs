@@ -1,6 +1,6 @@
 //! `idem queue create|ls|get|pause|resume|purge|rm`.
 
-use super::{ApiArgs, Context, fields, millis, table, whole_seconds};
+use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_seconds};
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{ListOptions, NewQueue, Queue, QueueConfig, RateLimitsPatch, RetryConfigPatch};
@@ -48,6 +48,19 @@ struct CreateArgs {
     /// Attempts per task, the first included (0 = unlimited).
     #[arg(long)]
     max_attempts: Option<u32>,
+    #[command(flatten)]
+    backoff: BackoffArgs,
+    /// How long a target has to answer (`10m`, 1s-30m).
+    #[arg(long, value_parser = parse_duration)]
+    dispatch_deadline: Option<Duration>,
+    /// How long a task ID stays taken after its task ended (`24h`).
+    #[arg(long, value_parser = parse_duration)]
+    dedup_window: Option<Duration>,
+}
+
+/// How retries are spaced: flags shared by queues and jobs.
+#[derive(Args, Debug)]
+pub struct BackoffArgs {
     /// Give up retrying this long after the first attempt (`1h`; 0 = never).
     #[arg(long, value_parser = parse_duration)]
     max_retry_duration: Option<Duration>,
@@ -60,12 +73,28 @@ struct CreateArgs {
     /// Times the delay doubles before growing linearly.
     #[arg(long)]
     max_doublings: Option<u32>,
-    /// How long a target has to answer (`10m`, 1s-30m).
-    #[arg(long, value_parser = parse_duration)]
-    dispatch_deadline: Option<Duration>,
-    /// How long a task ID stays taken after its task ended (`24h`).
-    #[arg(long, value_parser = parse_duration)]
-    dedup_window: Option<Duration>,
+}
+
+/// [`BackoffArgs`] in the units of the API's `retry_config` fields.
+pub struct Backoff {
+    pub max_retry_duration_s: Option<u64>,
+    pub min_backoff_ms: Option<u64>,
+    pub max_backoff_ms: Option<u64>,
+    pub max_doublings: Option<u32>,
+}
+
+impl BackoffArgs {
+    pub fn backoff(&self) -> anyhow::Result<Backoff> {
+        Ok(Backoff {
+            max_retry_duration_s: self
+                .max_retry_duration
+                .map(|d| whole_seconds("--max-retry-duration", d))
+                .transpose()?,
+            min_backoff_ms: self.min_backoff.map(millis),
+            max_backoff_ms: self.max_backoff.map(millis),
+            max_doublings: self.max_doublings,
+        })
+    }
 }
 
 #[derive(Args, Debug)]
@@ -94,21 +123,15 @@ impl CreateArgs {
             max_burst_size: self.max_burst_size,
             max_concurrent_dispatches: self.max_concurrent_dispatches,
         };
+        let b = self.backoff.backoff()?;
         let retry = RetryConfigPatch {
             max_attempts: self.max_attempts,
-            max_retry_duration_s: self
-                .max_retry_duration
-                .map(|d| whole_seconds("--max-retry-duration", d))
-                .transpose()?,
-            min_backoff_ms: self.min_backoff.map(millis),
-            max_backoff_ms: self.max_backoff.map(millis),
-            max_doublings: self.max_doublings,
+            max_retry_duration_s: b.max_retry_duration_s,
+            min_backoff_ms: b.min_backoff_ms,
+            max_backoff_ms: b.max_backoff_ms,
+            max_doublings: b.max_doublings,
         };
-        let dispatch_deadline_s = self
-            .dispatch_deadline
-            .map(|d| whole_seconds("--dispatch-deadline", d))
-            .transpose()?
-            .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+        let dispatch_deadline_s = deadline_seconds("--dispatch-deadline", self.dispatch_deadline)?;
         Ok(NewQueue {
             name: self.name.clone(),
             config: QueueConfig {
@@ -122,6 +145,18 @@ impl CreateArgs {
             },
         })
     }
+}
+
+/// The spacing part of a `retry_config`, for a `retries:` line.
+pub fn describe_backoff(
+    max_retry_duration_s: u64,
+    min_backoff_ms: u64,
+    max_backoff_ms: u64,
+    max_doublings: u32,
+) -> String {
+    format!(
+        "max duration {max_retry_duration_s}s, backoff {min_backoff_ms}ms-{max_backoff_ms}ms, {max_doublings} doublings"
+    )
 }
 
 fn show_queue(q: &Queue) {
@@ -141,12 +176,14 @@ fn show_queue(q: &Queue) {
         (
             "retries",
             format!(
-                "max {} attempts, max duration {}s, backoff {}ms-{}ms, {} doublings",
+                "max {} attempts, {}",
                 r.max_attempts,
-                r.max_retry_duration_s,
-                r.min_backoff_ms,
-                r.max_backoff_ms,
-                r.max_doublings
+                describe_backoff(
+                    r.max_retry_duration_s,
+                    r.min_backoff_ms,
+                    r.max_backoff_ms,
+                    r.max_doublings
+                )
             ),
         ),
         ("dispatch deadline", format!("{}s", q.dispatch_deadline_s)),

@@ -1,11 +1,14 @@
 //! `idem task create|ls|get|attempts|run|rm`.
 
 use super::queue::ListArgs;
-use super::{ApiArgs, Context, Usage, fields, or_dash, read_input, table, whole_seconds};
+use super::{
+    ApiArgs, Context, Usage, deadline_seconds, fields, hint_on_lost_answer, or_dash, read_input,
+    table,
+};
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    Attempt, Body, CreateOptions, Error, NewTarget, NewTask, RetryConfigPatch, Task, TaskFilter,
+    Attempt, Body, CreateOptions, NewTarget, NewTask, RetryConfigPatch, Target, Task, TaskFilter,
     TaskState, Timestamp, Upload, new_idempotency_key,
 };
 use std::time::Duration;
@@ -48,26 +51,8 @@ enum TaskCommand {
 struct CreateArgs {
     /// The queue.
     queue: String,
-    /// Where to deliver (http or https).
-    #[arg(long)]
-    url: String,
-    /// HTTP method of the delivery (default POST).
-    #[arg(long)]
-    method: Option<String>,
-    /// A header of the delivery, `Name: value` (repeatable).
-    #[arg(long = "header", short = 'H', value_parser = parse_header)]
-    headers: Vec<(String, String)>,
-    /// The delivery's body, as text.
-    #[arg(long, group = "payload")]
-    body: Option<String>,
-    /// The delivery's body, read from a file (`-` for stdin) and uploaded
-    /// as-is; its Content-Type is the one given with --header, if any.
-    #[arg(long, group = "payload")]
-    body_file: Option<String>,
-    /// The delivery's body as JSON text, sent as application/json with its
-    /// numbers spelled as given.
-    #[arg(long, group = "payload")]
-    body_json: Option<String>,
+    #[command(flatten)]
+    target: TargetArgs,
     /// When to deliver: an RFC 3339 time (`2026-10-16T12:00:00Z`) or a delay
     /// from now (`+5m`).
     #[arg(long, value_parser = parse_time)]
@@ -91,37 +76,34 @@ struct CreateArgs {
     wait: Option<Duration>,
 }
 
-fn parse_header(s: &str) -> Result<(String, String), String> {
-    let (name, value) = s
-        .split_once(':')
-        .ok_or_else(|| format!("{s:?} is not `Name: value`"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(format!("{s:?} has no header name"));
-    }
-    Ok((name.to_string(), value.trim().to_string()))
+/// The HTTP request a task or a job's runs deliver.
+#[derive(Args, Debug)]
+pub struct TargetArgs {
+    /// Where to deliver (http or https).
+    #[arg(long)]
+    url: String,
+    /// HTTP method of the delivery (default POST).
+    #[arg(long)]
+    method: Option<String>,
+    /// A header of the delivery, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+    /// The delivery's body, as text.
+    #[arg(long, group = "payload")]
+    body: Option<String>,
+    /// The delivery's body, read from a file (`-` for stdin) and sent
+    /// as-is; its Content-Type is the one given with --header, if any.
+    #[arg(long, group = "payload")]
+    body_file: Option<String>,
+    /// The delivery's body as JSON text, sent as application/json with its
+    /// numbers spelled as given.
+    #[arg(long, group = "payload")]
+    body_json: Option<String>,
 }
 
-fn parse_state(s: &str) -> Result<TaskState, String> {
-    TaskState::parse(s).ok_or_else(|| {
-        "must be one of scheduled, queued, running, succeeded, failed, cancelled".to_string()
-    })
-}
-
-fn parse_time(s: &str) -> Result<Timestamp, String> {
-    if let Some(delay) = s.strip_prefix('+') {
-        let d = parse_duration(delay)?;
-        let d = jiff::SignedDuration::try_from(d).map_err(|e| e.to_string())?;
-        return Timestamp::now()
-            .checked_add(d)
-            .map_err(|e| format!("{s:?}: {e}"));
-    }
-    s.parse()
-        .map_err(|e| format!("{s:?} is neither an RFC 3339 time nor +DURATION ({e})"))
-}
-
-impl CreateArgs {
-    fn task(&self) -> anyhow::Result<NewTask> {
+impl TargetArgs {
+    /// The target; a --body-file is read here and becomes an upload.
+    pub fn target(&self) -> anyhow::Result<NewTarget> {
         let mut target = NewTarget::new(&self.url);
         target.method = self.method.clone();
         for (name, value) in &self.headers {
@@ -147,14 +129,45 @@ impl CreateArgs {
         } else {
             None
         };
-        let mut task = NewTask::new(target);
+        Ok(target)
+    }
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?} is not `Name: value`"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("{s:?} has no header name"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+fn parse_state(s: &str) -> Result<TaskState, String> {
+    TaskState::parse(s).ok_or_else(|| {
+        "must be one of scheduled, queued, running, succeeded, failed, cancelled".to_string()
+    })
+}
+
+pub fn parse_time(s: &str) -> Result<Timestamp, String> {
+    if let Some(delay) = s.strip_prefix('+') {
+        let d = parse_duration(delay)?;
+        let d = jiff::SignedDuration::try_from(d).map_err(|e| e.to_string())?;
+        return Timestamp::now()
+            .checked_add(d)
+            .map_err(|e| format!("{s:?}: {e}"));
+    }
+    s.parse()
+        .map_err(|e| format!("{s:?} is neither an RFC 3339 time nor +DURATION ({e})"))
+}
+
+impl CreateArgs {
+    fn task(&self) -> anyhow::Result<NewTask> {
+        let mut task = NewTask::new(self.target.target()?);
         task.task_id = self.task_id.clone();
         task.schedule_time = self.schedule_time;
-        task.dispatch_deadline_s = self
-            .dispatch_deadline
-            .map(|d| whole_seconds("--dispatch-deadline", d))
-            .transpose()?
-            .map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+        task.dispatch_deadline_s = deadline_seconds("--dispatch-deadline", self.dispatch_deadline)?;
         task.retry_config = self.max_attempts.map(|n| RetryConfigPatch {
             max_attempts: Some(n),
             ..RetryConfigPatch::default()
@@ -163,7 +176,7 @@ impl CreateArgs {
     }
 }
 
-fn last_status(a: Option<&Attempt>) -> String {
+pub fn last_status(a: Option<&Attempt>) -> String {
     match a {
         None => "-".into(),
         Some(a) => match (a.status_code, &a.error) {
@@ -174,22 +187,31 @@ fn last_status(a: Option<&Attempt>) -> String {
     }
 }
 
-fn show_task(t: &Task) {
-    let body = if let Some(b) = &t.target.body {
+/// A target's body, for a `body:` line.
+pub fn describe_body(target: &Target) -> String {
+    if let Some(b) = &target.body {
         format!("{} bytes of text", b.len())
-    } else if let Some(j) = &t.target.json {
+    } else if let Some(j) = &target.json {
         j.get().to_string()
-    } else if let Some(b) = &t.target.body_base64 {
+    } else if let Some(b) = &target.body_base64 {
         format!("base64 {b}")
     } else {
         "-".into()
-    };
+    }
+}
+
+/// A target's method and URL, for tables.
+pub fn describe_target(target: &Target) -> String {
+    format!("{} {}", target.method, target.url)
+}
+
+fn show_task(t: &Task) {
     fields(&[
         ("task", t.task_id.clone()),
         ("queue", t.queue.clone()),
         ("state", t.state.as_str().into()),
-        ("target", format!("{} {}", t.target.method, t.target.url)),
-        ("body", body),
+        ("target", describe_target(&t.target)),
+        ("body", describe_body(&t.target)),
         ("schedule time", t.schedule_time.to_string()),
         ("attempts", t.attempt_count.to_string()),
         ("last attempt", last_status(t.last_attempt.as_ref())),
@@ -217,11 +239,7 @@ async fn create(cx: &Context, args: CreateArgs) -> anyhow::Result<()> {
     {
         Ok(answer) => cx.show(&answer, show_task),
         Err(e) => {
-            if matches!(e, Error::Transport { .. }) || e.status().is_some_and(|s| s >= 500) {
-                eprintln!(
-                    "hint: the task may have been created; repeat with --idempotency-key {key} to find out without creating it twice"
-                );
-            }
+            hint_on_lost_answer(&e, "the task", &key);
             Err(e.into())
         }
     }
@@ -247,7 +265,7 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
                             t.attempt_count.to_string(),
                             last_status(t.last_attempt.as_ref()),
                             t.schedule_time.to_string(),
-                            format!("{} {}", t.target.method, t.target.url),
+                            describe_target(&t.target),
                         ]
                     })
                     .collect();
