@@ -46,10 +46,21 @@ pub async fn with_context(req: Request, next: Next) -> Response {
         method = %req.method(),
         path = %ctx.path,
     );
+    let started = std::time::Instant::now();
     let mut response = CONTEXT
         .scope(ctx.clone(), next.run(req))
-        .instrument(span)
+        .instrument(span.clone())
         .await;
+    // An access log line, off by default (`IDEM_LOG=debug` shows it): at
+    // tens of thousands of requests a second it would cost more than the
+    // work it describes.
+    span.in_scope(|| {
+        tracing::debug!(
+            status = response.status().as_u16(),
+            duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "request served"
+        )
+    });
     response.headers_mut().insert(REQUEST_ID_HEADER, id);
     let class = match response.status().as_u16() {
         200..=299 => "2xx",

@@ -238,11 +238,20 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             };
             let results = results_tx.clone();
             let abandon = abandon_rx.clone();
-            // Every line logged during the attempt names it.
+            // Every line logged during the attempt names it: a task by its
+            // queue and ID, a job's run by its job and run ID.
+            let task = &attempt.claimed.task;
+            let run = task.run.as_ref();
+            let (task_id, run_id) = match run {
+                Some(_) => (None, Some(task.task_id.as_str())),
+                None => (Some(task.task_id.as_str()), None),
+            };
             let span = tracing::info_span!(
                 "attempt",
-                queue = %attempt.claimed.task.queue,
-                task_id = %attempt.claimed.task.task_id,
+                queue = run.is_none().then_some(task.queue.as_str()),
+                task_id,
+                job = run.map(|r| r.job.as_str()),
+                run_id,
                 attempt = attempt.claimed.attempt,
             );
             attempts.spawn(
