@@ -46,6 +46,13 @@ pub struct ServeArgs {
     /// `catch_up` policy.
     #[arg(long, env = "IDEM_MISFIRE_GRACE", default_value = "60s", value_parser = parse_duration)]
     misfire_grace: Duration,
+    /// How long before its instant a cron run is created (as a task
+    /// scheduled for the instant), so that the dispatcher alone stands
+    /// between the instant and the delivery. Runs created ahead are
+    /// deleted when their job is paused or changed; a node that dies
+    /// leaves them to fire, late, whatever the job's `catch_up`.
+    #[arg(long, env = "IDEM_SCHEDULE_LOOKAHEAD", default_value = "5s", value_parser = parse_duration)]
+    schedule_lookahead: Duration,
     /// Refuse operations that honour Idempotency-Key when they come without
     /// one.
     #[arg(long, env = "IDEM_REQUIRE_IDEMPOTENCY_KEY")]
@@ -159,6 +166,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             sweep_interval: args.sweep_interval,
             lease_grace: args.lease_grace,
             misfire_grace: args.misfire_grace,
+            schedule_lookahead: args.schedule_lookahead,
             idempotency: idem_server::api::idempotency::IdempotencyOptions {
                 required: args.require_idempotency_key,
                 ttl: args.idempotency_ttl,

@@ -44,6 +44,9 @@ pub struct Options {
     /// How late a cron instant may be fired and still count as on time;
     /// older ones were missed and follow the job's `catch_up` policy.
     pub misfire_grace: Duration,
+    /// How long before its instant a run is created (as a task scheduled
+    /// for the instant).
+    pub schedule_lookahead: Duration,
 }
 
 impl Default for Options {
@@ -60,6 +63,7 @@ impl Default for Options {
             cors_origins: Vec::new(),
             misfire_grace: Duration::try_from(idem_core::schedule::ON_TIME_TOLERANCE)
                 .expect("a positive tolerance"),
+            schedule_lookahead: Duration::from_secs(5),
         }
     }
 }

@@ -8,7 +8,12 @@
 //! fires what is due from what the store recorded. New runs are handed to
 //! the dispatcher like new tasks.
 //!
-//! The loop sleeps until the store's earliest `next_run_at`, a job change
+//! Runs are created up to `--schedule-lookahead` before their instant, as
+//! tasks scheduled for it: at the instant the dispatcher finds them due,
+//! so a minute with thousands of runs does not wait for their creation.
+//!
+//! The loop sleeps until the store's earliest `next_run_at` (less the
+//! lookahead), a job change
 //! on this node, or a poll interval that bounds how late it notices a job
 //! created or resumed on another node.
 
@@ -46,6 +51,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     let params = FireParams {
         max_jobs: MAX_JOBS_PER_PASS,
         tolerance: app.options.misfire_grace,
+        lookahead: app.options.schedule_lookahead,
     };
     loop {
         if *stop.borrow() {
@@ -64,7 +70,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                 } else {
                     Duration::ZERO
                 };
-                until(&app, report.next_at).max(floor)
+                until(&app, report.next_at, params.lookahead).max(floor)
             }
             Err(e) => {
                 tracing::warn!(error = %e, "scheduler pass failed; retrying");
@@ -79,13 +85,14 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// How long to sleep until `next_at` (the store's clock), within the poll
-/// interval.
-fn until(app: &App, next_at: Option<jiff::Timestamp>) -> Duration {
+/// How long to sleep until the next run is to be created: `lookahead`
+/// before `next_at` (the store's clock), within the poll interval.
+fn until(app: &App, next_at: Option<jiff::Timestamp>, lookahead: Duration) -> Duration {
     let Some(at) = next_at else {
         return POLL_INTERVAL;
     };
-    let wait = at.duration_since(app.clock.now());
+    let lookahead = jiff::SignedDuration::try_from(lookahead).unwrap_or(jiff::SignedDuration::MAX);
+    let wait = at.duration_since(app.clock.now()).saturating_sub(lookahead);
     Duration::try_from(wait)
         .unwrap_or(Duration::ZERO)
         .min(POLL_INTERVAL)

@@ -12,8 +12,13 @@
 //!
 //! # Once per instant
 //!
-//! A job row records the latest instant it fired (`last_fired_at`) and the
-//! next one due (`next_run_at`). Firing a job reads its row under a lock
+//! A job row records the latest instant it created a run for
+//! (`last_fired_at`) and the next one without a run (`next_run_at`).
+//! Runs are created up to a lookahead ahead of their instant, as tasks
+//! scheduled for it, so that a minute's thousands of runs are waiting for
+//! the dispatcher when the minute comes; a change to the job (pause, update)
+//! deletes the runs created ahead and lets them be created again. Firing a
+//! job reads its row under a lock
 //! (the writer thread on SQLite, `FOR UPDATE SKIP LOCKED` on PostgreSQL),
 //! inserts the runs the catch-up policy asks for and advances both columns
 //! in the same transaction. A second node either skips the locked row or
@@ -39,7 +44,8 @@ use std::time::Duration;
 pub const JOBS_QUEUE: &str = "~jobs";
 
 /// How long a finished run stays listed. A job's latest run is kept
-/// regardless, so `last_run` survives a weekly job's quiet days.
+/// regardless (until a newer one exists), so `last_run` survives a weekly
+/// job's quiet days.
 pub const RUN_RETENTION_S: u64 = 86_400;
 
 /// The job queue's configuration: no limits of its own (a job fires what
@@ -65,6 +71,10 @@ pub struct FireParams {
     /// How late an instant may be and still count as on time rather than
     /// missed ([`idem_core::schedule::ON_TIME_TOLERANCE`] by default).
     pub tolerance: Duration,
+    /// How far ahead runs are created: a run due within this much of now
+    /// is created now, as a task scheduled for its instant, so that the
+    /// dispatcher alone stands between the instant and the delivery.
+    pub lookahead: Duration,
 }
 
 /// A run the scheduler created.
@@ -141,12 +151,16 @@ pub(crate) const JOB_COLUMNS: &str = "j.name, j.schedule, j.time_zone, j.target,
      j.next_run_at, j.created_at, j.updated_at, j.since, j.last_fired_at";
 const JOB_COLUMN_COUNT: usize = 16;
 
-/// Selects jobs with their last run; callers append conditions to
-/// `WHERE j.org = $1`.
+/// Selects jobs with their last run: the newest run whose schedule time
+/// has come (runs created ahead of their instant are not "last" yet).
+/// Parameters: now, org; callers append conditions from `$3` on.
 pub(crate) fn select_jobs() -> String {
     format!(
-        "SELECT {JOB_COLUMNS}, {} FROM jobs j LEFT JOIN tasks t ON t.uid = j.last_run_uid \
-         WHERE j.org = $1",
+        "SELECT {JOB_COLUMNS}, {} FROM jobs j LEFT JOIN tasks t ON t.uid = \
+         (SELECT r.uid FROM tasks r WHERE r.org = j.org AND r.queue = '~jobs' \
+         AND r.job = j.name AND r.schedule_time <= $1 \
+         ORDER BY r.schedule_time DESC LIMIT 1) \
+         WHERE j.org = $2",
         sql::task_columns_of("t")
     )
 }
@@ -164,6 +178,15 @@ fn corrupt(what: &str, value: &str) -> Error {
 
 /// Reads a row of [`select_jobs`].
 pub(crate) fn job_row(r: &impl Row) -> Result<JobRow> {
+    let mut row = job_columns(r)?;
+    if r.opt_text(JOB_COLUMN_COUNT + 2)?.is_some() {
+        row.job.last_run = Some(sql::task(&Offset(r, JOB_COLUMN_COUNT))?);
+    }
+    Ok(row)
+}
+
+/// Reads the [`JOB_COLUMNS`] of a row, without a last run.
+pub(crate) fn job_columns(r: &impl Row) -> Result<JobRow> {
     let retry = r.text(7)?;
     let catch_up = r.text(8)?;
     let style = r.text(9)?;
@@ -178,17 +201,13 @@ pub(crate) fn job_row(r: &impl Row) -> Result<JobRow> {
         catch_up: parse_catch_up(&catch_up).ok_or_else(|| corrupt("catch_up", &catch_up))?,
         header_style: HeaderStyle::parse(&style).ok_or_else(|| corrupt("header style", &style))?,
     };
-    let last_run = match r.opt_text(JOB_COLUMN_COUNT + 2)? {
-        Some(_) => Some(sql::task(&Offset(r, JOB_COLUMN_COUNT))?),
-        None => None,
-    };
     Ok(JobRow {
         job: Job {
             name: r.text(0)?,
             config,
             state: JobState::parse(&state).ok_or_else(|| corrupt("job state", &state))?,
             next_run_at: r.opt_i64(11)?.map(from_micros),
-            last_run,
+            last_run: None,
             created_at: from_micros(r.i64(12)?),
             updated_at: from_micros(r.i64(13)?),
         },
@@ -250,15 +269,23 @@ pub(crate) const SQL_INSERT_JOB: &str = "INSERT INTO jobs (org, name, schedule, 
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $14) \
      ON CONFLICT (org, name) DO NOTHING";
 
-/// Parameters: the nine [`JobColumns`], next_run_at, now, since, org, name.
+/// Parameters: the nine [`JobColumns`], next_run_at, now, since,
+/// last_fired_at, org, name.
 pub(crate) const SQL_UPDATE_JOB: &str = "UPDATE jobs SET schedule = $1, time_zone = $2, \
      target = $3, body_form = $4, body = $5, attempt_deadline_s = $6, retry_config = $7, \
-     catch_up = $8, header_style = $9, next_run_at = $10, updated_at = $11, since = $12 \
-     WHERE org = $13 AND name = $14";
+     catch_up = $8, header_style = $9, next_run_at = $10, updated_at = $11, since = $12, \
+     last_fired_at = $13 WHERE org = $14 AND name = $15";
 
-/// Parameters: state, next_run_at, now, since, org, name.
+/// Parameters: state, next_run_at, now, since, last_fired_at, org, name.
 pub(crate) const SQL_SET_JOB_STATE: &str = "UPDATE jobs SET state = $1, next_run_at = $2, \
-     updated_at = $3, since = $4 WHERE org = $5 AND name = $6";
+     updated_at = $3, since = $4, last_fired_at = $5 WHERE org = $6 AND name = $7";
+
+/// Deletes the scheduled runs created ahead of their instant, which carry
+/// the configuration and state they were created under. Parameters: org,
+/// job, now.
+pub(crate) const SQL_DELETE_FUTURE_RUNS: &str = "DELETE FROM tasks WHERE org = $1 \
+     AND queue = '~jobs' AND job = $2 AND run_kind = 'scheduled' AND status = 'pending' \
+     AND attempt_count = 0 AND schedule_time > $3";
 
 /// Parameters: org, config (JSON), now.
 pub(crate) const SQL_ENSURE_JOBS_QUEUE: &str = "INSERT INTO queues \
@@ -345,28 +372,22 @@ impl RunInsert {
     }
 }
 
-/// Parameters: last_fired_at, next_run_at, last_run_uid (kept when NULL),
-/// org, name.
-pub(crate) const SQL_FIRED: &str = "UPDATE jobs SET last_fired_at = $1, next_run_at = $2, \
-     last_run_uid = COALESCE($3, last_run_uid) WHERE org = $4 AND name = $5";
+/// Parameters: last_fired_at, next_run_at, org, name.
+pub(crate) const SQL_FIRED: &str = "UPDATE jobs SET last_fired_at = $1, next_run_at = $2 \
+     WHERE org = $3 AND name = $4";
 
-/// Parameters: uid, org, name.
-pub(crate) const SQL_SET_LAST_RUN: &str =
-    "UPDATE jobs SET last_run_uid = $1 WHERE org = $2 AND name = $3";
-
-/// Due jobs, oldest instant first. Parameters: now, limit. Needs the org in
-/// the select list, so it has its own column list.
+/// Jobs with a run to create by the horizon (now + lookahead), oldest
+/// instant first; read with [`job_columns`]. Parameters: horizon, limit.
 pub(crate) fn select_due() -> String {
     format!(
-        "SELECT {JOB_COLUMNS}, {}, j.org FROM jobs j LEFT JOIN tasks t ON t.uid = j.last_run_uid \
+        "SELECT {JOB_COLUMNS}, j.org FROM jobs j \
          WHERE j.next_run_at IS NOT NULL AND j.next_run_at <= $1 \
-         ORDER BY j.next_run_at LIMIT $2",
-        sql::task_columns_of("t")
+         ORDER BY j.next_run_at LIMIT $2"
     )
 }
 
 /// The index of the org column in [`select_due`].
-pub(crate) const DUE_ORG_COLUMN: usize = JOB_COLUMN_COUNT + sql::TASK_COLUMN_COUNT;
+pub(crate) const DUE_ORG_COLUMN: usize = JOB_COLUMN_COUNT;
 
 pub(crate) const SQL_NEXT_DUE: &str =
     "SELECT min(next_run_at) FROM jobs WHERE next_run_at IS NOT NULL";
@@ -378,15 +399,16 @@ pub(crate) struct Plan {
     pub next_run_at: Option<i64>,
 }
 
-/// Decides a due job's runs at `now` from what the store recorded.
-pub(crate) fn plan(org: &str, row: &JobRow, now: i64, tolerance: Duration) -> Result<Plan> {
-    let schedule = row
-        .job
-        .config
-        .parsed_schedule()
-        .map_err(|e| Error::Internal(format!("stored schedule does not parse: {e:?}")))?;
-    let tolerance = SignedDuration::try_from(tolerance).unwrap_or(SignedDuration::MAX);
-    let due = due_instants(
+/// Most runs one job gets ahead of their instants in one pass.
+const MAX_AHEAD: usize = 1000;
+
+/// Decides a due job's runs at `now` from what the store recorded: the
+/// instants that came (the catch-up policy deciding about missed ones),
+/// then those due by `now + lookahead`.
+pub(crate) fn plan(org: &str, row: &JobRow, now: i64, params: &FireParams) -> Result<Plan> {
+    let schedule = stored_schedule(&row.job.config)?;
+    let tolerance = SignedDuration::try_from(params.tolerance).unwrap_or(SignedDuration::MAX);
+    let mut due = due_instants(
         &schedule,
         row.last_fired_at.map(from_micros),
         from_micros(row.since),
@@ -394,15 +416,45 @@ pub(crate) fn plan(org: &str, row: &JobRow, now: i64, tolerance: Duration) -> Re
         row.job.config.catch_up,
         tolerance,
     );
+    let horizon = now.saturating_add(micros(params.lookahead));
+    let mut cursor = [Some(now), Some(row.since - 1), row.last_fired_at]
+        .into_iter()
+        .flatten()
+        .chain(due.last().map(|t| to_micros(*t)))
+        .max()
+        .unwrap_or(now);
+    let mut ahead = 0;
+    while ahead < MAX_AHEAD {
+        match schedule.next_after(from_micros(cursor)) {
+            Some(x) if to_micros(x) <= horizon => {
+                due.push(x);
+                cursor = to_micros(x);
+                ahead += 1;
+            }
+            _ => break,
+        }
+    }
     let runs: Vec<RunInsert> = due
         .iter()
         .map(|t| RunInsert::new(org, &row.job, RunKind::Scheduled, to_micros(*t)))
         .collect();
     Ok(Plan {
         last_fired_at: due.last().map(|t| to_micros(*t)).or(row.last_fired_at),
-        next_run_at: schedule.next_after(from_micros(now)).map(to_micros),
+        next_run_at: schedule
+            .next_after(from_micros(cursor.max(horizon)))
+            .map(to_micros),
         runs,
     })
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn stored_schedule(config: &JobConfig) -> Result<idem_core::schedule::Schedule> {
+    config
+        .parsed_schedule()
+        .map_err(|e| Error::Internal(format!("stored schedule does not parse: {e:?}")))
 }
 
 /// The first instant at or after `since` that `config` fires, for a job
@@ -417,25 +469,61 @@ pub(crate) fn first_run_at(config: &JobConfig, since: i64) -> Result<Option<i64>
     Ok(schedule.next_after(from_micros(since - 1)).map(to_micros))
 }
 
-/// The column values of a state change at `now`: `(next_run_at, since)`.
-/// Resuming restarts the schedule from now; pausing clears the next run.
-pub(crate) fn state_change(row: &JobRow, state: JobState, now: i64) -> Result<(Option<i64>, i64)> {
-    match state {
-        JobState::Paused => Ok((None, row.since)),
-        JobState::Enabled if row.job.state == JobState::Enabled => {
-            Ok((row.job.next_run_at.map(to_micros), row.since))
-        }
-        JobState::Enabled => Ok((first_run_at(&row.job.config, now)?, now)),
+/// Where a job's schedule stands after a change at `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Restart {
+    pub next_run_at: Option<i64>,
+    pub since: i64,
+    pub last_fired_at: Option<i64>,
+}
+
+impl Restart {
+    /// Runs created ahead of their instant are deleted with every change
+    /// (they carry the old configuration, or should not fire at all), so
+    /// the job counts as fired up to now at most, and the next pass
+    /// creates what is due again.
+    fn after(
+        row: &JobRow,
+        config: &JobConfig,
+        state: JobState,
+        since: i64,
+        now: i64,
+    ) -> Result<Restart> {
+        let last_fired_at = row.last_fired_at.map(|l| l.min(now));
+        let next_run_at = match state {
+            JobState::Paused => None,
+            JobState::Enabled => {
+                let from = last_fired_at.unwrap_or(i64::MIN).max(since - 1);
+                stored_schedule(config)?
+                    .next_after(from_micros(from))
+                    .map(to_micros)
+            }
+        };
+        Ok(Restart {
+            next_run_at,
+            since,
+            last_fired_at,
+        })
     }
 }
 
-/// An update's new configuration and `(next_run_at, since)`, after the
-/// optimistic-concurrency check.
-pub(crate) fn update(
-    row: &JobRow,
-    patch: &JobPatch,
-    now: i64,
-) -> Result<(JobConfig, Option<i64>, i64)> {
+/// A state change at `now`. Resuming restarts the schedule from now;
+/// pausing clears the next run. `None`: nothing changes.
+pub(crate) fn state_change(row: &JobRow, state: JobState, now: i64) -> Result<Option<Restart>> {
+    if state == row.job.state {
+        return Ok(None);
+    }
+    let since = match state {
+        JobState::Enabled => now,
+        JobState::Paused => row.since,
+    };
+    Restart::after(row, &row.job.config, state, since, now).map(Some)
+}
+
+/// An update's new configuration and where its schedule stands, after the
+/// optimistic-concurrency check. A new schedule or time zone restarts the
+/// schedule from now.
+pub(crate) fn update(row: &JobRow, patch: &JobPatch, now: i64) -> Result<(JobConfig, Restart)> {
     if let Some(expected) = patch.expected_updated_at
         && expected != row.job.updated_at
     {
@@ -445,14 +533,13 @@ pub(crate) fn update(
         )));
     }
     let next = patch.apply(&row.job.config).map_err(Error::Invalid)?;
-    if !patch.changes_timing(&row.job.config) {
-        return Ok((next, row.job.next_run_at.map(to_micros), row.since));
-    }
-    let next_run_at = match row.job.state {
-        JobState::Enabled => first_run_at(&next, now)?,
-        JobState::Paused => None,
+    let since = if patch.changes_timing(&row.job.config) {
+        now
+    } else {
+        row.since
     };
-    Ok((next, next_run_at, now))
+    let restart = Restart::after(row, &next, row.job.state, since, now)?;
+    Ok((next, restart))
 }
 
 /// The state a job is created in.

@@ -165,6 +165,17 @@ pub struct Task {
     pub run: Option<RunInfo>,
 }
 
+impl Job {
+    /// The next instant the job fires after `now`, whether or not its run
+    /// was created yet; `None` while paused.
+    pub fn next_run_time(&self, now: Timestamp) -> Option<Timestamp> {
+        match self.state {
+            JobState::Enabled => self.config.parsed_schedule().ok()?.next_after(now),
+            JobState::Paused => None,
+        }
+    }
+}
+
 /// What makes a task a cron job's run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunInfo {
@@ -178,9 +189,11 @@ pub struct Job {
     pub name: String,
     pub config: JobConfig,
     pub state: JobState,
-    /// The next instant the scheduler will fire; `None` while paused.
+    /// The next instant the scheduler has yet to create a run for (runs are
+    /// created a little ahead of their instant); `None` while paused.
     pub next_run_at: Option<Timestamp>,
-    /// The most recent run, scheduled or manual.
+    /// The most recent run whose schedule time has come, scheduled or
+    /// manual.
     pub last_run: Option<Task>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

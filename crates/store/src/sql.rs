@@ -289,11 +289,13 @@ pub(crate) const SQL_RUN_NOW: &str =
 pub(crate) const SQL_ATTEMPTS: &str = "SELECT attempt, started_at, finished_at, status_code, \
      error, duration_ms FROM attempts WHERE task_uid = $1 ORDER BY attempt";
 
-/// A job's latest run is kept past its window, for the job's `last_run`.
+/// A job's latest run (whose time has come) is kept past its window, for the
+/// job's `last_run`.
 pub(crate) const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
      WHERE dedup_expires_at IS NOT NULL AND dedup_expires_at <= $1 \
-     AND (job IS NULL OR uid NOT IN \
-     (SELECT last_run_uid FROM jobs WHERE last_run_uid IS NOT NULL)) \
+     AND (job IS NULL OR EXISTS (SELECT 1 FROM tasks n WHERE n.org = tasks.org \
+     AND n.queue = tasks.queue AND n.job = tasks.job AND n.schedule_time > tasks.schedule_time \
+     AND n.schedule_time <= $1)) \
      ORDER BY dedup_expires_at LIMIT $2";
 
 /// Tasks per organization, queue and state.

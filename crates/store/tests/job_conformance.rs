@@ -180,6 +180,7 @@ async fn fire_on(store: &Arc<dyn Store>, max_jobs: u32, tolerance: Duration) -> 
         .scheduler_fire(FireParams {
             max_jobs,
             tolerance,
+            lookahead: Duration::ZERO,
         })
         .await
         .unwrap()
@@ -1243,6 +1244,98 @@ async fn two_nodes_fire_each_instant_once(h: Harness) {
     }
 }
 
+async fn fire_ahead(h: &Harness, lookahead_s: u64) -> FireReport {
+    h.store
+        .scheduler_fire(FireParams {
+            max_jobs: 100,
+            tolerance: ON_TIME_TOLERANCE.unsigned_abs(),
+            lookahead: Duration::from_secs(lookahead_s),
+        })
+        .await
+        .unwrap()
+}
+
+async fn runs_are_created_ahead_and_redone_after_a_change(h: Harness) {
+    h.set(at("12:00:00.5"));
+    h.create("ahead", &config(EVERY_SECOND)).await;
+    let report = fire_ahead(&h, 3).await;
+    assert_eq!(
+        fired_times(&report, "ahead"),
+        [at("12:00:01"), at("12:00:02"), at("12:00:03")],
+        "the instants up to now + lookahead"
+    );
+    assert_eq!(report.next_at, Some(at("12:00:04")));
+    assert!(fire_ahead(&h, 3).await.fired.is_empty(), "created once");
+    let job = h.job("ahead").await;
+    assert_eq!(job.last_run, None, "no run's time has come yet");
+    assert_eq!(job.next_run_time(h.now()), Some(at("12:00:01")));
+    for run in h.runs("ahead").await {
+        assert_eq!(run.state(h.now()), idem_core::task::TaskState::Scheduled);
+        assert_eq!(run.next_attempt_at, run.schedule_time);
+    }
+    // Not claimable before its instant.
+    assert!(h.claim(100).await.is_empty());
+    h.set(at("12:00:01"));
+    let claimed = h.claim(100).await;
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].task.schedule_time, at("12:00:01"));
+    assert_eq!(
+        h.job("ahead").await.last_run.map(|r| r.schedule_time),
+        Some(at("12:00:01"))
+    );
+
+    // A change deletes what was created ahead with the old target; the
+    // next pass creates it again with the new one.
+    h.set(at("12:00:01.5"));
+    let patch = idem_core::job::UpdateJob {
+        target: Some(
+            serde_json::from_value(serde_json::json!({"url": "http://127.0.0.1:9/new"})).unwrap(),
+        ),
+        ..Default::default()
+    }
+    .into_patch()
+    .unwrap();
+    h.store
+        .job_update(ORG, "ahead", &patch, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        h.run_times("ahead").await.len(),
+        1,
+        "only the claimed run is left"
+    );
+    let report = fire_ahead(&h, 3).await;
+    assert_eq!(
+        fired_times(&report, "ahead"),
+        [at("12:00:02"), at("12:00:03"), at("12:00:04")]
+    );
+    for run in h.runs("ahead").await {
+        let want = if run.schedule_time == at("12:00:01") {
+            "http://127.0.0.1:9/hook"
+        } else {
+            "http://127.0.0.1:9/new"
+        };
+        assert_eq!(run.target.url, want, "run at {}", run.schedule_time);
+    }
+
+    // Pausing deletes the runs ahead; resuming starts from then.
+    h.store
+        .job_set_state(ORG, "ahead", JobState::Paused, None)
+        .await
+        .unwrap();
+    assert_eq!(h.run_times("ahead").await, [at("12:00:01")]);
+    h.set(at("12:00:10.5"));
+    h.store
+        .job_set_state(ORG, "ahead", JobState::Enabled, None)
+        .await
+        .unwrap();
+    let report = fire_ahead(&h, 2).await;
+    assert_eq!(
+        fired_times(&report, "ahead"),
+        [at("12:00:11"), at("12:00:12")]
+    );
+}
+
 macro_rules! backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -1270,6 +1363,7 @@ macro_rules! backends {
 
 backends!(
     jobs_are_created_read_and_listed,
+    runs_are_created_ahead_and_redone_after_a_change,
     updates_apply_and_check_the_expected_version,
     a_new_schedule_takes_effect_from_now,
     paused_jobs_never_fire_and_resume_skips_the_pause,

@@ -163,6 +163,7 @@ pub struct JobView {
 
 impl JobView {
     pub fn new(j: Job, now: Timestamp) -> Self {
+        let next_run_time = j.next_run_time(now);
         JobView {
             name: j.name,
             schedule: j.config.schedule,
@@ -172,8 +173,8 @@ impl JobView {
             retry_config: j.config.retry_config,
             catch_up: j.config.catch_up,
             header_style: j.config.header_style,
+            next_run_time,
             state: j.state,
-            next_run_time: j.next_run_at,
             last_run: j.last_run.map(|t| RunView::new(t, now)),
             created_at: j.created_at,
             updated_at: j.updated_at,

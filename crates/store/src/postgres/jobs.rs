@@ -15,9 +15,15 @@ use futures_util::future::try_join_all;
 use idem_core::clock::from_micros;
 use idem_core::job::{JobConfig, JobPatch, JobState, RunKind};
 
-async fn get_job_row<C: GenericClient>(c: &C, org: &str, name: &str, lock: &str) -> Result<JobRow> {
-    let sql = format!("{} AND j.name = $2 {lock}", select_jobs());
-    match query_opt(c, &sql, &[&org, &name]).await? {
+async fn get_job_row<C: GenericClient>(
+    c: &C,
+    org: &str,
+    name: &str,
+    now: i64,
+    lock: &str,
+) -> Result<JobRow> {
+    let sql = format!("{} AND j.name = $3 {lock}", select_jobs());
+    match query_opt(c, &sql, &[&now, &org, &name]).await? {
         Some(r) => job_row(&r),
         None => Err(not_found("job", name)),
     }
@@ -64,12 +70,14 @@ impl PostgresStore {
         params: FireParams,
     ) -> Result<FireReport> {
         let sql = format!("{} FOR UPDATE OF j SKIP LOCKED", select_due());
-        let due = query(tx, &sql, &[&now, &i64::from(params.max_jobs)]).await?;
+        let horizon =
+            now.saturating_add(i64::try_from(params.lookahead.as_micros()).unwrap_or(i64::MAX));
+        let due = query(tx, &sql, &[&horizon, &i64::from(params.max_jobs)]).await?;
         let mut jobs = Vec::with_capacity(due.len());
         for r in &due {
             let org = r.text(DUE_ORG_COLUMN)?;
-            let row = job_row(r)?;
-            let plan = plan(&org, &row, now, params.tolerance)?;
+            let row = job_columns(r)?;
+            let plan = plan(&org, &row, now, &params)?;
             jobs.push((org, row, plan));
         }
         let inserted = try_join_all(jobs.iter().flat_map(|(org, row, plan)| {
@@ -82,10 +90,8 @@ impl PostgresStore {
         let mut report = FireReport::default();
         let mut updates = Vec::with_capacity(jobs.len());
         for (org, row, plan) in &jobs {
-            let mut last_uid = None;
             for run in &plan.runs {
                 if inserted.next().unwrap_or(false) {
-                    last_uid = Some(run.uid.clone());
                     report.fired.push(FiredRun {
                         org: org.clone(),
                         job: row.job.name.clone(),
@@ -95,21 +101,11 @@ impl PostgresStore {
                     });
                 }
             }
-            updates.push((
-                org,
-                &row.job.name,
-                plan.last_fired_at,
-                plan.next_run_at,
-                last_uid,
-            ));
+            updates.push((org, &row.job.name, plan.last_fired_at, plan.next_run_at));
         }
-        try_join_all(
-            updates
-                .iter()
-                .map(|(org, name, last, next, uid)| async move {
-                    execute(tx, SQL_FIRED, &[last, next, uid, org, name]).await
-                }),
-        )
+        try_join_all(updates.iter().map(|(org, name, last, next)| async move {
+            execute(tx, SQL_FIRED, &[last, next, org, name]).await
+        }))
         .await?;
         report.jobs = jobs.len() as u32;
         let next: Option<i64> = query_opt(tx, SQL_NEXT_DUE, &[])
@@ -169,25 +165,32 @@ impl JobStore for PostgresStore {
                 })
             } else {
                 execute(&tx, SQL_ENSURE_JOBS_QUEUE, &[&org, &queue_config, &now]).await?;
-                get_job_row(&tx, org, name, "").await.map(|r| r.job)
+                get_job_row(&tx, org, name, now, "").await.map(|r| r.job)
             }
         })
     }
 
     async fn job_get(&self, org: &str, name: &str) -> Result<Job> {
         let client = self.pool.get().await?;
-        get_job_row(&client, org, name, "").await.map(|r| r.job)
+        get_job_row(&client, org, name, self.now(), "")
+            .await
+            .map(|r| r.job)
     }
 
     async fn job_list(&self, org: &str, page: &PageRequest) -> Result<Page<Job>> {
         let client = self.pool.get().await?;
-        let sql = format!("{} AND j.name > $2 ORDER BY j.name LIMIT $3", select_jobs());
+        let sql = format!("{} AND j.name > $3 ORDER BY j.name LIMIT $4", select_jobs());
         let after = page.after.clone().unwrap_or_default();
-        let items = query(&client, &sql, &[&org, &after, &i64::from(page.limit + 1)])
-            .await?
-            .iter()
-            .map(|r| job_row(r).map(|r| r.job))
-            .collect::<Result<Vec<_>>>()?;
+        let now = self.now();
+        let items = query(
+            &client,
+            &sql,
+            &[&now, &org, &after, &i64::from(page.limit + 1)],
+        )
+        .await?
+        .iter()
+        .map(|r| job_row(r).map(|r| r.job))
+        .collect::<Result<Vec<_>>>()?;
         Ok(Page::from_rows(items, page.limit, |j| j.name.clone()))
     }
 
@@ -200,8 +203,9 @@ impl JobStore for PostgresStore {
     ) -> Result<Job> {
         let now = self.now();
         transaction!(self, done, now, |tx| {
-            let row = get_job_row(&tx, org, name, "FOR UPDATE OF j").await?;
-            let (config, next_run_at, since) = update(&row, patch, now)?;
+            let row = get_job_row(&tx, org, name, now, "FOR UPDATE OF j").await?;
+            let (config, restart) = update(&row, patch, now)?;
+            execute(&tx, SQL_DELETE_FUTURE_RUNS, &[&org, &name, &now]).await?;
             let c = JobColumns::of(&config);
             execute(
                 &tx,
@@ -216,15 +220,16 @@ impl JobStore for PostgresStore {
                     &c.retry_config,
                     &c.catch_up,
                     &c.header_style,
-                    &next_run_at,
+                    &restart.next_run_at,
                     &now,
-                    &since,
+                    &restart.since,
+                    &restart.last_fired_at,
                     &org,
                     &name,
                 ],
             )
             .await?;
-            get_job_row(&tx, org, name, "").await.map(|r| r.job)
+            get_job_row(&tx, org, name, now, "").await.map(|r| r.job)
         })
     }
 
@@ -237,15 +242,25 @@ impl JobStore for PostgresStore {
     ) -> Result<Job> {
         let now = self.now();
         transaction!(self, done, now, |tx| {
-            let row = get_job_row(&tx, org, name, "FOR UPDATE OF j").await?;
-            let (next_run_at, since) = state_change(&row, state, now)?;
-            execute(
-                &tx,
-                SQL_SET_JOB_STATE,
-                &[&state.as_str(), &next_run_at, &now, &since, &org, &name],
-            )
-            .await?;
-            get_job_row(&tx, org, name, "").await.map(|r| r.job)
+            let row = get_job_row(&tx, org, name, now, "FOR UPDATE OF j").await?;
+            if let Some(restart) = state_change(&row, state, now)? {
+                execute(&tx, SQL_DELETE_FUTURE_RUNS, &[&org, &name, &now]).await?;
+                execute(
+                    &tx,
+                    SQL_SET_JOB_STATE,
+                    &[
+                        &state.as_str(),
+                        &restart.next_run_at,
+                        &now,
+                        &restart.since,
+                        &restart.last_fired_at,
+                        &org,
+                        &name,
+                    ],
+                )
+                .await?;
+            }
+            get_job_row(&tx, org, name, now, "").await.map(|r| r.job)
         })
     }
 
@@ -269,13 +284,14 @@ impl JobStore for PostgresStore {
     async fn job_run_now(&self, org: &str, name: &str, done: Option<Completion>) -> Result<Task> {
         let now = self.now();
         transaction!(self, done, now, |tx| {
-            let job = get_job_row(&tx, org, name, "FOR UPDATE OF j").await?.job;
+            let job = get_job_row(&tx, org, name, now, "FOR UPDATE OF j")
+                .await?
+                .job;
             let run = RunInsert::new(org, &job, RunKind::Manual, now);
             if let Some(d) = done.as_mut() {
                 d.resource_id = format!("{name}/{}", run.run_id);
             }
             if insert_run(&tx, org, name, &run, now).await? {
-                execute(&tx, SQL_SET_LAST_RUN, &[&run.uid, &org, &name]).await?;
                 get_task(&tx, org, JOBS_QUEUE, &run.run_id, "")
                     .await?
                     .ok_or_else(|| Error::Internal("inserted run vanished".into()))
@@ -289,7 +305,7 @@ impl JobStore for PostgresStore {
 
     async fn job_runs(&self, org: &str, name: &str, page: &PageRequest) -> Result<Page<Task>> {
         let client = self.pool.get().await?;
-        get_job_row(&client, org, name, "").await?;
+        get_job_row(&client, org, name, self.now(), "").await?;
         let (before, before_id) = runs_cursor(page)?;
         let items = query(
             &client,
@@ -305,7 +321,7 @@ impl JobStore for PostgresStore {
 
     async fn job_run_get(&self, org: &str, name: &str, run_id: &str) -> Result<Task> {
         let client = self.pool.get().await?;
-        get_job_row(&client, org, name, "").await?;
+        get_job_row(&client, org, name, self.now(), "").await?;
         get_task(&client, org, JOBS_QUEUE, run_id, "")
             .await?
             .filter(|t| t.run.as_ref().is_some_and(|r| r.job == name))

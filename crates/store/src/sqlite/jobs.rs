@@ -13,15 +13,22 @@ use idem_core::clock::from_micros;
 use idem_core::job::{JobConfig, JobPatch, JobState, RunKind};
 use rusqlite::{Connection, OptionalExtension, params};
 
-fn get_job_row(conn: &Connection, org: &str, name: &str) -> Result<JobRow> {
-    conn.prepare_cached(&format!("{} AND j.name = $2", select_jobs()))?
-        .query_row(params![org, name], |r| Ok(job_row(r)))
+fn get_job_row(conn: &Connection, org: &str, name: &str, now: i64) -> Result<JobRow> {
+    conn.prepare_cached(&format!("{} AND j.name = $3", select_jobs()))?
+        .query_row(params![now, org, name], |r| Ok(job_row(r)))
         .optional()?
         .ok_or_else(|| not_found("job", name))?
 }
 
-fn get_job(conn: &Connection, org: &str, name: &str) -> Result<Job> {
-    get_job_row(conn, org, name).map(|r| r.job)
+fn get_job(conn: &Connection, org: &str, name: &str, now: i64) -> Result<Job> {
+    get_job_row(conn, org, name, now).map(|r| r.job)
+}
+
+/// Applies a change's [`Restart`]: the runs created ahead go.
+fn delete_future_runs(conn: &Connection, org: &str, name: &str, now: i64) -> Result<()> {
+    conn.prepare_cached(SQL_DELETE_FUTURE_RUNS)?
+        .execute(params![org, name, now])?;
+    Ok(())
 }
 
 fn insert_run(conn: &Connection, org: &str, job: &str, run: &RunInsert, now: i64) -> Result<bool> {
@@ -46,15 +53,15 @@ fn insert_run(conn: &Connection, org: &str, job: &str, run: &RunInsert, now: i64
 fn fire(conn: &Connection, now: i64, params: FireParams) -> Result<FireReport> {
     let mut report = FireReport::default();
     let mut stmt = conn.prepare_cached(&select_due())?;
-    let due = collect(&mut stmt, params![now, params.max_jobs], |r| {
-        Ok((r.text(DUE_ORG_COLUMN)?, job_row(r)?))
+    let horizon =
+        now.saturating_add(i64::try_from(params.lookahead.as_micros()).unwrap_or(i64::MAX));
+    let due = collect(&mut stmt, params![horizon, params.max_jobs], |r| {
+        Ok((r.text(DUE_ORG_COLUMN)?, job_columns(r)?))
     })?;
     for (org, row) in due {
-        let plan = plan(&org, &row, now, params.tolerance)?;
-        let mut last_uid = None;
+        let plan = plan(&org, &row, now, &params)?;
         for run in &plan.runs {
             if insert_run(conn, &org, &row.job.name, run, now)? {
-                last_uid = Some(run.uid.clone());
                 report.fired.push(FiredRun {
                     org: org.clone(),
                     job: row.job.name.clone(),
@@ -67,7 +74,6 @@ fn fire(conn: &Connection, now: i64, params: FireParams) -> Result<FireReport> {
         conn.prepare_cached(SQL_FIRED)?.execute(params![
             plan.last_fired_at,
             plan.next_run_at,
-            last_uid,
             org,
             row.job.name
         ])?;
@@ -122,25 +128,26 @@ impl JobStore for SqliteStore {
             }
             conn.prepare_cached(SQL_ENSURE_JOBS_QUEUE)?
                 .execute(params![org, rows::to_json(&jobs_queue_config()), now])?;
-            get_job(conn, &org, &name)
+            get_job(conn, &org, &name, now)
         })
         .await
     }
 
     async fn job_get(&self, org: &str, name: &str) -> Result<Job> {
         let (org, name) = (org.to_string(), name.to_string());
-        self.read(move |conn, _| get_job(conn, &org, &name)).await
+        self.read(move |conn, now| get_job(conn, &org, &name, now))
+            .await
     }
 
     async fn job_list(&self, org: &str, page: &PageRequest) -> Result<Page<Job>> {
         let (org, page) = (org.to_string(), page.clone());
-        self.read(move |conn, _| {
+        self.read(move |conn, now| {
             let mut stmt = conn.prepare_cached(&format!(
-                "{} AND j.name > $2 ORDER BY j.name LIMIT $3",
+                "{} AND j.name > $3 ORDER BY j.name LIMIT $4",
                 select_jobs()
             ))?;
             let after = page.after.clone().unwrap_or_default();
-            let items = collect(&mut stmt, params![org, after, page.limit + 1], |r| {
+            let items = collect(&mut stmt, params![now, org, after, page.limit + 1], |r| {
                 job_row(r).map(|r| r.job)
             })?;
             Ok(Page::from_rows(items, page.limit, |j| j.name.clone()))
@@ -157,8 +164,9 @@ impl JobStore for SqliteStore {
     ) -> Result<Job> {
         let (org, name, patch) = (org.to_string(), name.to_string(), patch.clone());
         self.write_done(done, move |conn, now, _| {
-            let row = get_job_row(conn, &org, &name)?;
-            let (config, next_run_at, since) = update(&row, &patch, now)?;
+            let row = get_job_row(conn, &org, &name, now)?;
+            let (config, restart) = update(&row, &patch, now)?;
+            delete_future_runs(conn, &org, &name, now)?;
             let c = JobColumns::of(&config);
             conn.prepare_cached(SQL_UPDATE_JOB)?.execute(params![
                 c.schedule,
@@ -170,13 +178,14 @@ impl JobStore for SqliteStore {
                 c.retry_config,
                 c.catch_up,
                 c.header_style,
-                next_run_at,
+                restart.next_run_at,
                 now,
-                since,
+                restart.since,
+                restart.last_fired_at,
                 org,
                 name
             ])?;
-            get_job(conn, &org, &name)
+            get_job(conn, &org, &name, now)
         })
         .await
     }
@@ -190,17 +199,20 @@ impl JobStore for SqliteStore {
     ) -> Result<Job> {
         let (org, name) = (org.to_string(), name.to_string());
         self.write_done(done, move |conn, now, _| {
-            let row = get_job_row(conn, &org, &name)?;
-            let (next_run_at, since) = state_change(&row, state, now)?;
-            conn.prepare_cached(SQL_SET_JOB_STATE)?.execute(params![
-                state.as_str(),
-                next_run_at,
-                now,
-                since,
-                org,
-                name
-            ])?;
-            get_job(conn, &org, &name)
+            let row = get_job_row(conn, &org, &name, now)?;
+            if let Some(restart) = state_change(&row, state, now)? {
+                delete_future_runs(conn, &org, &name, now)?;
+                conn.prepare_cached(SQL_SET_JOB_STATE)?.execute(params![
+                    state.as_str(),
+                    restart.next_run_at,
+                    now,
+                    restart.since,
+                    restart.last_fired_at,
+                    org,
+                    name
+                ])?;
+            }
+            get_job(conn, &org, &name, now)
         })
         .await
     }
@@ -226,7 +238,7 @@ impl JobStore for SqliteStore {
     async fn job_run_now(&self, org: &str, name: &str, done: Option<Completion>) -> Result<Task> {
         let (org, name) = (org.to_string(), name.to_string());
         self.write_done(done, move |conn, now, done| {
-            let job = get_job(conn, &org, &name)?;
+            let job = get_job(conn, &org, &name, now)?;
             let run = RunInsert::new(&org, &job, RunKind::Manual, now);
             if let Some(d) = done {
                 d.resource_id = format!("{name}/{}", run.run_id);
@@ -236,8 +248,6 @@ impl JobStore for SqliteStore {
                     "job '{name}' already has a run at this instant; retry"
                 )));
             }
-            conn.prepare_cached(SQL_SET_LAST_RUN)?
-                .execute(params![run.uid, org, name])?;
             get_task(conn, &org, JOBS_QUEUE, &run.run_id)?
                 .ok_or_else(|| Error::Internal("inserted run vanished".into()))
         })
@@ -246,8 +256,8 @@ impl JobStore for SqliteStore {
 
     async fn job_runs(&self, org: &str, name: &str, page: &PageRequest) -> Result<Page<Task>> {
         let (org, name, page) = (org.to_string(), name.to_string(), page.clone());
-        self.read(move |conn, _| {
-            get_job_row(conn, &org, &name)?;
+        self.read(move |conn, now| {
+            get_job_row(conn, &org, &name, now)?;
             let (before, before_id) = runs_cursor(&page)?;
             let mut stmt = conn.prepare_cached(&select_runs())?;
             let items = collect(
@@ -262,8 +272,8 @@ impl JobStore for SqliteStore {
 
     async fn job_run_get(&self, org: &str, name: &str, run_id: &str) -> Result<Task> {
         let (org, name, run_id) = (org.to_string(), name.to_string(), run_id.to_string());
-        self.read(move |conn, _| {
-            get_job_row(conn, &org, &name)?;
+        self.read(move |conn, now| {
+            get_job_row(conn, &org, &name, now)?;
             get_task(conn, &org, JOBS_QUEUE, &run_id)?
                 .filter(|t| t.run.as_ref().is_some_and(|r| r.job == name))
                 .ok_or_else(|| not_found("run", &run_id))
