@@ -950,3 +950,129 @@ conformance!(
     idempotency_records_expire_and_are_swept,
     a_task_completes_its_key_in_its_own_commit,
 );
+
+/// Many creates at once, as group commit sees them: IDs created several
+/// times over, IDs already taken, a queue that does not exist, and a second
+/// queue, all interleaved. Each ID has exactly one winner, which is the task
+/// stored; every other create of it is 409 naming it; the missing queue is
+/// 404 for each of its creates.
+async fn concurrent_creates_with_duplicates_and_a_missing_queue(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    h.queue("acme", "mail", 60).await;
+    let taken = h.task("acme", "payments", "taken").await.unwrap();
+    let mut requests = Vec::new();
+    for round in 0..4 {
+        for i in 0..40 {
+            requests.push(("payments", format!("p{i}")));
+            if i % 2 == round % 2 {
+                requests.push(("mail", format!("p{i}")));
+            }
+        }
+        requests.push(("payments", "taken".to_string()));
+        for i in 0..5 {
+            requests.push(("nope", format!("n{i}")));
+        }
+    }
+    let runs: Vec<_> = requests
+        .iter()
+        .map(|(queue, id)| {
+            let (store, req) = (h.store.clone(), create("acme", queue, id));
+            tokio::spawn(async move { store.task_create(req).await })
+        })
+        .collect();
+    let mut winners: BTreeMap<(&str, &str), Task> = BTreeMap::new();
+    let mut losers: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut missing = 0;
+    for ((queue, id), run) in requests.iter().zip(runs) {
+        match run.await.unwrap() {
+            Ok(t) => {
+                assert_eq!(
+                    (t.queue.as_str(), t.task_id.as_str()),
+                    (*queue, id.as_str())
+                );
+                assert!(
+                    winners.insert((queue, id), t).is_none(),
+                    "two winners for {queue}/{id}"
+                );
+            }
+            Err(Error::TaskExists(s)) => {
+                assert_eq!(&s.task_id, id);
+                assert_eq!(s.state, TaskState::Queued);
+                *losers.entry((queue, id)).or_default() += 1;
+            }
+            Err(Error::NotFound {
+                kind: "queue",
+                id: q,
+            }) => {
+                assert_eq!((*queue, q.as_str()), ("nope", "nope"));
+                missing += 1;
+            }
+            Err(e) => panic!("{queue}/{id}: {e:?}"),
+        }
+    }
+    assert_eq!(missing, 20);
+    assert_eq!(winners.len(), 40 + 40);
+    assert!(!winners.contains_key(&("payments", "taken")));
+    assert_eq!(losers.get(&("payments", "taken")), Some(&4));
+    for ((queue, id), t) in &winners {
+        assert_eq!(
+            losers.get(&(*queue, *id)),
+            Some(&if *queue == "payments" { 3 } else { 1 })
+        );
+        assert_eq!(&h.store.task_get("acme", queue, id).await.unwrap(), t);
+    }
+    assert_eq!(
+        h.store.task_get("acme", "payments", "taken").await.unwrap(),
+        taken
+    );
+    let listed = h
+        .store
+        .task_list("acme", "payments", TaskFilter::default(), &page(100, None))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 41);
+}
+
+/// Concurrent creates of an ID whose tombstone has outlived its window:
+/// one of them replaces it, the others see the new task.
+async fn concurrent_creates_replace_an_expired_tombstone_once(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let old = h.task("acme", "payments", "t").await.unwrap();
+    h.store.task_cancel("acme", "payments", "t").await.unwrap();
+    h.advance(61);
+    let runs: Vec<_> = (0..24)
+        .map(|_| {
+            let store = h.store.clone();
+            tokio::spawn(async move { store.task_create(create("acme", "payments", "t")).await })
+        })
+        .collect();
+    let mut won = Vec::new();
+    let mut lost = 0;
+    for r in runs {
+        match r.await.unwrap() {
+            Ok(t) => won.push(t),
+            Err(Error::TaskExists(s)) => {
+                assert_eq!(s.state, TaskState::Queued);
+                lost += 1;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!((won.len(), lost), (1, 23));
+    assert_ne!(won[0].uid, old.uid);
+    assert_eq!(
+        h.store.task_get("acme", "payments", "t").await.unwrap(),
+        won[0]
+    );
+}
+
+mod group_commit {
+    use super::*;
+
+    conformance!(
+        concurrent_creates_with_duplicates_and_a_missing_queue,
+        concurrent_creates_replace_an_expired_tombstone_once,
+    );
+}

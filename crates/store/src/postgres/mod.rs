@@ -1,11 +1,13 @@
 //! The multi-node backend: any number of `idem` nodes on one PostgreSQL
 //! database.
 //!
-//! Each operation is one transaction on a pooled connection. Uniqueness
+//! Each operation is one transaction on a pooled connection; creates
+//! without an Idempotency-Key share their commits ([`batch`]). Uniqueness
 //! (organization, queue and task names; task IDs) rests on primary keys, so
 //! nodes never need to coordinate in memory; row locks (`FOR UPDATE`) order
 //! the read-modify-write operations.
 
+mod batch;
 mod clock;
 mod dispatch;
 mod idempotency;
@@ -50,6 +52,8 @@ pub struct PostgresStore {
     listen_config: tokio_postgres::Config,
     /// Queue configurations recently read, for the one-statement create.
     queue_configs: Arc<Mutex<QueueConfigCache>>,
+    /// Group commit for creates without an Idempotency-Key.
+    batcher: batch::Batcher,
     /// Connections whose commits do not wait for the disk, for
     /// Idempotency-Key locks only: a lock lost in a crash is released, which
     /// is what a crash should do to it, and the effect's durable commit
@@ -86,8 +90,21 @@ impl PostgresStore {
         };
         lock_config.options(&options);
         let lock_pool = pool(lock_config, max_connections.clamp(1, 8))?;
+        // The batchers' statements look rows up by primary key, one key at a
+        // time, whatever their arrays hold: one plan serves every batch
+        // (rather than a custom plan, planned anew for each), and it must
+        // never scan a table, even when made while the table was small.
+        let mut batch_config = config.clone();
+        let batch_options = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off";
+        let options = match config.get_options() {
+            Some(o) => format!("{o} {batch_options}"),
+            None => batch_options.to_string(),
+        };
+        batch_config.options(&options);
+        let batch_pool = pool(batch_config, batch::BATCHERS)?;
         let pool = pool(config, max_connections)?;
         let store = PostgresStore {
+            batcher: batch::Batcher::start(batch_pool),
             pool,
             clock,
             listen_config,
@@ -365,7 +382,9 @@ mod jobs;
 
 /// A task insert that checks its queue in the same statement: one round
 /// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
-/// for a concurrent queue delete and then see the queue gone.
+/// for a concurrent queue delete and then see the queue gone. Creates
+/// without a key run its many-row form in a group commit
+/// ([`batch`]); this one only when the batchers are gone.
 const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
      attempt_count, cancel_requested, created_at) \
@@ -428,42 +447,63 @@ fn task_params<'a>(
 /// policy of new tasks; a PATCH reaches creates on other nodes within it.
 const QUEUE_CONFIG_TTL: Duration = Duration::from_secs(1);
 
+/// How a create ended on the fast path.
+enum Fast {
+    Created(Box<Task>),
+    /// Down the transactional path, which handles conflicts and missing
+    /// queues. `uid` is the row a failed batch may have committed after all
+    /// (the connection broke after the commit): found there, it is this
+    /// request's own task.
+    Fallback {
+        uid: Option<String>,
+    },
+}
+
 impl PostgresStore {
+    /// The queue's configuration from the cache, or read and cached; `None`
+    /// when the queue is missing.
+    async fn queue_config(&self, org: &str, queue: &str) -> Result<Option<QueueConfig>> {
+        let id = (org.to_string(), queue.to_string());
+        {
+            let cache = self.queue_configs.lock().expect("queue config cache");
+            if let Some((c, _)) = cache
+                .get(&id)
+                .filter(|(_, at)| at.elapsed() < QUEUE_CONFIG_TTL)
+            {
+                return Ok(Some(c.clone()));
+            }
+        }
+        let client = self.pool.get().await?;
+        match get_queue(&client, org, queue, "").await {
+            Ok(q) => {
+                let mut cache = self.queue_configs.lock().expect("queue config cache");
+                if cache.len() > 10_000 {
+                    cache.clear();
+                }
+                cache.insert(id, (q.config.clone(), Instant::now()));
+                Ok(Some(q.config))
+            }
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Creates the task in one statement when its queue's configuration is
-    /// at hand and its ID is free; `None` sends the caller down the
-    /// transactional path, which handles conflicts and missing queues.
+    /// at hand and its ID is free: without a key, the statement of a group
+    /// commit ([`batch`]); with one, a statement of its own that also
+    /// completes the key's record.
     async fn task_create_fast(
         &self,
         p: &TaskCreate,
         done: Option<&Completion>,
         now: i64,
-    ) -> Result<Option<Task>> {
-        let id = (p.org.clone(), p.queue.clone());
-        let cached = {
-            let cache = self.queue_configs.lock().expect("queue config cache");
-            cache
-                .get(&id)
-                .filter(|(_, at)| at.elapsed() < QUEUE_CONFIG_TTL)
-                .map(|(c, _)| c.clone())
+    ) -> Result<Fast> {
+        let Some(config) = self.queue_config(&p.org, &p.queue).await? else {
+            return Ok(Fast::Fallback { uid: None });
         };
-        let client = self.pool.get().await?;
-        let config = match cached {
-            Some(c) => c,
-            None => match get_queue(&client, &p.org, &p.queue, "").await {
-                Ok(q) => {
-                    let mut cache = self.queue_configs.lock().expect("queue config cache");
-                    if cache.len() > 10_000 {
-                        cache.clear();
-                    }
-                    cache.insert(id, (q.config.clone(), Instant::now()));
-                    q.config
-                }
-                Err(Error::NotFound { .. }) => return Ok(None),
-                Err(e) => return Err(e),
-            },
-        };
-        let ins = tasks::TaskInsert::resolve(p, &config, now)?;
+        let mut ins = tasks::TaskInsert::resolve(p, &config, now)?;
         if let Some(d) = done {
+            let client = self.pool.get().await?;
             let expires_at = now.saturating_add(crate::idempotency::micros(d.retain_for));
             let status = i64::from(d.status);
             let mut params = task_params(p, &ins, &now).to_vec();
@@ -485,20 +525,44 @@ impl PostgresStore {
                 .await?;
             let (inserted, completed): (i64, i64) = (row.get(0), row.get(1));
             return match (inserted, completed) {
-                (1, 1) => Ok(Some(ins.task(p, now))),
-                (0, _) => Ok(None),
+                (1, 1) => Ok(Fast::Created(Box::new(ins.task(p, now)))),
+                (0, _) => Ok(Fast::Fallback { uid: None }),
                 _ => Err(Error::Internal(
                     "a task was inserted without its Idempotency-Key record".into(),
                 )),
             };
         }
-        let n = execute(
-            &client,
-            SQL_INSERT_TASK_IF_QUEUE,
-            &task_params(p, &ins, &now),
-        )
-        .await?;
-        Ok((n == 1).then(|| ins.task(p, now)))
+        // The row takes the insert's column values; `task` below needs
+        // none of those moved out.
+        let row = batch::Row {
+            org: p.org.clone(),
+            queue: p.queue.clone(),
+            task_id: p.task_id.clone(),
+            uid: ins.uid.clone(),
+            target: std::mem::take(&mut ins.target),
+            body_form: ins.body_form,
+            body: ins.body.take(),
+            schedule_time: ins.schedule_time,
+            dispatch_deadline_s: ins.dispatch_deadline_s,
+            retry_config: std::mem::take(&mut ins.retry_config),
+            created_at: now,
+        };
+        Ok(match self.batcher.insert(row).await {
+            Ok(batch::Outcome::Inserted) => Fast::Created(Box::new(ins.task(p, now))),
+            Ok(batch::Outcome::Exists(summary)) => return Err(Error::TaskExists(summary)),
+            Ok(batch::Outcome::NotInserted) => Fast::Fallback { uid: None },
+            Ok(batch::Outcome::Failed) => Fast::Fallback { uid: Some(ins.uid) },
+            // No batcher: a statement of its own.
+            Err(row) => {
+                let client = self.pool.get().await?;
+                let n = execute(&client, SQL_INSERT_TASK_IF_QUEUE, &row.params()).await?;
+                if n == 1 {
+                    Fast::Created(Box::new(ins.task(p, now)))
+                } else {
+                    Fast::Fallback { uid: None }
+                }
+            }
+        })
     }
 }
 
@@ -904,9 +968,10 @@ impl Store for PostgresStore {
     async fn task_create(&self, mut p: TaskCreate) -> Result<Task> {
         let now = self.now();
         let done = p.completion.take();
-        if let Some(task) = self.task_create_fast(&p, done.as_ref(), now).await? {
-            return Ok(task);
-        }
+        let own_uid = match self.task_create_fast(&p, done.as_ref(), now).await? {
+            Fast::Created(task) => return Ok(*task),
+            Fast::Fallback { uid } => uid,
+        };
         transaction!(self, done, now, |tx| {
             // FOR KEY SHARE keeps the queue from being deleted under the
             // insert without blocking concurrent creates.
@@ -915,25 +980,27 @@ impl Store for PostgresStore {
             let params = task_params(&p, &ins, &now);
             // No early return: the macro completes the Idempotency-Key
             // record after this block.
-            if execute(&tx, rows::SQL_INSERT_TASK, &params).await? == 1 {
-                Ok(ins.task(&p, now))
-            } else {
+            let mut tries = 0;
+            loop {
+                if execute(&tx, rows::SQL_INSERT_TASK, &params).await? == 1 {
+                    break Ok(ins.task(&p, now));
+                }
                 match get_task(&tx, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await? {
+                    // Committed by this request's batch after all.
+                    Some(t) if own_uid.as_deref() == Some(t.uid.as_str()) => break Ok(t),
                     Some(t) if !tasks::tombstone_expired(&t, now) => {
-                        Err(Error::TaskExists(Box::new(tasks::summary(&t, now))))
+                        break Err(Error::TaskExists(Box::new(tasks::summary(&t, now))));
                     }
-                    // An expired tombstone, or a row a concurrent sweep
-                    // deleted between the insert and the lock: the ID is free.
-                    existing => {
-                        if let Some(t) = existing {
-                            delete_task(&tx, &t.uid).await?;
-                        }
-                        if execute(&tx, rows::SQL_INSERT_TASK, &params).await? == 1 {
-                            Ok(ins.task(&p, now))
-                        } else {
-                            Err(Error::Internal("task insert raced".into()))
-                        }
-                    }
+                    // An expired tombstone: the ID is free.
+                    Some(t) => delete_task(&tx, &t.uid).await?,
+                    // A row deleted between the insert and the lock (by a
+                    // sweep, or a create replacing a tombstone that may have
+                    // inserted its own): look again.
+                    None => {}
+                }
+                tries += 1;
+                if tries > 3 {
+                    break Err(Error::Internal("task insert raced".into()));
                 }
             }
         })
