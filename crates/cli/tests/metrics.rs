@@ -264,7 +264,10 @@ async fn depth_scheduler_and_sweeper_metrics(kind: common::Kind) {
     // Runs are created ahead of their instant; the pause deleted those
     // whose instant had not come, so more were created than are listed.
     let fired = d("idem_scheduler_runs_total", &[]);
-    assert!(fired >= runs && runs >= 2.0, "{fired} created, {runs} listed");
+    assert!(
+        fired >= runs && runs >= 2.0,
+        "{fired} created, {runs} listed"
+    );
     assert_eq!(d("idem_scheduler_lag_seconds_count", &[]), fired);
     let lag = d("idem_scheduler_lag_seconds_sum", &[]) / fired;
     assert!((0.0..1.0).contains(&lag), "mean scheduler lag {lag} s");
