@@ -154,15 +154,32 @@ const JOB_COLUMN_COUNT: usize = 16;
 /// Selects jobs with their last run: the newest run whose schedule time
 /// has come (runs created ahead of their instant are not "last" yet).
 /// Parameters: now, org; callers append conditions from `$3` on.
-pub(crate) fn select_jobs() -> String {
+///
+/// The last run is found through the runs index, once per job:
+/// PostgreSQL needs a `LATERAL` join for that (it would otherwise test the
+/// subquery against every task), which SQLite lacks, but SQLite evaluates
+/// the correlated subquery once per job and looks the run up by `uid`.
+pub(crate) fn select_jobs(dialect: Dialect) -> String {
+    let last_run = "SELECT * FROM tasks r WHERE r.org = j.org AND r.queue = '~jobs' \
+         AND r.job = j.name AND r.schedule_time <= $1 ORDER BY r.schedule_time DESC LIMIT 1";
+    let join = match dialect {
+        Dialect::Postgres => format!("LEFT JOIN LATERAL ({last_run}) t ON true"),
+        Dialect::Sqlite => format!(
+            "LEFT JOIN tasks t ON t.uid = ({})",
+            last_run.replacen("SELECT *", "SELECT r.uid", 1)
+        ),
+    };
     format!(
-        "SELECT {JOB_COLUMNS}, {} FROM jobs j LEFT JOIN tasks t ON t.uid = \
-         (SELECT r.uid FROM tasks r WHERE r.org = j.org AND r.queue = '~jobs' \
-         AND r.job = j.name AND r.schedule_time <= $1 \
-         ORDER BY r.schedule_time DESC LIMIT 1) \
-         WHERE j.org = $2",
+        "SELECT {JOB_COLUMNS}, {} FROM jobs j {join} WHERE j.org = $2",
         sql::task_columns_of("t")
     )
+}
+
+/// Where a query's text differs between the backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
 }
 
 /// A job row with what only the scheduler needs.

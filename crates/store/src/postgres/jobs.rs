@@ -22,7 +22,7 @@ async fn get_job_row<C: GenericClient>(
     now: i64,
     lock: &str,
 ) -> Result<JobRow> {
-    let sql = format!("{} AND j.name = $3 {lock}", select_jobs());
+    let sql = format!("{} AND j.name = $3 {lock}", select_jobs(Dialect::Postgres));
     match query_opt(c, &sql, &[&now, &org, &name]).await? {
         Some(r) => job_row(&r),
         None => Err(not_found("job", name)),
@@ -179,7 +179,10 @@ impl JobStore for PostgresStore {
 
     async fn job_list(&self, org: &str, page: &PageRequest) -> Result<Page<Job>> {
         let client = self.pool.get().await?;
-        let sql = format!("{} AND j.name > $3 ORDER BY j.name LIMIT $4", select_jobs());
+        let sql = format!(
+            "{} AND j.name > $3 ORDER BY j.name LIMIT $4",
+            select_jobs(Dialect::Postgres)
+        );
         let after = page.after.clone().unwrap_or_default();
         let now = self.now();
         let items = query(

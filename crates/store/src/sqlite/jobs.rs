@@ -14,7 +14,7 @@ use idem_core::job::{JobConfig, JobPatch, JobState, RunKind};
 use rusqlite::{Connection, OptionalExtension, params};
 
 fn get_job_row(conn: &Connection, org: &str, name: &str, now: i64) -> Result<JobRow> {
-    conn.prepare_cached(&format!("{} AND j.name = $3", select_jobs()))?
+    conn.prepare_cached(&format!("{} AND j.name = $3", select_jobs(Dialect::Sqlite)))?
         .query_row(params![now, org, name], |r| Ok(job_row(r)))
         .optional()?
         .ok_or_else(|| not_found("job", name))?
@@ -144,7 +144,7 @@ impl JobStore for SqliteStore {
         self.read(move |conn, now| {
             let mut stmt = conn.prepare_cached(&format!(
                 "{} AND j.name > $3 ORDER BY j.name LIMIT $4",
-                select_jobs()
+                select_jobs(Dialect::Sqlite)
             ))?;
             let after = page.after.clone().unwrap_or_default();
             let items = collect(&mut stmt, params![now, org, after, page.limit + 1], |r| {
