@@ -227,6 +227,17 @@ async fn depth_scheduler_and_sweeper_metrics(kind: common::Kind) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     s.post_empty("/v1/jobs/tick/pause").await.ok(200);
+    let ticks = || {
+        target
+            .received()
+            .iter()
+            .filter(|r| r.header("idem-job") == Some("tick"))
+            .count() as f64
+    };
+    // A run's attempt starts before the target sees it: attempts seen
+    // before the scrape were counted by it, and it counted no attempt the
+    // target does not see by a moment later.
+    let delivered_before = ticks();
     let deadline = Instant::now() + WITHIN;
     let after = loop {
         let scrape = Scrape::take(&s).await;
@@ -275,6 +286,16 @@ async fn depth_scheduler_and_sweeper_metrics(kind: common::Kind) {
         d("idem_scheduler_lag_seconds_bucket", &[("le", "+Inf")]),
         fired
     );
+    // Each delivered run's first attempt, from its instant.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let delivered_after = ticks();
+    let started = d("idem_scheduler_dispatch_lag_seconds_count", &[]);
+    assert!(
+        delivered_before >= 2.0 && delivered_before <= started && started <= delivered_after,
+        "{started} first attempts against {delivered_before}..{delivered_after} deliveries"
+    );
+    let lag = d("idem_scheduler_dispatch_lag_seconds_sum", &[]) / started;
+    assert!((0.0..1.0).contains(&lag), "mean dispatch lag {lag} s");
 }
 
 mod per_store {

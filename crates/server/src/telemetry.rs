@@ -47,6 +47,11 @@ pub fn handle() -> &'static PrometheusHandle {
                 LAG_BUCKETS,
             )
             .expect("the bucket list is not empty")
+            .set_buckets_for_metric(
+                Matcher::Full("idem_scheduler_dispatch_lag_seconds".into()),
+                LAG_BUCKETS,
+            )
+            .expect("the bucket list is not empty")
             .build_recorder();
         let handle = recorder.handle();
         // Another recorder may own the process already (an embedding
@@ -89,7 +94,13 @@ fn describe() {
     metrics::describe_histogram!(
         "idem_scheduler_lag_seconds",
         metrics::Unit::Seconds,
-        "From a cron instant to the creation of its run."
+        "From a cron instant to the creation of its run: 0 for runs created ahead of their \
+         instant (see --schedule-lookahead)."
+    );
+    metrics::describe_histogram!(
+        "idem_scheduler_dispatch_lag_seconds",
+        metrics::Unit::Seconds,
+        "From a cron instant to the start of its run's first delivery attempt."
     );
     metrics::describe_counter!(
         "idem_scheduler_runs_total",

@@ -370,6 +370,14 @@ struct Attempt {
 impl Attempt {
     async fn run(self, mut abandon: watch::Receiver<bool>) -> AttemptResult {
         let started = Instant::now();
+        let task = &self.claimed.task;
+        if task.run.is_some() && self.claimed.attempt == 1 {
+            // What a cron user feels: from the instant to the request
+            // leaving, run creation and claim included.
+            let lag = self.clock.now().duration_since(task.schedule_time);
+            metrics::histogram!("idem_scheduler_dispatch_lag_seconds")
+                .record(lag.as_secs_f64().max(0.0));
+        }
         let answer = tokio::select! {
             answer = self.exchange() => answer,
             _ = abandon.wait_for(|a| *a) => client::Answer {
