@@ -518,6 +518,17 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/signing-secrets"),
     ("post", "/v1/signing-secrets/rotate"),
     ("delete", "/v1/signing-secrets/{}"),
+    ("get", "/v1/jobs"),
+    ("post", "/v1/jobs"),
+    ("get", "/v1/jobs/{}"),
+    ("patch", "/v1/jobs/{}"),
+    ("delete", "/v1/jobs/{}"),
+    ("post", "/v1/jobs/{}/pause"),
+    ("post", "/v1/jobs/{}/resume"),
+    ("post", "/v1/jobs/{}/run"),
+    ("get", "/v1/jobs/{}/runs"),
+    ("get", "/v1/jobs/{}/runs/{}"),
+    ("post", "/v1/schedules/preview"),
 ];
 
 const IDEMPOTENT: &[(&str, &str)] = &[
@@ -533,6 +544,11 @@ const IDEMPOTENT: &[(&str, &str)] = &[
     ("post", "/v1/principals/{}/keys"),
     ("post", "/v1/organizations"),
     ("post", "/v1/signing-secrets/rotate"),
+    ("post", "/v1/jobs"),
+    ("patch", "/v1/jobs/{}"),
+    ("post", "/v1/jobs/{}/pause"),
+    ("post", "/v1/jobs/{}/resume"),
+    ("post", "/v1/jobs/{}/run"),
 ];
 
 /// `/v1/queues/{queue}/tasks/{task_id}` → `/v1/queues/{}/tasks/{}`.

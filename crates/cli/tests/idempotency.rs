@@ -316,6 +316,7 @@ async fn every_keyed_operation_replays(s: Server) {
     let api = s.admin.clone();
     let q = unique("q");
     let p = unique("p");
+    let j = unique("j");
     let ops: Vec<(&str, String, Value, u16)> = vec![
         ("POST", "/v1/queues".into(), json!({"name": q}), 201),
         (
@@ -364,6 +365,21 @@ async fn every_keyed_operation_replays(s: Server) {
             json!({"name": unique("org")}),
             201,
         ),
+        (
+            "POST",
+            "/v1/jobs".into(),
+            json!({"name": j, "schedule": "0 0 1 1 *", "target": {"url": "http://127.0.0.1:9/"}}),
+            201,
+        ),
+        (
+            "PATCH",
+            format!("/v1/jobs/{j}"),
+            json!({"schedule": "0 0 2 1 *"}),
+            200,
+        ),
+        ("POST", format!("/v1/jobs/{j}/pause"), Value::Null, 200),
+        ("POST", format!("/v1/jobs/{j}/resume"), Value::Null, 200),
+        ("POST", format!("/v1/jobs/{j}/run"), Value::Null, 201),
     ];
     for (i, (method, path, body, status)) in ops.into_iter().enumerate() {
         let key = format!("op-{i}");
@@ -394,6 +410,8 @@ async fn every_keyed_operation_replays(s: Server) {
     assert_eq!(secrets.as_array().unwrap().len(), 2);
     let keys = api.collect_pages(&format!("/v1/principals/{p}/keys")).await;
     assert_eq!(keys.len(), 1);
+    let runs = api.collect_pages(&format!("/v1/jobs/{j}/runs")).await;
+    assert_eq!(runs.len(), 1, "one manual run, replayed once");
 }
 
 async fn a_required_key_is_enforced(kind: Kind) {
