@@ -9,14 +9,15 @@
 //! - create-to-delivery latency on an idle server: one task at a time,
 //!   from sending the create to the target receiving the delivery.
 
+mod bench_support;
+
 use axum::http::HeaderMap;
 use axum::routing::any;
+use bench_support::{KEY, Node, arg, raw_client, raw_pass, serve_target};
 use serde_json::json;
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
 
 #[derive(Default)]
@@ -25,19 +26,12 @@ struct Arrivals {
     changed: Notify,
 }
 
-fn arg(n: usize, default: &str) -> String {
-    std::env::args()
-        .nth(n)
-        .unwrap_or_else(|| default.to_string())
-}
-
 #[tokio::main]
 async fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let store = arg(1, "sqlite");
     let tasks: usize = arg(2, "20000").parse().expect("task count");
     let samples: usize = arg(3, "300").parse().expect("latency samples");
-    let binary = std::env::var("IDEM_BIN").expect("IDEM_BIN: path of a release idem binary");
 
     let arrivals = Arc::new(Arrivals::default());
     let target = {
@@ -60,43 +54,18 @@ async fn main() {
             }),
         )
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let target_url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, target).await.unwrap() });
+    let target_url = serve_target(target).await;
 
-    let baseline = baseline(&target_url, tasks).await;
+    let baseline = tasks as f64
+        / raw_pass(&raw_client(), &target_url, tasks, 64)
+            .await
+            .as_secs_f64();
     println!(
         "baseline: target raw rate {baseline:.0} requests/s ({tasks} requests, 64 concurrent)"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let _db;
-    let mut args = vec!["serve".to_string(), "--listen".into(), "127.0.0.1:0".into()];
-    match store.as_str() {
-        "sqlite" => args.extend(["--data-dir".into(), dir.path().display().to_string()]),
-        "postgres" => {
-            let db = idem_testkit::TestDatabase::create().await;
-            args.extend(["--database-url".into(), db.url.clone()]);
-            _db = db;
-        }
-        other => panic!("unknown store {other}"),
-    }
-    let key = "idem_bench_key".to_string();
-    args.extend(["--bootstrap-key".into(), key.clone()]);
-    let mut child = tokio::process::Command::new(&binary)
-        .args(&args)
-        .env("IDEM_LOG", "warn")
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start idem");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next_line().await.unwrap().expect("idem exited");
-        if let Some(url) = line.strip_prefix("idem listening on ") {
-            break url.trim().to_string();
-        }
-    };
+    let node = Node::start(&store).await;
+    let (base, key) = (node.base.clone(), KEY.to_string());
     let http = reqwest::Client::new();
     let post = |path: String, body: serde_json::Value| {
         let req = http
@@ -188,37 +157,5 @@ async fn main() {
         pct(0.50).as_secs_f64() * 1e3,
         pct(0.99).as_secs_f64() * 1e3
     );
-    let _ = child.kill().await;
-}
-
-/// The target's request rate through one pooled keep-alive client, 64
-/// requests in flight: the ceiling a dispatcher on this machine could reach.
-async fn baseline(target_url: &str, requests: usize) -> f64 {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .tcp_nodelay(true)
-        .build()
-        .unwrap();
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for worker in 0..64 {
-        let client = client.clone();
-        let url = format!("{target_url}/baseline");
-        workers.push(tokio::spawn(async move {
-            for _ in (worker..requests).step_by(64) {
-                client
-                    .post(&url)
-                    .send()
-                    .await
-                    .unwrap()
-                    .bytes()
-                    .await
-                    .unwrap();
-            }
-        }));
-    }
-    for w in workers {
-        w.await.unwrap();
-    }
-    requests as f64 / started.elapsed().as_secs_f64()
+    node.stop().await;
 }

@@ -27,15 +27,16 @@
 //!   and per round what the server's `idem_scheduler_lag_seconds` (instant
 //!   to run created, zero when ahead) counted.
 
+mod bench_support;
+
 use axum::http::HeaderMap;
 use axum::routing::any;
+use bench_support::{KEY, Node, arg, raw_client, raw_pass, serve_target};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
 
 /// Concurrent API clients creating the jobs.
@@ -65,12 +66,6 @@ struct Arrivals {
     changed: Notify,
 }
 
-fn arg(n: usize, default: &str) -> String {
-    std::env::args()
-        .nth(n)
-        .unwrap_or_else(|| default.to_string())
-}
-
 #[tokio::main]
 async fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -78,7 +73,6 @@ async fn main() {
     let jobs: usize = arg(2, "10000").parse().expect("job count");
     let rounds: usize = arg(3, "2").parse().expect("round count");
     assert!(jobs > 0 && rounds > 0, "jobs and rounds must be positive");
-    let binary = std::env::var("IDEM_BIN").expect("IDEM_BIN: path of a release idem binary");
 
     let arrivals = Arc::new(Arrivals::default());
     let target = {
@@ -113,11 +107,11 @@ async fn main() {
             }),
         )
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let target_url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, target).await.unwrap() });
+    let target_url = serve_target(target).await;
 
-    let (cold, warm) = baseline(&target_url, jobs).await;
+    let client = raw_client();
+    let cold = raw_pass(&client, &target_url, jobs, BASELINE_IN_FLIGHT).await;
+    let warm = raw_pass(&client, &target_url, jobs, BASELINE_IN_FLIGHT).await;
     println!(
         "baseline: {jobs} requests, at most {BASELINE_IN_FLIGHT} in flight: \
          {:.3} s on fresh connections, {:.3} s on warm ones",
@@ -125,34 +119,8 @@ async fn main() {
         warm.as_secs_f64()
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let _db;
-    let mut args = vec!["serve".to_string(), "--listen".into(), "127.0.0.1:0".into()];
-    match store.as_str() {
-        "sqlite" => args.extend(["--data-dir".into(), dir.path().display().to_string()]),
-        "postgres" => {
-            let db = idem_testkit::TestDatabase::create().await;
-            args.extend(["--database-url".into(), db.url.clone()]);
-            _db = db;
-        }
-        other => panic!("unknown store {other}"),
-    }
-    let key = "idem_bench_key".to_string();
-    args.extend(["--bootstrap-key".into(), key.clone()]);
-    let mut child = tokio::process::Command::new(&binary)
-        .args(&args)
-        .env("IDEM_LOG", "warn")
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start idem");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next_line().await.unwrap().expect("idem exited");
-        if let Some(url) = line.strip_prefix("idem listening on ") {
-            break url.trim().to_string();
-        }
-    };
+    let node = Node::start(&store).await;
+    let (base, key) = (node.base.clone(), KEY.to_string());
     let http = reqwest::Client::new();
     println!(
         "server: {store}, schedule lookahead {} (IDEM_SCHEDULE_LOOKAHEAD)",
@@ -233,7 +201,7 @@ async fn main() {
         );
     }
     tokio::time::sleep(GRACE).await;
-    let _ = child.kill().await;
+    node.stop().await;
 
     // Every job once per measured instant; lag of the first delivery.
     let list = std::mem::take(&mut *arrivals.list.lock().unwrap());
@@ -542,45 +510,4 @@ async fn scrape(http: &reqwest::Client, base: &str) -> LagMetric {
         }
     }
     m
-}
-
-/// Time for one pooled keep-alive client, configured like the dispatcher's,
-/// to send `requests` requests to the target with at most
-/// [`BASELINE_IN_FLIGHT`] in flight: first on fresh connections, then again
-/// on the pooled ones.
-async fn baseline(target_url: &str, requests: usize) -> (Duration, Duration) {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .tcp_nodelay(true)
-        .build()
-        .unwrap();
-    let pass = || async {
-        let started = Instant::now();
-        let in_flight = BASELINE_IN_FLIGHT.min(requests);
-        let mut workers = Vec::new();
-        for worker in 0..in_flight {
-            let client = client.clone();
-            let url = format!("{target_url}/baseline");
-            workers.push(tokio::spawn(async move {
-                for _ in (worker..requests).step_by(in_flight) {
-                    client
-                        .post(&url)
-                        .send()
-                        .await
-                        .unwrap()
-                        .bytes()
-                        .await
-                        .unwrap();
-                }
-            }));
-        }
-        for w in workers {
-            w.await.unwrap();
-        }
-        started.elapsed()
-    };
-    let cold = pass().await;
-    let warm = pass().await;
-    (cold, warm)
 }

@@ -215,7 +215,7 @@ pub(crate) fn job_columns(r: &impl Row) -> Result<JobRow> {
         attempt_deadline_s: r.i64(6)? as u32,
         retry_config: serde_json::from_str::<JobRetryConfig>(&retry)
             .map_err(|_| corrupt("job retry config", &retry))?,
-        catch_up: parse_catch_up(&catch_up).ok_or_else(|| corrupt("catch_up", &catch_up))?,
+        catch_up: CatchUp::parse(&catch_up).ok_or_else(|| corrupt("catch_up", &catch_up))?,
         header_style: HeaderStyle::parse(&style).ok_or_else(|| corrupt("header style", &style))?,
     };
     Ok(JobRow {
@@ -231,20 +231,6 @@ pub(crate) fn job_columns(r: &impl Row) -> Result<JobRow> {
         since: r.i64(14)?,
         last_fired_at: r.opt_i64(15)?,
     })
-}
-
-fn catch_up_str(c: CatchUp) -> &'static str {
-    match c {
-        CatchUp::None => "none",
-        CatchUp::Latest => "latest",
-        CatchUp::All => "all",
-    }
-}
-
-fn parse_catch_up(s: &str) -> Option<CatchUp> {
-    [CatchUp::None, CatchUp::Latest, CatchUp::All]
-        .into_iter()
-        .find(|c| catch_up_str(*c) == s)
 }
 
 /// A job configuration as column values, in the order of
@@ -272,7 +258,7 @@ impl JobColumns {
             body,
             attempt_deadline_s: i64::from(c.attempt_deadline_s),
             retry_config: sql::to_json(&c.retry_config),
-            catch_up: catch_up_str(c.catch_up),
+            catch_up: c.catch_up.as_str(),
             header_style: c.header_style.as_str(),
         }
     }

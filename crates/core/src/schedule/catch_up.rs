@@ -30,6 +30,23 @@ pub enum CatchUp {
     All,
 }
 
+impl CatchUp {
+    /// The name the API and the store use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Latest => "latest",
+            Self::All => "all",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::None, Self::Latest, Self::All]
+            .into_iter()
+            .find(|c| c.as_str() == s)
+    }
+}
+
 /// The instants to fire now, in ascending order.
 ///
 /// An instant `x` of `schedule` is *eligible* when
@@ -96,4 +113,18 @@ pub fn due_instants(
     }
     due.reverse();
     due
+}
+
+#[cfg(test)]
+mod names {
+    use super::CatchUp;
+
+    #[test]
+    fn stored_names_are_the_api_names() {
+        for c in [CatchUp::None, CatchUp::Latest, CatchUp::All] {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+            assert_eq!(CatchUp::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(CatchUp::parse("Latest"), None);
+    }
 }

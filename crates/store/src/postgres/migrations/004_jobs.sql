@@ -20,7 +20,6 @@ CREATE TABLE jobs (
     last_fired_at       BIGINT,
     -- The next instant due; NULL while paused.
     next_run_at         BIGINT,
-    last_run_uid        TEXT,
     created_at          BIGINT NOT NULL,
     updated_at          BIGINT NOT NULL,
     PRIMARY KEY (org, name)

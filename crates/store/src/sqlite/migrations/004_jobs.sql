@@ -20,7 +20,6 @@ CREATE TABLE jobs (
     last_fired_at       INTEGER,
     -- The next instant due; NULL while paused.
     next_run_at         INTEGER,
-    last_run_uid        TEXT,
     created_at          INTEGER NOT NULL,
     updated_at          INTEGER NOT NULL,
     PRIMARY KEY (org, name)
