@@ -4,83 +4,22 @@
 //! SQLite and PostgreSQL by the macro at the bottom. Time only moves when a
 //! test moves the manual clock.
 
-use idem_core::ManualClock;
+mod support;
+
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RateLimits, RetryConfig};
 use idem_core::queue::{RateLimitsPatch, RetryConfigPatch};
 use idem_core::task::{Target, TaskState};
-use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_store::dispatch::*;
-use idem_store::postgres::PostgresStore;
-use idem_store::sqlite::SqliteStore;
 use idem_store::*;
-use idem_testkit::TestDatabase;
 use jiff::{SignedDuration, Timestamp};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
+use support::{Harness, ORG};
 
-const ORG: &str = "acme";
 const GRACE: Duration = Duration::from_secs(1);
 
-struct Harness {
-    store: Arc<dyn Store>,
-    /// A second handle on the same data: on PostgreSQL a separate pool, as
-    /// another node would hold.
-    other: Arc<dyn Store>,
-    clock: ManualClock,
-    _db: Option<TestDatabase>,
-    _dir: Option<tempfile::TempDir>,
-}
-
-fn start() -> Timestamp {
-    "2026-10-16T12:00:00Z".parse().unwrap()
-}
-
 impl Harness {
-    async fn sqlite() -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let clock = ManualClock::new(start());
-        let store = Arc::new(
-            SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
-                .await
-                .unwrap(),
-        );
-        Harness::ready(store.clone(), store, clock, None, Some(dir)).await
-    }
-
-    async fn postgres() -> Harness {
-        let db = TestDatabase::create().await;
-        let clock = ManualClock::new(start());
-        let store = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
-            .await
-            .unwrap();
-        let other = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
-            .await
-            .unwrap();
-        Harness::ready(Arc::new(store), Arc::new(other), clock, Some(db), None).await
-    }
-
-    async fn ready(
-        store: Arc<dyn Store>,
-        other: Arc<dyn Store>,
-        clock: ManualClock,
-        db: Option<TestDatabase>,
-        dir: Option<tempfile::TempDir>,
-    ) -> Harness {
-        let key = NewApiKey {
-            id: generate_id("key"),
-            key_hash: hash_api_key(&generate_api_key()),
-        };
-        store.organization_create(ORG, key, None).await.unwrap();
-        Harness {
-            store,
-            other,
-            clock,
-            _db: db,
-            _dir: dir,
-        }
-    }
-
     fn advance_ms(&self, ms: i64) {
         self.clock.advance(SignedDuration::from_millis(ms));
     }

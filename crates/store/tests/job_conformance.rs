@@ -5,90 +5,30 @@
 //! test moves the manual clock, so "downtime" is a jump of the clock with no
 //! `scheduler_fire` in between.
 
+mod support;
+
+use idem_core::Clock;
 use idem_core::job::{CreateJob, HeaderStyle, JobConfig, JobPatch, JobRetryConfigPatch};
 use idem_core::job::{JobState, RunKind};
 use idem_core::schedule::{CatchUp, ON_TIME_TOLERANCE, run_id};
-use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
-use idem_core::{Clock, ManualClock};
 use idem_store::dispatch::{AttemptResult, ClaimedTask, Completion, DispatchClaim};
 use idem_store::jobs::{FireParams, FireReport, JOBS_QUEUE, RUN_RETENTION_S};
-use idem_store::postgres::PostgresStore;
-use idem_store::sqlite::SqliteStore;
 use idem_store::*;
-use idem_testkit::TestDatabase;
 use jiff::{SignedDuration, Timestamp};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
+use support::{Harness, ORG, new_key, start};
 
-const ORG: &str = "acme";
 const GRACE: Duration = Duration::from_secs(1);
 /// How late an instant may be in the catch-up tests and still be on time.
 const SHORT: Duration = Duration::from_secs(1);
-
-struct Harness {
-    store: Arc<dyn Store>,
-    /// A second handle on the same data: on PostgreSQL a separate pool, as
-    /// another node would hold.
-    other: Arc<dyn Store>,
-    clock: ManualClock,
-    _db: Option<TestDatabase>,
-    _dir: Option<tempfile::TempDir>,
-}
-
-/// A whole minute: schedules fire exactly here.
-fn start() -> Timestamp {
-    "2026-10-16T12:00:00Z".parse().unwrap()
-}
 
 fn at(s: &str) -> Timestamp {
     format!("2026-10-16T{s}Z").parse().unwrap()
 }
 
 impl Harness {
-    async fn sqlite() -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let clock = ManualClock::new(start());
-        let store = Arc::new(
-            SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
-                .await
-                .unwrap(),
-        );
-        Harness::ready(store.clone(), store, clock, None, Some(dir)).await
-    }
-
-    async fn postgres() -> Harness {
-        let db = TestDatabase::create().await;
-        let clock = ManualClock::new(start());
-        let store = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
-            .await
-            .unwrap();
-        let other = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
-            .await
-            .unwrap();
-        Harness::ready(Arc::new(store), Arc::new(other), clock, Some(db), None).await
-    }
-
-    async fn ready(
-        store: Arc<dyn Store>,
-        other: Arc<dyn Store>,
-        clock: ManualClock,
-        db: Option<TestDatabase>,
-        dir: Option<tempfile::TempDir>,
-    ) -> Harness {
-        store
-            .organization_create(ORG, new_key(), None)
-            .await
-            .unwrap();
-        Harness {
-            store,
-            other,
-            clock,
-            _db: db,
-            _dir: dir,
-        }
-    }
-
     fn now(&self) -> Timestamp {
         self.clock.now()
     }
@@ -196,13 +136,6 @@ async fn all_runs(store: &Arc<dyn Store>, job: &str) -> Vec<Task> {
             Some(next) => after = Some(next),
             None => return out,
         }
-    }
-}
-
-fn new_key() -> NewApiKey {
-    NewApiKey {
-        id: generate_id("key"),
-        key_hash: hash_api_key(&generate_api_key()),
     }
 }
 

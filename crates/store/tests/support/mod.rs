@@ -1,0 +1,79 @@
+//! The store suites' shared harness: a fresh store of each backend on a
+//! manual clock, with organization [`ORG`] created.
+
+#![allow(dead_code)]
+
+use idem_core::ManualClock;
+use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
+use idem_store::postgres::PostgresStore;
+use idem_store::sqlite::SqliteStore;
+use idem_store::{NewApiKey, Store};
+use idem_testkit::TestDatabase;
+use jiff::Timestamp;
+use std::sync::Arc;
+
+pub const ORG: &str = "acme";
+
+/// Where every test's clock starts: a whole minute.
+pub fn start() -> Timestamp {
+    "2026-10-16T12:00:00Z".parse().unwrap()
+}
+
+pub fn new_key() -> NewApiKey {
+    NewApiKey {
+        id: generate_id("key"),
+        key_hash: hash_api_key(&generate_api_key()),
+    }
+}
+
+pub struct Harness {
+    pub store: Arc<dyn Store>,
+    /// A second handle on the same data: on PostgreSQL a separate pool, as
+    /// another node would hold.
+    pub other: Arc<dyn Store>,
+    pub clock: ManualClock,
+    _db: Option<TestDatabase>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Harness {
+    pub async fn sqlite() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(start());
+        let store = Arc::new(
+            SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
+                .await
+                .unwrap(),
+        );
+        Harness::ready(store.clone(), store, clock, None, Some(dir)).await
+    }
+
+    pub async fn postgres() -> Harness {
+        let db = TestDatabase::create().await;
+        let clock = ManualClock::new(start());
+        let open = || PostgresStore::open(&db.url, 8, Arc::new(clock.clone()));
+        let store = open().await.unwrap();
+        let other = open().await.unwrap();
+        Harness::ready(Arc::new(store), Arc::new(other), clock, Some(db), None).await
+    }
+
+    async fn ready(
+        store: Arc<dyn Store>,
+        other: Arc<dyn Store>,
+        clock: ManualClock,
+        db: Option<TestDatabase>,
+        dir: Option<tempfile::TempDir>,
+    ) -> Harness {
+        store
+            .organization_create(ORG, new_key(), None)
+            .await
+            .unwrap();
+        Harness {
+            store,
+            other,
+            clock,
+            _db: db,
+            _dir: dir,
+        }
+    }
+}
