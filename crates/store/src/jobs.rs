@@ -77,6 +77,13 @@ pub struct FireParams {
     pub lookahead: Duration,
 }
 
+impl FireParams {
+    /// The latest instant (µs) a pass at `now` creates runs for.
+    pub(crate) fn horizon(&self, now: i64) -> i64 {
+        now.saturating_add(micros(self.lookahead))
+    }
+}
+
 /// A run the scheduler created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FiredRun {
@@ -419,7 +426,7 @@ pub(crate) fn plan(org: &str, row: &JobRow, now: i64, params: &FireParams) -> Re
         row.job.config.catch_up,
         tolerance,
     );
-    let horizon = now.saturating_add(micros(params.lookahead));
+    let horizon = params.horizon(now);
     let mut cursor = [Some(now), Some(row.since - 1), row.last_fired_at]
         .into_iter()
         .flatten()

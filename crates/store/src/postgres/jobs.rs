@@ -70,8 +70,7 @@ impl PostgresStore {
         params: FireParams,
     ) -> Result<FireReport> {
         let sql = format!("{} FOR UPDATE OF j SKIP LOCKED", select_due());
-        let horizon =
-            now.saturating_add(i64::try_from(params.lookahead.as_micros()).unwrap_or(i64::MAX));
+        let horizon = params.horizon(now);
         let due = query(tx, &sql, &[&horizon, &i64::from(params.max_jobs)]).await?;
         let mut jobs = Vec::with_capacity(due.len());
         for r in &due {

@@ -53,8 +53,7 @@ fn insert_run(conn: &Connection, org: &str, job: &str, run: &RunInsert, now: i64
 fn fire(conn: &Connection, now: i64, params: FireParams) -> Result<FireReport> {
     let mut report = FireReport::default();
     let mut stmt = conn.prepare_cached(&select_due())?;
-    let horizon =
-        now.saturating_add(i64::try_from(params.lookahead.as_micros()).unwrap_or(i64::MAX));
+    let horizon = params.horizon(now);
     let due = collect(&mut stmt, params![horizon, params.max_jobs], |r| {
         Ok((r.text(DUE_ORG_COLUMN)?, job_columns(r)?))
     })?;
