@@ -4,8 +4,8 @@
 use crate::serve::parse_duration;
 use anyhow::Context;
 use clap::Args;
-use idem_guard::SigningSecret;
 use idem_guard::proxy::{ProxyConfig, serve};
+use idem_guard::{Scope, SigningSecret};
 use reqwest::Url;
 use reqwest::header::HeaderName;
 use std::io::Write;
@@ -34,6 +34,23 @@ pub struct ProxyArgs {
         value_parser = parse_secret
     )]
     signing_secrets: Vec<SigningSecret>,
+    /// Starts without any way to authenticate senders (no signing secret):
+    /// anyone who can reach the proxy can then make the upstream run work
+    /// under a key of their choosing. Without a signing secret the proxy
+    /// refuses to start unless this is given.
+    #[arg(long, env = "IDEM_INSECURE_NO_AUTH")]
+    insecure_no_auth: bool,
+    /// A header that carries a delivery's identity, such as
+    /// `X-Idempotency-Key`; repeatable, tried in order before
+    /// `Idempotency-Key` and the Cloud Scheduler and Cloud Tasks headers.
+    /// In the environment, comma-separated.
+    #[arg(
+        long = "identity-header",
+        env = "IDEM_IDENTITY_HEADER",
+        value_delimiter = ',',
+        value_parser = parse_header_name
+    )]
+    identity_headers: Vec<HeaderName>,
     /// How long a claim holds its run key; also the upstream's time to
     /// answer. At least the sender's attempt deadline.
     #[arg(long, env = "IDEM_LEASE", default_value = "5m", value_parser = parse_duration)]
@@ -50,6 +67,23 @@ pub struct ProxyArgs {
         value_parser = parse_header_name
     )]
     scope_headers: Vec<HeaderName>,
+    /// A path segment (0-based: in `/projects/acme/run`, 1 is `acme`) whose
+    /// value joins the run key; repeatable.
+    #[arg(
+        long = "scope-path-segment",
+        env = "IDEM_SCOPE_PATH_SEGMENT",
+        value_delimiter = ','
+    )]
+    scope_path_segments: Vec<usize>,
+    /// A query parameter whose (percent-decoded) value joins the run key;
+    /// repeatable. In the environment, comma-separated.
+    #[arg(long = "scope-query", env = "IDEM_SCOPE_QUERY", value_delimiter = ',')]
+    scope_query: Vec<String>,
+    /// Also writes the run key into this top-level field of the JSON body
+    /// sent upstream, for upstreams that read only their payload; a body
+    /// that is not a JSON object is then answered 400.
+    #[arg(long, env = "IDEM_RUN_KEY_JSON_FIELD")]
+    run_key_json_field: Option<String>,
     /// Largest request body accepted, in bytes (413 above it).
     #[arg(long, env = "IDEM_MAX_BODY_BYTES", default_value_t = 10 << 20)]
     max_body_bytes: usize,
@@ -85,14 +119,30 @@ fn init_logging() {
 
 pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     init_logging();
+    // Refused before anything is opened or bound, so that a misconfigured
+    // proxy never answers a single request.
+    if args.signing_secrets.is_empty() && !args.insecure_no_auth {
+        anyhow::bail!(idem_guard::ProxyError::NoAuthentication);
+    }
     let store = idem_guard::open_store(&args.store)
         .await
         .context("opening the guard store")?;
     let mut config = ProxyConfig::new(args.upstream, store);
     config.signing_secrets = args.signing_secrets;
+    config.insecure_no_auth = args.insecure_no_auth;
     config.lease = args.lease;
     config.retention = args.retention;
-    config.scope_headers = args.scope_headers;
+    config.identity_headers = args.identity_headers;
+    // Scopes join the key in this order: headers, path segments, query
+    // parameters. The order is part of the key, so it never changes.
+    config.scopes = args
+        .scope_headers
+        .into_iter()
+        .map(Scope::Header)
+        .chain(args.scope_path_segments.into_iter().map(Scope::PathSegment))
+        .chain(args.scope_query.into_iter().map(Scope::QueryParam))
+        .collect();
+    config.run_key_json_field = args.run_key_json_field;
     config.max_body_bytes = args.max_body_bytes;
     config.sweep_interval = args.sweep_interval;
     let listener = tokio::net::TcpListener::bind(&args.listen)

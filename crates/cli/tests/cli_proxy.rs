@@ -32,9 +32,11 @@ async fn proxy_forwards_once_and_answers_duplicates_itself() {
             "1h",
             "--scope-header",
             "X-Tenant",
+            "--insecure-no-auth",
         ],
         &[],
     );
+
     let http = reqwest::Client::new();
     let name = unique("q");
     let send = |key: &str, tenant: &str| {
@@ -47,6 +49,12 @@ async fn proxy_forwards_once_and_answers_duplicates_itself() {
     };
     let first = send("run-1", "a").await.unwrap();
     assert_eq!(first.status(), 201, "forwarded: {}", p.stderr());
+    // Logged before the first request is served.
+    assert!(
+        p.stderr().contains("INSECURE"),
+        "running without authentication is said loudly: {}",
+        p.stderr()
+    );
     let created: Value = first.json().await.unwrap();
     assert_eq!(created["name"], name.as_str());
 
@@ -162,8 +170,30 @@ fn proxy_refuses_bad_flags() {
         "http://127.0.0.1:9",
         "--store",
         "gopher://x",
+        "--insecure-no-auth",
     ]);
     let out = cli_support::Out::of(cmd);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("guard store"), "{}", out.stderr);
+}
+
+/// Without a signing secret the proxy refuses to start and names the flag
+/// that would let it: an unauthenticated proxy lets anyone pick new keys.
+#[test]
+fn proxy_without_authentication_refuses_to_start() {
+    let mut cmd = command();
+    cmd.args([
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--store",
+        "memory",
+    ]);
+    let out = cli_support::Out::of(cmd);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("--insecure-no-auth"), "{}", out.stderr);
+    assert!(out.stderr.contains("--signing-secret"), "{}", out.stderr);
+    assert!(!out.stdout.contains("listening"), "{}", out.stdout);
 }

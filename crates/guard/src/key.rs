@@ -108,6 +108,9 @@ pub enum IdentitySource {
     CloudScheduler,
     /// `X-CloudTasks-QueueName` + `X-CloudTasks-TaskName`.
     CloudTasks,
+    /// A header of the application's choosing that carries a delivery's
+    /// identity, such as `X-Idempotency-Key`.
+    Header(HeaderName),
     /// A custom extractor; `None` means "not present in this request".
     Custom {
         /// A stable name; it is hashed into the key so that a custom identity
@@ -139,6 +142,7 @@ impl IdentitySource {
             IdentitySource::CloudTasks => {
                 "X-CloudTasks-QueueName with X-CloudTasks-TaskName".into()
             }
+            IdentitySource::Header(name) => format!("header {name}"),
             IdentitySource::Custom { name, .. } => format!("custom identity {name:?}"),
         }
     }
@@ -168,6 +172,9 @@ impl IdentitySource {
                 queue
                     .zip(task)
                     .map(|(queue, task)| tagged("cloud-tasks", vec![queue, task]))
+            }
+            IdentitySource::Header(name) => {
+                single_header(headers, name)?.map(|v| tagged(&format!("header:{name}"), vec![v]))
             }
             IdentitySource::Custom { name, extract } => extract(parts)
                 .filter(|v| !v.is_empty())
@@ -298,6 +305,31 @@ impl KeyConfig {
         }
         Ok(RunKey::from_parts(key_parts))
     }
+}
+
+/// Why a run key could not be written into a request body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InjectError {
+    /// The body is not a JSON object, so there is no field to set.
+    #[error("the request body must be a JSON object to carry the run key in {0:?}")]
+    NotAnObject(String),
+}
+
+/// Sets the top-level `field` of a JSON object body to the run key, for
+/// upstreams that read only their payload. The rest of the object is kept
+/// as sent (a field of that name already present is replaced), so the
+/// upstream sees the sender's document plus the key it can deduplicate on.
+pub fn inject_run_key_json(body: &[u8], field: &str, key: &RunKey) -> Result<Vec<u8>, InjectError> {
+    let not_object = || InjectError::NotAnObject(field.to_owned());
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| not_object())?;
+    let serde_json::Value::Object(mut object) = value else {
+        return Err(not_object());
+    };
+    object.insert(
+        field.to_owned(),
+        serde_json::Value::String(key.as_str().to_owned()),
+    );
+    Ok(serde_json::to_vec(&object).expect("a JSON object serializes"))
 }
 
 /// The one value of a header, `None` when absent or blank; an error when it
@@ -506,6 +538,55 @@ mod tests {
                 .derive(&parts("/", &[("Idempotency-Key", "d1")]))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_named_identity_header_is_its_own_source() {
+        let header = HeaderName::from_static("x-idempotency-key");
+        let config = KeyConfig::new().with_sources(vec![IdentitySource::Header(header.clone())]);
+        let a = config
+            .derive(&parts("/", &[("X-Idempotency-Key", "d1")]))
+            .unwrap();
+        assert_eq!(
+            a,
+            config
+                .derive(&parts("/", &[("x-idempotency-key", " d1 ")]))
+                .unwrap()
+        );
+        assert_ne!(
+            a,
+            KeyConfig::new()
+                .derive(&parts("/", &[("Idempotency-Key", "d1")]))
+                .unwrap(),
+            "a named header never collides with Idempotency-Key"
+        );
+        assert!(matches!(
+            config.derive(&parts("/", &[("Idempotency-Key", "d1")])),
+            Err(KeyError::MissingIdentity { .. })
+        ));
+        let mut twice = parts("/", &[("X-Idempotency-Key", "a")]);
+        twice
+            .headers
+            .append(&header, http::HeaderValue::from_static("b"));
+        assert_eq!(config.derive(&twice), Err(KeyError::RepeatedHeader(header)));
+    }
+
+    #[test]
+    fn the_run_key_is_written_into_a_json_object_body() {
+        let key = RunKey::from_parts(["k"]);
+        let out = inject_run_key_json(br#"{"amount": 100, "run_key": "forged"}"#, "run_key", &key)
+            .unwrap();
+        let out: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            out,
+            serde_json::json!({"amount": 100, "run_key": key.as_str()})
+        );
+        for body in [&b"[1]"[..], b"\"text\"", b"not json", b""] {
+            assert_eq!(
+                inject_run_key_json(body, "run_key", &key),
+                Err(InjectError::NotAnObject("run_key".into()))
+            );
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::guard::Guard;
-use crate::key::{IDEMPOTENCY_KEY, KeyConfig, Scope};
+use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, Scope, inject_run_key_json};
 use crate::response;
 use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, read_body, verify_signature};
 use crate::store::{Claim, ClaimOutcome, GuardStore, Outcome, StoreError};
@@ -34,12 +34,26 @@ pub struct ProxyConfig {
     pub store: Arc<dyn GuardStore>,
     /// When non-empty, a valid signature by one of these is mandatory.
     pub signing_secrets: Vec<SigningSecret>,
+    /// Lets the proxy start with no way to authenticate senders (no signing
+    /// secret). Anyone who can reach it can then make the upstream run a
+    /// new key's work: meant for trying the proxy out, never for a network
+    /// that others share.
+    pub insecure_no_auth: bool,
     /// Lease of a claim; also how long the upstream is given to answer.
     pub lease: Duration,
     /// How long a record is honoured.
     pub retention: Duration,
-    /// Headers whose values join the run key (project, region, tenant).
-    pub scope_headers: Vec<HeaderName>,
+    /// Headers carrying a delivery's identity (such as `X-Idempotency-Key`),
+    /// tried in order before `Idempotency-Key` and the Cloud Scheduler and
+    /// Cloud Tasks headers.
+    pub identity_headers: Vec<HeaderName>,
+    /// What joins the run key besides the identity (project, region,
+    /// tenant): headers, path segments, query parameters.
+    pub scopes: Vec<Scope>,
+    /// When set, the run key is also written into this top-level field of
+    /// a JSON object body, for upstreams that read only their payload; a
+    /// body that is not a JSON object is then refused with 400.
+    pub run_key_json_field: Option<String>,
     /// Largest request body accepted (413 above it).
     pub max_body_bytes: usize,
     /// How often expired records are swept.
@@ -48,15 +62,20 @@ pub struct ProxyConfig {
 
 impl ProxyConfig {
     /// Defaults of `idem proxy`: 5-minute lease, 24-hour retention, no
-    /// signature required, no scope, 10 MiB bodies, a sweep every minute.
+    /// scope, 10 MiB bodies, a sweep every minute. No signing secret is set,
+    /// and [`serve`] refuses to start until one is (or until
+    /// [`ProxyConfig::insecure_no_auth`] says to accept anyone).
     pub fn new(upstream: reqwest::Url, store: Arc<dyn GuardStore>) -> Self {
         Self {
             upstream,
             store,
             signing_secrets: Vec::new(),
+            insecure_no_auth: false,
             lease: Duration::from_secs(5 * 60),
             retention: Duration::from_secs(24 * 60 * 60),
-            scope_headers: Vec::new(),
+            identity_headers: Vec::new(),
+            scopes: Vec::new(),
+            run_key_json_field: None,
             max_body_bytes: crate::signature::DEFAULT_MAX_BODY_BYTES,
             sweep_interval: Duration::from_secs(60),
         }
@@ -69,6 +88,14 @@ pub enum ProxyError {
     /// The upstream URL is not an http(s) URL that paths can be appended to.
     #[error("upstream {0:?} must be an http:// or https:// URL")]
     InvalidUpstream(String),
+    /// No way to authenticate senders was configured, and running without
+    /// one was not asked for.
+    #[error(
+        "senders cannot be authenticated: give a signing secret \
+         (--signing-secret whsec_…), or start with --insecure-no-auth to accept \
+         requests from anyone who can reach the proxy"
+    )]
+    NoAuthentication,
     /// The HTTP client could not be built.
     #[error("building the upstream client: {0}")]
     Client(#[from] reqwest::Error),
@@ -85,6 +112,7 @@ struct ProxyState {
     client: reqwest::Client,
     upstream: reqwest::Url,
     secrets: Vec<SigningSecret>,
+    run_key_json_field: Option<String>,
     max_body_bytes: usize,
     lease: Duration,
     /// Never sent on: `serve` waits for every clone of the state (the
@@ -102,18 +130,21 @@ pub async fn serve(
     if !matches!(config.upstream.scheme(), "http" | "https") || config.upstream.cannot_be_a_base() {
         return Err(ProxyError::InvalidUpstream(config.upstream.to_string()));
     }
+    if config.signing_secrets.is_empty() {
+        if !config.insecure_no_auth {
+            return Err(ProxyError::NoAuthentication);
+        }
+        tracing::warn!(
+            "INSECURE: no signing secret; anyone who can reach this proxy can make the \
+             upstream run work under a key of their choosing"
+        );
+    }
     let client = reqwest::Client::builder()
         // A redirect is the upstream's answer, to be passed back; following
         // it would re-send a non-idempotent request elsewhere.
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
-    let keys = config
-        .scope_headers
-        .iter()
-        .cloned()
-        .fold(KeyConfig::new(), |keys, name| {
-            keys.with_scope(Scope::Header(name))
-        });
+    let keys = key_config(&config.identity_headers, &config.scopes);
     let guard = Guard::new(Arc::clone(&config.store))
         .with_keys(keys)
         .with_lease(config.lease)
@@ -124,6 +155,7 @@ pub async fn serve(
         client,
         upstream: config.upstream,
         secrets: config.signing_secrets,
+        run_key_json_field: config.run_key_json_field,
         max_body_bytes: config.max_body_bytes,
         lease: config.lease,
         _in_flight: in_flight,
@@ -143,6 +175,26 @@ pub async fn serve(
     let _ = all_done.recv().await;
     served?;
     Ok(())
+}
+
+/// The identity headers first, then the library's default sources; every
+/// scope in order.
+fn key_config(identity_headers: &[HeaderName], scopes: &[Scope]) -> KeyConfig {
+    let defaults = [
+        IdentitySource::IdempotencyKey,
+        IdentitySource::CloudScheduler,
+        IdentitySource::CloudTasks,
+    ];
+    let sources = identity_headers
+        .iter()
+        .cloned()
+        .map(IdentitySource::Header)
+        .chain(defaults)
+        .collect();
+    scopes.iter().cloned().fold(
+        KeyConfig::new().with_sources(sources),
+        KeyConfig::with_scope,
+    )
 }
 
 /// Headers that describe one connection, not the message (RFC 9110 7.6.1),
@@ -218,6 +270,21 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
     let key = match state.guard.run_key(&parts) {
         Ok(key) => key,
         Err(error) => return response::missing_identity(&error.to_string()),
+    };
+    // Checked before the claim: a body that cannot carry the key is the
+    // sender's error, and must not hold the run while it is answered.
+    let body = match &state.run_key_json_field {
+        Some(field) => match inject_run_key_json(&body, field, &key) {
+            Ok(body) => Bytes::from(body),
+            Err(error) => {
+                return response::problem(
+                    StatusCode::BAD_REQUEST,
+                    "INVALID_ARGUMENT",
+                    &error.to_string(),
+                );
+            }
+        },
+        None => body,
     };
     let claim = match state.guard.claim(&key).await {
         Ok(ClaimOutcome::Claimed(claim)) => claim,

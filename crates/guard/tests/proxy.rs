@@ -115,6 +115,9 @@ impl Proxy {
     ) -> Self {
         install_tls_provider();
         let mut config = ProxyConfig::new(upstream.parse().unwrap(), store);
+        // These tests are about claims; the ones about authentication set
+        // secrets, which make this flag moot.
+        config.insecure_no_auth = true;
         configure(&mut config);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -530,7 +533,9 @@ mod scenarios {
     pub async fn scope_headers_separate_runs(store: Arc<dyn GuardStore>) {
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |config| {
-            config.scope_headers = vec![http::HeaderName::from_static("x-project")];
+            config.scopes = vec![idem_guard::Scope::Header(http::HeaderName::from_static(
+                "x-project",
+            ))];
         })
         .await;
         let job = unique("report");
@@ -551,6 +556,102 @@ mod scenarios {
         assert_eq!(upstream.calls(), 2);
         proxy.stop().await;
     }
+
+    pub async fn identity_header_and_url_scopes_make_the_key(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |config| {
+            config.identity_headers = vec![http::HeaderName::from_static("x-idempotency-key")];
+            config.scopes = vec![
+                idem_guard::Scope::PathSegment(1),
+                idem_guard::Scope::QueryParam("region".into()),
+            ];
+        })
+        .await;
+        let key = unique("delivery");
+        let send = |path: &str| {
+            client()
+                .post(format!("{}{path}", proxy.url))
+                .header("X-Idempotency-Key", &key)
+                .send()
+        };
+        assert_eq!(
+            send("/projects/acme/run?region=eu").await.unwrap().status(),
+            200
+        );
+        assert_eq!(
+            send("/projects/globex/run?region=eu")
+                .await
+                .unwrap()
+                .status(),
+            200
+        );
+        assert_eq!(
+            send("/projects/acme/run?region=us").await.unwrap().status(),
+            200
+        );
+        assert_duplicate(send("/projects/acme/run?region=eu&x=1").await.unwrap()).await;
+        assert_eq!(upstream.calls(), 3, "path and query scopes separate runs");
+        assert_eq!(
+            send("/projects/acme/run").await.unwrap().status(),
+            400,
+            "a configured scope is required"
+        );
+        assert_eq!(upstream.calls(), 3);
+        proxy.stop().await;
+    }
+
+    pub async fn run_key_is_injected_into_json_bodies(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |config| {
+            config.run_key_json_field = Some("run_key".into());
+        })
+        .await;
+        let key = unique("inject");
+        let send = |body: &'static str| {
+            client()
+                .post(format!("{}/charge", proxy.url))
+                .header("Idempotency-Key", &key)
+                .header("Content-Type", "application/json")
+                .body(body)
+                .send()
+        };
+        let refused = send("[1, 2]").await.unwrap();
+        assert_eq!(refused.status(), 400);
+        assert_eq!(
+            upstream.calls(),
+            0,
+            "a body that cannot carry the key is not forwarded"
+        );
+
+        assert_eq!(send(r#"{"amount": 100}"#).await.unwrap().status(), 200);
+        let seen = upstream.seen();
+        let forwarded: Value = serde_json::from_slice(&seen[0].body).unwrap();
+        let run_key = seen[0].headers["idempotency-key"].to_str().unwrap();
+        assert_eq!(
+            forwarded,
+            serde_json::json!({"amount": 100, "run_key": run_key})
+        );
+        assert_eq!(
+            assert_duplicate(send(r#"{"amount": 100}"#).await.unwrap()).await,
+            run_key
+        );
+        assert_eq!(upstream.calls(), 1);
+        proxy.stop().await;
+    }
+}
+
+/// Without a signing secret the proxy does not start, unless told to accept
+/// anyone: an unauthenticated proxy lets whoever reaches it pick new keys.
+#[tokio::test]
+async fn proxy_refuses_to_serve_without_authentication() {
+    let store: Arc<dyn GuardStore> = Arc::new(idem_guard::MemoryStore::new());
+    let config = ProxyConfig::new("http://127.0.0.1:9".parse().unwrap(), store);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = idem_guard::serve(config, listener, async {}).await;
+    assert!(
+        matches!(served, Err(idem_guard::ProxyError::NoAuthentication)),
+        "{served:?}"
+    );
 }
 
 macro_rules! proxy_suite {
@@ -567,7 +668,9 @@ macro_rules! proxy_suite {
                 signatures_are_mandatory_when_secrets_are_set,
                 abandoned_delivery_still_finishes,
                 request_and_answer_are_forwarded_whole,
-                scope_headers_separate_runs
+                scope_headers_separate_runs,
+                identity_header_and_url_scopes_make_the_key,
+                run_key_is_injected_into_json_bodies
             );
         }
     };

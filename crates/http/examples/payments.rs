@@ -16,7 +16,7 @@ use axum::Router;
 use axum::extract::{Json, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use idem_http::{Config, IdempotencyLayer, MemoryRecordStore, Mode};
+use idem_http::{Config, IdempotencyLayer, MemoryRecordStore};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,12 +38,11 @@ async fn charge(
 
 /// The application: only the payment route honours keys.
 fn app() -> Router {
-    let keys = IdempotencyLayer::new(
+    // The ledger is not the record store, so the layer records each
+    // response itself: non-atomic, chosen explicitly.
+    let keys = IdempotencyLayer::non_atomic(
         Arc::new(MemoryRecordStore::new()),
-        Config {
-            mode: Mode::NonAtomic,
-            ..Config::default()
-        },
+        Config::default(),
         // Whose key: here one tenant per API token.
         |parts| {
             parts

@@ -21,7 +21,10 @@ use tower::{Layer, Service};
 /// `Idempotent-Replayed: true` marks an answer that repeats an earlier one.
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-/// How the record's completion relates to the handler's effect.
+/// How the record's completion relates to the handler's effect. There is no
+/// default: an application picks one with [`IdempotencyLayer::atomic`] or
+/// [`IdempotencyLayer::non_atomic`], because only it knows whether its
+/// handlers can share a transaction with the record store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// The handler completes the record in the same transaction as its
@@ -48,8 +51,6 @@ pub struct Config {
     pub retain_for: Duration,
     /// Largest body the layer reads to fingerprint.
     pub max_body_bytes: usize,
-    /// See [`Mode`].
-    pub mode: Mode,
 }
 
 impl Default for Config {
@@ -59,7 +60,6 @@ impl Default for Config {
             lock_for: Duration::from_secs(60),
             retain_for: Duration::from_secs(24 * 3600),
             max_body_bytes: 1 << 20,
-            mode: Mode::NonAtomic,
         }
     }
 }
@@ -213,6 +213,7 @@ type RenderFn = dyn Fn(Rejection) -> Response + Send + Sync;
 struct Shared {
     store: Arc<dyn RecordStore>,
     replayer: Arc<dyn Replayer>,
+    mode: Mode,
     config: Config,
     scope: Box<ScopeFn>,
     render: Box<RenderFn>,
@@ -227,28 +228,61 @@ pub struct IdempotencyLayer {
 }
 
 impl IdempotencyLayer {
-    /// A layer over `store`; `scope` names whose key a request uses (a
-    /// request without one — typically unauthenticated — passes through
-    /// untouched, for the handler to refuse).
-    pub fn new(
+    /// The safe mode, [`Mode::Atomic`]: each handler completes the record in
+    /// the transaction of its own effect, with the [`IdempotencyContext`] it
+    /// finds in the request's extensions, so a crash can never separate the
+    /// two. A replay answers what `replayer` builds from the record —
+    /// typically the resource as it is now, re-read by the identity the
+    /// handler recorded.
+    ///
+    /// `scope` names whose key a request uses (a request without one —
+    /// typically unauthenticated — passes through untouched, for the handler
+    /// to refuse).
+    pub fn atomic(
+        store: Arc<dyn RecordStore>,
+        config: Config,
+        scope: impl Fn(&Parts) -> Option<Scope> + Send + Sync + 'static,
+        replayer: Arc<dyn Replayer>,
+    ) -> Self {
+        Self::with_mode(Mode::Atomic, store, config, scope, replayer)
+    }
+
+    /// [`Mode::NonAtomic`]: the layer stores the handler's successful
+    /// response after the handler returns, and replays that stored copy. A
+    /// crash between the handler's effect and that write lets a retry run the
+    /// handler again; use it only for handlers that cannot share a
+    /// transaction with the record store, and prefer [`Self::atomic`].
+    pub fn non_atomic(
         store: Arc<dyn RecordStore>,
         config: Config,
         scope: impl Fn(&Parts) -> Option<Scope> + Send + Sync + 'static,
     ) -> Self {
+        Self::with_mode(
+            Mode::NonAtomic,
+            store,
+            config,
+            scope,
+            Arc::new(StoredReplayer),
+        )
+    }
+
+    fn with_mode(
+        mode: Mode,
+        store: Arc<dyn RecordStore>,
+        config: Config,
+        scope: impl Fn(&Parts) -> Option<Scope> + Send + Sync + 'static,
+        replayer: Arc<dyn Replayer>,
+    ) -> Self {
         IdempotencyLayer {
             shared: Arc::new(Shared {
                 store,
-                replayer: Arc::new(StoredReplayer),
+                replayer,
+                mode,
                 config,
                 scope: Box::new(scope),
                 render: Box::new(Rejection::into_problem),
             }),
         }
-    }
-
-    /// Replays with `replayer` instead of stored responses.
-    pub fn with_replayer(self, replayer: Arc<dyn Replayer>) -> Self {
-        self.map(|s| s.replayer = replayer)
     }
 
     /// Renders the layer's own refusals with `render`.
@@ -404,7 +438,7 @@ where
         }
         return response;
     }
-    if shared.config.mode == Mode::Atomic {
+    if shared.mode == Mode::Atomic {
         return response;
     }
     let (head, body) = response.into_parts();

@@ -17,10 +17,12 @@
 //!   wraps: it takes the key's lock in a [`RecordStore`], runs the handler
 //!   once (on its own task, so a client that gives up does not cancel it),
 //!   answers a concurrent twin 409 `IDEMPOTENCY_KEY_IN_PROGRESS`, records only
-//!   success, and replays. In [`Mode::Atomic`] the handler completes the
-//!   record in its own transaction, using the [`IdempotencyContext`] the
-//!   layer puts in the request; in [`Mode::NonAtomic`] the layer stores the
-//!   response afterwards, which a crash in between can lose.
+//!   success, and replays. The application chooses how a record completes:
+//!   [`IdempotencyLayer::atomic`] (the safe mode) lets the handler complete
+//!   the record in its own transaction, using the [`IdempotencyContext`] the
+//!   layer puts in the request, and replays the resource as it is now;
+//!   [`IdempotencyLayer::non_atomic`] stores the response afterwards, which a
+//!   crash in between can lose, and replays that copy.
 //!
 //! ```no_run
 //! use axum::{Router, routing::post};
@@ -29,7 +31,11 @@
 //!
 //! async fn create_payment() -> &'static str { "created" }
 //!
-//! let keys = IdempotencyLayer::new(
+//! // The handler cannot share a transaction with this in-memory record
+//! // store, so the layer records responses itself (non-atomic). A handler
+//! // that writes to the same database as its records should use
+//! // `IdempotencyLayer::atomic` instead.
+//! let keys = IdempotencyLayer::non_atomic(
 //!     Arc::new(MemoryRecordStore::new()),
 //!     Config::default(),
 //!     // Whose key: one scope per caller.

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Request, StatusCode};
 use axum::routing::post;
-use idem_http::{Config, IdempotencyLayer, MemoryRecordStore, Mode};
+use idem_http::{Config, IdempotencyLayer, MemoryRecordStore};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -30,10 +30,9 @@ async fn handler(State(c): State<Arc<Counter>>, body: String) -> (StatusCode, St
 
 fn app(required: bool) -> (Router, Arc<Counter>) {
     let counter = Arc::new(Counter::default());
-    let layer = IdempotencyLayer::new(
+    let layer = IdempotencyLayer::non_atomic(
         Arc::new(MemoryRecordStore::new()),
         Config {
-            mode: Mode::NonAtomic,
             required,
             ..Config::default()
         },

@@ -16,7 +16,7 @@ use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
 use idem_core::tenancy::Role;
 use idem_http::record::{Begin, BeginRequest, CompletedRecord, ResourceRef, StoreError};
-use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, Mode, RecordStore, Rejection};
+use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, RecordStore, Rejection};
 use idem_store::idempotency::Completion;
 use idem_store::idempotency::{Begun, IdempotencyBegin, RecordState};
 use idem_store::{Caller, Error as StoreErr, PageRequest};
@@ -55,14 +55,17 @@ pub fn layer(app: &Arc<App>) -> IdempotencyLayer {
         lock_for: opts.lock,
         retain_for: opts.ttl,
         max_body_bytes: app.options.max_body_bytes,
-        mode: Mode::Atomic,
     };
     let store = Arc::new(Records(app.clone()));
-    IdempotencyLayer::new(store, config, |parts| {
-        let caller = parts.extensions.get::<Caller>()?;
-        Some(format!("{}/{}", caller.org, caller.principal))
-    })
-    .with_replayer(Arc::new(Replays(app.clone())))
+    IdempotencyLayer::atomic(
+        store,
+        config,
+        |parts| {
+            let caller = parts.extensions.get::<Caller>()?;
+            Some(format!("{}/{}", caller.org, caller.principal))
+        },
+        Arc::new(Replays(app.clone())),
+    )
     .with_renderer(render)
 }
 
