@@ -9,6 +9,7 @@ use idem_guard::{Scope, SigningSecret};
 use reqwest::Url;
 use reqwest::header::HeaderName;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -119,15 +120,9 @@ fn init_logging() {
 
 pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     init_logging();
-    // Refused before anything is opened or bound, so that a misconfigured
-    // proxy never answers a single request.
-    if args.signing_secrets.is_empty() && !args.insecure_no_auth {
-        anyhow::bail!(idem_guard::ProxyError::NoAuthentication);
-    }
-    let store = idem_guard::open_store(&args.store)
-        .await
-        .context("opening the guard store")?;
-    let mut config = ProxyConfig::new(args.upstream, store);
+    // The store is opened only once the configuration passed its checks;
+    // until then an in-memory one holds its place.
+    let mut config = ProxyConfig::new(args.upstream, Arc::new(idem_guard::MemoryStore::new()));
     config.signing_secrets = args.signing_secrets;
     config.insecure_no_auth = args.insecure_no_auth;
     config.lease = args.lease;
@@ -145,6 +140,12 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     config.run_key_json_field = args.run_key_json_field;
     config.max_body_bytes = args.max_body_bytes;
     config.sweep_interval = args.sweep_interval;
+    // Refused before the store is opened or the port bound, so that a
+    // misconfigured proxy never answers a single request.
+    config.check_authentication()?;
+    config.store = idem_guard::open_store(&args.store)
+        .await
+        .context("opening the guard store")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;

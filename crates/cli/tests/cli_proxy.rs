@@ -196,4 +196,24 @@ fn proxy_without_authentication_refuses_to_start() {
     assert!(out.stderr.contains("--insecure-no-auth"), "{}", out.stderr);
     assert!(out.stderr.contains("--signing-secret"), "{}", out.stderr);
     assert!(!out.stdout.contains("listening"), "{}", out.stdout);
+
+    // Unsigned parts cannot join the key of a signed message.
+    let mut cmd = command();
+    cmd.args([
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--store",
+        "memory",
+        "--signing-secret",
+        "whsec_c2VjcmV0",
+        "--scope-header",
+        "X-Tenant",
+    ]);
+    let out = cli_support::Out::of(cmd);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("webhook-id"), "{}", out.stderr);
+    assert!(!out.stdout.contains("listening"), "{}", out.stdout);
 }

@@ -62,6 +62,17 @@ impl RunKey {
         ok.then(|| RunKey(hex_key.to_owned()))
     }
 
+    /// The key of a message whose signature was verified: its signed
+    /// `webhook-id` alone. Nothing that travels unsigned beside the message
+    /// (identity headers, scopes from headers, path or query) joins it, so
+    /// one signed message can never be made into a second run. Encoded as
+    /// the unscoped `Idempotency-Key` source is, because Idem sends its run
+    /// key as both headers: its deliveries keep the key they had before
+    /// signatures were required.
+    pub fn of_signed_message(webhook_id: &[u8]) -> Self {
+        RunKey::from_parts([&b"idempotency-key"[..], webhook_id])
+    }
+
     /// The key as 64 lowercase hex characters.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -538,6 +549,15 @@ mod tests {
                 .derive(&parts("/", &[("Idempotency-Key", "d1")]))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_signed_message_key_is_the_unscoped_idempotency_key_of_its_id() {
+        let plain = KeyConfig::new()
+            .derive(&parts("/", &[("Idempotency-Key", "msg_1")]))
+            .unwrap();
+        assert_eq!(RunKey::of_signed_message(b"msg_1"), plain);
+        assert_ne!(RunKey::of_signed_message(b"msg_2"), plain);
     }
 
     #[test]

@@ -82,12 +82,41 @@ impl ProxyConfig {
     }
 }
 
+impl ProxyConfig {
+    /// Whether senders are authenticated as the proxy requires: a signing
+    /// secret (and then no unsigned key parts), or an explicit
+    /// [`ProxyConfig::insecure_no_auth`]. [`serve`] checks it first; a
+    /// command line can check it before opening anything.
+    pub fn check_authentication(&self) -> Result<(), ProxyError> {
+        if self.signing_secrets.is_empty() {
+            return match self.insecure_no_auth {
+                true => Ok(()),
+                false => Err(ProxyError::NoAuthentication),
+            };
+        }
+        if self.identity_headers.is_empty() && self.scopes.is_empty() {
+            Ok(())
+        } else {
+            Err(ProxyError::UnsignedKeyParts)
+        }
+    }
+}
+
 /// Why the proxy could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
     /// The upstream URL is not an http(s) URL that paths can be appended to.
     #[error("upstream {0:?} must be an http:// or https:// URL")]
     InvalidUpstream(String),
+    /// Identity headers or scopes were configured together with signing
+    /// secrets. A signed message is keyed by its signed `webhook-id` alone;
+    /// unsigned parts of the request cannot be allowed to change its key.
+    #[error(
+        "identity headers and scopes (--identity-header, --scope-*) cannot be combined with \
+         --signing-secret: a signed message is keyed by its signed webhook-id alone, and \
+         unsigned headers, path or query must not give it a second run"
+    )]
+    UnsignedKeyParts,
     /// No way to authenticate senders was configured, and running without
     /// one was not asked for.
     #[error(
@@ -130,10 +159,8 @@ pub async fn serve(
     if !matches!(config.upstream.scheme(), "http" | "https") || config.upstream.cannot_be_a_base() {
         return Err(ProxyError::InvalidUpstream(config.upstream.to_string()));
     }
+    config.check_authentication()?;
     if config.signing_secrets.is_empty() {
-        if !config.insecure_no_auth {
-            return Err(ProxyError::NoAuthentication);
-        }
         tracing::warn!(
             "INSECURE: no signing secret; anyone who can reach this proxy can make the \
              upstream run work under a key of their choosing"
@@ -175,6 +202,25 @@ pub async fn serve(
     let _ = all_done.recv().await;
     served?;
     Ok(())
+}
+
+/// The run key of a message whose signature was verified: its signed
+/// `webhook-id`, whatever unsigned headers say. A sender that also sends
+/// `Idempotency-Key` (Idem sends its run key as both) must send the same
+/// value: a different one marks a captured delivery replayed under a new
+/// key, and is refused rather than silently keyed by the signed ID.
+fn signed_run_key(headers: &HeaderMap) -> Result<crate::key::RunKey, &'static str> {
+    let mut ids = headers.get_all("webhook-id").iter();
+    let (Some(id), None) = (ids.next(), ids.next()) else {
+        return Err("a signed message carries exactly one webhook-id");
+    };
+    let mut keys = headers.get_all(IDEMPOTENCY_KEY).iter();
+    match (keys.next(), keys.next()) {
+        (None, _) => {}
+        (Some(key), None) if key == id => {}
+        _ => return Err("Idempotency-Key differs from the signed Webhook-Id"),
+    }
+    Ok(crate::key::RunKey::of_signed_message(id.as_bytes()))
 }
 
 /// The identity headers first, then the library's default sources; every
@@ -258,18 +304,16 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
     {
         return response::unauthenticated(&error.to_string());
     }
-    // The signature covers Webhook-Id, not Idempotency-Key; Idem sends its
-    // run key as both. Requiring them to match keeps a captured delivery
-    // from being replayed under a fresh key as a new run.
-    if !state.secrets.is_empty()
-        && let Some(key) = parts.headers.get("idempotency-key")
-        && parts.headers.get("webhook-id") != Some(key)
-    {
-        return response::unauthenticated("Idempotency-Key differs from the signed Webhook-Id");
-    }
-    let key = match state.guard.run_key(&parts) {
-        Ok(key) => key,
-        Err(error) => return response::missing_identity(&error.to_string()),
+    let key = if state.secrets.is_empty() {
+        match state.guard.run_key(&parts) {
+            Ok(key) => key,
+            Err(error) => return response::missing_identity(&error.to_string()),
+        }
+    } else {
+        match signed_run_key(&parts.headers) {
+            Ok(key) => key,
+            Err(detail) => return response::unauthenticated(detail),
+        }
     };
     // Checked before the claim: a body that cannot carry the key is the
     // sender's error, and must not hold the run while it is answered.

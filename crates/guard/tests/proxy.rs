@@ -557,6 +557,77 @@ mod scenarios {
         proxy.stop().await;
     }
 
+    /// A captured signed delivery, resent with other unsigned identity
+    /// headers, another path or query, reaches the upstream once: the key
+    /// of a signed message is its signed webhook-id alone.
+    pub async fn a_signed_message_runs_once_whatever_travels_unsigned(store: Arc<dyn GuardStore>) {
+        let upstream = Upstream::start().await;
+        let secret = SigningSecret::parse("whsec_c2lnbmVkLW1lc3NhZ2Uta2V5").unwrap();
+        let proxy = Proxy::start(store, &upstream.url, |config| {
+            config.signing_secrets = vec![secret.clone()];
+        })
+        .await;
+        let id = unique("msg");
+        let body = "{\"amount\": 100}";
+        let now = jiff::Timestamp::now().as_second();
+        let signature = secret.sign(&id, now, body.as_bytes());
+        let signed = |path: &str| {
+            client()
+                .post(format!("{}{path}", proxy.url))
+                .header("Webhook-Id", &id)
+                .header("Webhook-Timestamp", now.to_string())
+                .header("Webhook-Signature", &signature)
+                .body(body)
+        };
+        let first = signed("/pay")
+            .header("Idempotency-Key", &id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(first.status(), 200);
+        for evil in ["evil-1", "evil-2"] {
+            let resent = signed("/pay")
+                .header("X-CloudTasks-QueueName", "payments")
+                .header("X-CloudTasks-TaskName", evil)
+                .send()
+                .await
+                .unwrap();
+            assert_duplicate(resent).await;
+        }
+        let elsewhere = signed("/other/path?tenant=x")
+            .header("X-CloudScheduler-JobName", "job")
+            .header("X-CloudScheduler-ScheduleTime", "2026-10-16T12:00:00Z")
+            .send()
+            .await
+            .unwrap();
+        assert_duplicate(elsewhere).await;
+        assert_eq!(upstream.calls(), 1, "one signed message, one run");
+
+        // A message with only the Standard Webhooks headers, as the official
+        // libraries send it, is keyed by its webhook-id.
+        let other = unique("msg");
+        let signature = secret.sign(&other, now, body.as_bytes());
+        let standard = || {
+            client()
+                .post(format!("{}/pay", proxy.url))
+                .header("Webhook-Id", &other)
+                .header("Webhook-Timestamp", now.to_string())
+                .header("Webhook-Signature", &signature)
+                .body(body)
+                .send()
+        };
+        assert_eq!(standard().await.unwrap().status(), 200);
+        let run_key = assert_duplicate(standard().await.unwrap()).await;
+        assert_eq!(upstream.calls(), 2);
+        assert_eq!(
+            upstream.seen()[1].headers["idempotency-key"]
+                .to_str()
+                .unwrap(),
+            run_key
+        );
+        proxy.stop().await;
+    }
+
     pub async fn identity_header_and_url_scopes_make_the_key(store: Arc<dyn GuardStore>) {
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |config| {
@@ -654,6 +725,29 @@ async fn proxy_refuses_to_serve_without_authentication() {
     );
 }
 
+/// Scopes and identity headers are unsigned; with signatures required they
+/// could only give one signed message several keys, so the proxy refuses
+/// the combination instead of ignoring part of its configuration.
+#[tokio::test]
+async fn proxy_refuses_unsigned_key_parts_beside_signatures() {
+    for configure in [
+        (|c: &mut ProxyConfig| c.scopes = vec![idem_guard::Scope::PathSegment(0)])
+            as fn(&mut ProxyConfig),
+        |c| c.identity_headers = vec![http::HeaderName::from_static("x-idempotency-key")],
+    ] {
+        let store: Arc<dyn GuardStore> = Arc::new(idem_guard::MemoryStore::new());
+        let mut config = ProxyConfig::new("http://127.0.0.1:9".parse().unwrap(), store);
+        config.signing_secrets = vec![SigningSecret::from_key(b"k".to_vec())];
+        configure(&mut config);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let served = idem_guard::serve(config, listener, async {}).await;
+        assert!(
+            matches!(served, Err(idem_guard::ProxyError::UnsignedKeyParts)),
+            "{served:?}"
+        );
+    }
+}
+
 macro_rules! proxy_suite {
     ($backend:ident, $make:ident) => {
         mod $backend {
@@ -669,6 +763,7 @@ macro_rules! proxy_suite {
                 abandoned_delivery_still_finishes,
                 request_and_answer_are_forwarded_whole,
                 scope_headers_separate_runs,
+                a_signed_message_runs_once_whatever_travels_unsigned,
                 identity_header_and_url_scopes_make_the_key,
                 run_key_is_injected_into_json_bodies
             );
