@@ -1,7 +1,7 @@
 //! `idem proxy`: the idem-guard reverse proxy (SPEC 6) in front of a
 //! service that cannot deduplicate deliveries itself.
 
-use crate::serve::parse_duration;
+use crate::serve::{parse_duration, parse_header_name};
 use anyhow::Context;
 use clap::Args;
 use idem_guard::proxy::{ProxyConfig, serve};
@@ -103,10 +103,6 @@ fn parse_upstream(s: &str) -> Result<Url, String> {
 
 fn parse_secret(s: &str) -> Result<SigningSecret, String> {
     SigningSecret::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_header_name(s: &str) -> Result<HeaderName, String> {
-    HeaderName::from_bytes(s.trim().as_bytes()).map_err(|_| format!("{s:?} is not a header name"))
 }
 
 fn init_logging() {

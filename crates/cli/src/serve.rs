@@ -68,9 +68,23 @@ pub struct ServeArgs {
     /// comma-separated list in the environment).
     #[arg(long = "cors-origin", env = "IDEM_CORS_ORIGIN", value_delimiter = ',')]
     cors_origins: Vec<String>,
+    /// The request-ID header whose value becomes a task's ID when a create
+    /// names none in its body, `Idem-Task-Id` or
+    /// `X-Fc-Stateful-Async-Invocation-Id`. The default is Function
+    /// Compute's own, which ingresses do not inject; name a header that
+    /// proxies set per request (such as `X-Request-Id`) only if every retry
+    /// of a create carries the same value. A value that is not a valid task
+    /// ID is ignored.
+    #[arg(long, env = "IDEM_REQUEST_ID_HEADER", default_value = "x-fc-request-id", value_parser = parse_header_name)]
+    request_id_header: reqwest::header::HeaderName,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+}
+
+pub(crate) fn parse_header_name(s: &str) -> Result<reqwest::header::HeaderName, String> {
+    reqwest::header::HeaderName::from_bytes(s.trim().as_bytes())
+        .map_err(|_| format!("{s:?} is not a header name"))
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -173,6 +187,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 lock: args.idempotency_lock,
             },
             cors_origins: args.cors_origins,
+            request_id_header: args.request_id_header,
             ..Options::default()
         },
     );

@@ -461,7 +461,14 @@ async fn browsers_may_send_keys_and_read_replays(kind: Kind) {
         .header("access-control-allow-headers")
         .unwrap_or("")
         .to_lowercase();
-    assert!(allowed.contains("idempotency-key"), "{allowed}");
+    for h in [
+        "idempotency-key",
+        "idem-task-id",
+        "x-fc-stateful-async-invocation-id",
+        "x-fc-request-id",
+    ] {
+        assert!(allowed.contains(h), "{h} not in {allowed}");
+    }
     let get = s
         .admin
         .request(Method::GET, "/v1/queues")

@@ -44,6 +44,8 @@ server_tests!(
     json_target_takes_any_json_value,
     times_are_answered_in_utc_with_z,
     upload_content_type_replaces_the_task_parts_header,
+    a_header_task_id_is_part_of_the_key_fingerprint,
+    a_multipart_create_takes_its_task_id_from_a_header,
 );
 
 fn later(id: &str) -> Value {
@@ -162,7 +164,7 @@ async fn task_id_sources_follow_the_documented_order(s: Server) {
     let all = [
         ("Idem-Task-Id", "from-idem-header"),
         ("X-Fc-Stateful-Async-Invocation-Id", "from-fc-header"),
-        ("X-Request-Id", "from-request-id"),
+        ("X-Fc-Request-Id", "from-request-id"),
     ];
     let resp = post(&all, task("from-body")).await;
     resp.ok(201);
@@ -189,6 +191,13 @@ async fn task_id_sources_follow_the_documented_order(s: Server) {
         .await
         .problem(409, "TASK_ALREADY_EXISTS");
 
+    // A request ID that ingresses inject is not a task ID source unless
+    // the operator names its header.
+    let resp = post(&[("X-Request-Id", "injected-by-ingress")], anonymous_task()).await;
+    resp.ok(201);
+    let generated = resp.json["task_id"].as_str().unwrap().to_string();
+    assert!(is_uuid_v7(&generated));
+
     let listed = s.all_tasks("q", "").await;
     assert_eq!(
         ids(&listed),
@@ -196,7 +205,8 @@ async fn task_id_sources_follow_the_documented_order(s: Server) {
             "from-body",
             "from-idem-header",
             "from-fc-header",
-            "from-request-id"
+            "from-request-id",
+            &generated
         ])
     );
 }
@@ -228,16 +238,19 @@ async fn invalid_task_ids_are_rejected(s: Server) {
         .send()
         .await
         .invalid("task_id");
-    s.request(Method::POST, "/v1/queues/q/tasks")
-        .header("X-Request-Id", "dot.ted")
-        .json(&anonymous_task())
-        .send()
-        .await
-        .invalid("task_id");
     assert!(
         s.all_tasks("q", "").await.is_empty(),
         "a rejected task was created"
     );
+    // A request ID that cannot be a task ID is ignored, never an error.
+    let resp = s
+        .request(Method::POST, "/v1/queues/q/tasks")
+        .header("X-Fc-Request-Id", "dot.ted")
+        .json(&anonymous_task())
+        .send()
+        .await;
+    resp.ok(201);
+    assert!(is_uuid_v7(resp.json["task_id"].as_str().unwrap()));
 
     let longest = "t".repeat(500);
     assert_eq!(
@@ -972,4 +985,100 @@ async fn upload_content_type_replaces_the_task_parts_header(s: Server) {
         .map(|(_, v)| v.clone())
         .collect();
     assert_eq!(types, vec![json!("image/jpeg")], "{}", resp.json);
+}
+
+/// API.md §3: the task ID taken from a header is part of the
+/// Idempotency-Key fingerprint, as if it were in the body.
+async fn a_header_task_id_is_part_of_the_key_fingerprint(s: Server) {
+    s.create_paused_queue("q").await;
+    let post = |key: &str, header: (&str, &str), body: Value| {
+        s.request(Method::POST, "/v1/queues/q/tasks")
+            .header("Idempotency-Key", key)
+            .header(header.0, header.1)
+            .json(&body)
+            .send()
+    };
+    let first = post("k1", ("Idem-Task-Id", "from-header-a"), anonymous_task()).await;
+    first.ok(201);
+    assert_eq!(first.json["task_id"], "from-header-a");
+    let replay = post("k1", ("Idem-Task-Id", "from-header-a"), anonymous_task()).await;
+    replay.ok(201);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    let other = post("k1", ("Idem-Task-Id", "from-header-b"), anonymous_task()).await;
+    let problem = other.problem(422, "IDEMPOTENCY_KEY_MISMATCH");
+    assert_eq!(
+        problem["extensions"]["idempotency"]["differs"],
+        json!(["body"])
+    );
+    let fc = post(
+        "k1",
+        ("X-Fc-Stateful-Async-Invocation-Id", "from-header-b"),
+        anonymous_task(),
+    )
+    .await;
+    fc.problem(422, "IDEMPOTENCY_KEY_MISMATCH");
+
+    // A header the body's own ID overrides is not used, and changes
+    // nothing: a varying request ID never turns a retry into a 422.
+    post("k2", ("X-Fc-Request-Id", "r1"), task("from-body"))
+        .await
+        .ok(201);
+    let retried = post("k2", ("X-Fc-Request-Id", "r2"), task("from-body")).await;
+    retried.ok(201);
+    assert_eq!(retried.header("idempotent-replayed"), Some("true"));
+    assert_eq!(
+        ids(&s.all_tasks("q", "").await),
+        set(&["from-header-a", "from-body"])
+    );
+}
+
+async fn a_multipart_create_takes_its_task_id_from_a_header(s: Server) {
+    s.create_paused_queue("q").await;
+    let form = || {
+        Form::new()
+            .part(
+                "task",
+                Part::text(r#"{"target": {"url": "http://127.0.0.1:9/upload"}}"#)
+                    .mime_str("application/json")
+                    .unwrap(),
+            )
+            .part("body", Part::bytes(vec![0u8, 1, 2]).file_name("b.bin"))
+    };
+    let send = |key: &str, id: &str| {
+        s.request(Method::POST, "/v1/queues/q/tasks")
+            .header("Idempotency-Key", key)
+            .header("Idem-Task-Id", id)
+            .multipart(form())
+            .send()
+    };
+    let created = send("m1", "upload-a").await;
+    created.ok(201);
+    assert_eq!(created.json["task_id"], "upload-a");
+    let replay = send("m1", "upload-a").await;
+    replay.ok(201);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    send("m1", "upload-b")
+        .await
+        .problem(422, "IDEMPOTENCY_KEY_MISMATCH");
+    assert_eq!(ids(&s.all_tasks("q", "").await), set(&["upload-a"]));
+}
+
+mod operator_flags {
+    use super::*;
+
+    store_tests!(the_request_id_header_is_chosen_by_the_operator);
+
+    async fn the_request_id_header_is_chosen_by_the_operator(kind: common::Kind) {
+        let s = Server::start_with(kind, &["--request-id-header", "X-Request-Id"]).await;
+        s.create_paused_queue("q").await;
+        let resp = s
+            .request(Method::POST, "/v1/queues/q/tasks")
+            .header("X-Request-Id", "from-request-id")
+            .header("X-Fc-Request-Id", "not-the-named-header")
+            .json(&anonymous_task())
+            .send()
+            .await;
+        resp.ok(201);
+        assert_eq!(resp.json["task_id"], "from-request-id");
+    }
 }

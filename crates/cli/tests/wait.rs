@@ -95,7 +95,28 @@ async fn wait_ms_out_of_range_is_refused(s: Server) {
         .problem(404, "NOT_FOUND");
 }
 
+/// The parameter's name is read as any form decoder reads it: a
+/// percent-encoded `wait_ms` waits too, and its replay knows it waited.
+async fn a_percent_encoded_wait_ms_still_waits(s: Server) {
+    let target = Target::start().await;
+    s.create_queue("q").await;
+    let send = || {
+        s.admin
+            .request(Method::POST, "/v1/queues/q/tasks?wait%5Fms=10000")
+            .header("Idempotency-Key", "encoded")
+            .json(&json!({"task_id": "t1", "target": {"url": target.url("/hold/200")}}))
+            .send()
+    };
+    let r = send().await;
+    r.ok(200);
+    assert_eq!(r.json["state"], "succeeded");
+    let again = send().await;
+    again.ok(200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+}
+
 server_tests!(
+    a_percent_encoded_wait_ms_still_waits,
     a_wait_ends_when_the_task_does,
     a_wait_that_runs_out_answers_202,
     a_replay_does_not_wait_again,

@@ -41,6 +41,9 @@ pub struct Options {
     pub idempotency: api::idempotency::IdempotencyOptions,
     /// Origins allowed to call the API from a browser.
     pub cors_origins: Vec<String>,
+    /// The request-ID header whose value becomes a task's ID when a create
+    /// names none (API.md §3).
+    pub request_id_header: http::HeaderName,
     /// How late a cron instant may be fired and still count as on time;
     /// older ones were missed and follow the job's `catch_up` policy.
     pub misfire_grace: Duration,
@@ -61,6 +64,7 @@ impl Default for Options {
             dispatch_shutdown_grace: Duration::from_secs(10),
             idempotency: Default::default(),
             cors_origins: Vec::new(),
+            request_id_header: http::HeaderName::from_static("x-fc-request-id"),
             misfire_grace: Duration::try_from(idem_core::schedule::ON_TIME_TOLERANCE)
                 .expect("a positive tolerance"),
             schedule_lookahead: Duration::from_secs(5),
@@ -97,7 +101,7 @@ impl App {
 /// The complete HTTP service.
 pub fn router(app: Arc<App>) -> Router {
     let limit = app.options.max_body_bytes;
-    let cors = cors(&app.options.cors_origins);
+    let cors = cors(&app.options.cors_origins, &app.options.request_id_header);
     api::router(app)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn(context::with_context))
@@ -106,7 +110,7 @@ pub fn router(app: Arc<App>) -> Router {
 
 /// Browsers may send `Idempotency-Key` and read the headers that tell a
 /// replay and when to retry.
-fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
+fn cors(origins: &[String], request_id_header: &http::HeaderName) -> tower_http::cors::CorsLayer {
     use http::{HeaderName, HeaderValue, Method, header};
     use tower_http::cors::{AllowOrigin, CorsLayer};
     let origins: Vec<HeaderValue> = origins
@@ -121,7 +125,8 @@ fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
             header::CONTENT_TYPE,
             HeaderName::from_static("idempotency-key"),
             HeaderName::from_static("idem-task-id"),
-            HeaderName::from_static("x-request-id"),
+            HeaderName::from_static("x-fc-stateful-async-invocation-id"),
+            request_id_header.clone(),
         ])
         .expose_headers([
             HeaderName::from_static("idempotent-replayed"),

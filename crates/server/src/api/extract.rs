@@ -60,6 +60,14 @@ pub fn media_type(req: &Request) -> Option<String> {
         })
 }
 
+/// The value of query parameter `name`, matched after percent-decoding as
+/// any form decoder would (`wait%5Fms` is `wait_ms`); the first if repeated.
+pub fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    form_urlencoded::parse(query?.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
 pub fn is_json(media_type: &str) -> bool {
     media_type == "application/json" || media_type.ends_with("+json")
 }

@@ -355,10 +355,7 @@ impl idem_http::Replayer for Replays {
 }
 
 fn waited(parts: &Parts) -> bool {
-    parts
-        .uri
-        .query()
-        .is_some_and(|q| q.split('&').any(|p| p.starts_with("wait_ms=")))
+    super::extract::query_param(parts.uri.query(), "wait_ms").is_some()
 }
 
 /// `GET /v1/idempotency-keys/{key}`.

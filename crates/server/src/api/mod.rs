@@ -285,6 +285,16 @@ pub fn router(app: Arc<App>) -> Router {
         } else {
             handler
         };
+        // Before the key layer, so that a header-given task ID is part of
+        // what the fingerprint sees.
+        let handler = if op.id == "createTask" {
+            handler.layer(axum::middleware::from_fn_with_state(
+                app.clone(),
+                tasks::task_id_into_body,
+            ))
+        } else {
+            handler
+        };
         let handler = if op.path.starts_with("/v1/queues/{queue}") {
             handler.layer(axum::middleware::from_fn(hide_reserved_queues))
         } else {

@@ -11,33 +11,143 @@ use crate::auth::{Auth, Reader, Writer};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, HeaderName, StatusCode};
 use idem_core::FieldErrors;
 use idem_core::names::check_task_id;
 use idem_core::task::{CreateTask, TaskState};
 use idem_store::{TaskCreate, TaskFilter};
 use std::sync::Arc;
 
-/// Where a task ID may come from when the body names none, in order.
-/// `X-Request-Id` last: a client's request ID is a weak identity, but using
-/// it beats generating one that dedups nothing.
-const TASK_ID_HEADERS: &[&str] = &[
-    "idem-task-id",
-    "x-fc-stateful-async-invocation-id",
-    "x-request-id",
-];
+/// Headers a client sets to name a task, tried in order when the body names
+/// none. A value that is not a valid task ID is the client's error.
+const TASK_ID_HEADERS: &[&str] = &["idem-task-id", "x-fc-stateful-async-invocation-id"];
 
-/// The task ID a create request names, or a fresh UUIDv7.
-fn task_id(body: Option<String>, headers: &HeaderMap) -> (String, &'static str) {
-    if let Some(id) = body {
-        return (id, "task_id");
-    }
+/// The task ID a create's headers name, if its body names none: an explicit
+/// task-ID header, else the request-ID header when its value is a valid
+/// task ID (a request ID is a weak identity, and one that cannot be a task
+/// ID is ignored, never an error).
+fn header_task_id(
+    headers: &HeaderMap,
+    request_id_header: &HeaderName,
+) -> ApiResult<Option<String>> {
     for name in TASK_ID_HEADERS {
-        if let Some(v) = headers.get(*name).and_then(|v| v.to_str().ok()) {
-            return (v.trim().to_string(), name);
+        if let Some(value) = headers.get(*name) {
+            let value = value.to_str().unwrap_or("\u{fffd}").trim();
+            if let Err(mut e) = check_task_id("task_id", value) {
+                e.message = format!("(from header {name}) {}", e.message);
+                return Err(Problem::fields(FieldErrors(vec![e])));
+            }
+            return Ok(Some(value.to_string()));
         }
     }
-    (uuid::Uuid::now_v7().to_string(), "task_id")
+    Ok(headers
+        .get(request_id_header)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| check_task_id("task_id", v).is_ok())
+        .map(str::to_string))
+}
+
+/// Moves a header-given task ID into the create's body before anything
+/// reads the body — the Idempotency-Key fingerprint included. The ID a
+/// header gave is then part of the request as if it had been in the body:
+/// the same key sent with another `Idem-Task-Id` is a different request
+/// (422), and a header that was not used (the body names its own ID)
+/// changes nothing.
+///
+/// A JSON body gets a `task_id` member, inserted as text so that every
+/// other byte (and each number's spelling) is kept; a multipart body gets
+/// a `task_id` part. A body that cannot be read as either is left for the
+/// handler to refuse.
+pub async fn task_id_into_body(
+    State(app): State<Arc<App>>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let task_id = match header_task_id(req.headers(), &app.options.request_id_header) {
+        Ok(Some(id)) => id,
+        Ok(None) => return next.run(req).await,
+        Err(problem) => return problem.into_response(),
+    };
+    let media = media_type(&req).unwrap_or_default();
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(Request::new(body), app.options.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(problem) => return problem.into_response(),
+    };
+    let bytes = if is_json(&media) {
+        json_with_task_id(&bytes, &task_id).unwrap_or(bytes)
+    } else if media == "multipart/form-data" {
+        let content_type = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        multipart_with_task_id(content_type, &bytes, &task_id)
+            .await
+            .unwrap_or(bytes)
+    } else {
+        bytes
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// The JSON object with `"task_id"` added first, or `None` when the body is
+/// not an object or already names a task ID.
+fn json_with_task_id(body: &[u8], task_id: &str) -> Option<Bytes> {
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body).ok()?;
+    if object.contains_key("task_id") {
+        return None;
+    }
+    let open = body.iter().position(|b| *b == b'{')?;
+    // Task IDs are `[A-Za-z0-9_-]`: nothing to escape.
+    let member = if object.is_empty() {
+        format!("\"task_id\":\"{task_id}\"")
+    } else {
+        format!("\"task_id\":\"{task_id}\",")
+    };
+    let mut out = Vec::with_capacity(body.len() + member.len());
+    out.extend_from_slice(&body[..=open]);
+    out.extend_from_slice(member.as_bytes());
+    out.extend_from_slice(&body[open + 1..]);
+    Some(Bytes::from(out))
+}
+
+/// The multipart body with a `task_id` part added before its closing
+/// delimiter, or `None` when its `task` part already names an ID, or the
+/// body is not well-formed multipart.
+async fn multipart_with_task_id(content_type: &str, body: &Bytes, task_id: &str) -> Option<Bytes> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        task_id: Option<serde_json::Value>,
+    }
+    let boundary = multer::parse_boundary(content_type).ok()?;
+    let stream = futures_util::stream::once({
+        let body = body.clone();
+        async move { Ok::<_, std::convert::Infallible>(body) }
+    });
+    let mut multipart = multer::Multipart::new(stream, boundary.clone());
+    while let Some(field) = multipart.next_field().await.ok()? {
+        if field.name() == Some("task") {
+            let named: Named = serde_json::from_slice(&field.bytes().await.ok()?).ok()?;
+            if named.task_id.is_some() {
+                return None;
+            }
+        }
+    }
+    let close = format!("\r\n--{boundary}--");
+    let at = body
+        .windows(close.len())
+        .rposition(|w| w == close.as_bytes())?;
+    let part = format!(
+        "\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"task_id\"\r\n\r\n{task_id}"
+    );
+    let mut out = Vec::with_capacity(body.len() + part.len());
+    out.extend_from_slice(&body[..at]);
+    out.extend_from_slice(part.as_bytes());
+    out.extend_from_slice(&body[at..]);
+    Some(Bytes::from(out))
 }
 
 /// A create request's body: JSON, or multipart with a `task` part and a
@@ -64,6 +174,8 @@ async fn read_create(app: &App, req: Request) -> ApiResult<CreateTask> {
         .map_err(|e| Problem::invalid(format!("malformed multipart body: {e}")))?;
     let mut task: Option<CreateTask> = None;
     let mut body: Option<(Bytes, Option<String>)> = None;
+    // Put there by `task_id_into_body` from a header.
+    let mut task_id_part: Option<String> = None;
     let mut total = 0usize;
     while let Some(field) = multipart
         .next_field()
@@ -86,6 +198,7 @@ async fn read_create(app: &App, req: Request) -> ApiResult<CreateTask> {
         match name.as_str() {
             "task" => task = Some(parse_json(&bytes)?),
             "body" => body = Some((bytes, content_type)),
+            "task_id" => task_id_part = Some(String::from_utf8_lossy(&bytes).into_owned()),
             other => {
                 return Err(Problem::field(
                     other,
@@ -95,6 +208,9 @@ async fn read_create(app: &App, req: Request) -> ApiResult<CreateTask> {
         }
     }
     let mut task = task.ok_or_else(|| Problem::field("task", "the 'task' part is missing"))?;
+    if task.task_id.is_none() {
+        task.task_id = task_id_part;
+    }
     if let Some((bytes, content_type)) = body {
         let t = &task.target;
         if t.body.is_some() || t.body_base64.is_some() || t.json.is_some() {
@@ -124,14 +240,14 @@ pub async fn create(
     req: Request,
 ) -> ApiResult<Response> {
     let wait = wait_ms(query.as_deref())?;
-    let headers = req.headers().clone();
     let mut body = read_create(&app, req).await?;
-    let (task_id, source) = task_id(body.task_id.take(), &headers);
+    // A header-given ID is in the body by now (`task_id_into_body`).
+    let task_id = body
+        .task_id
+        .take()
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let mut errors = FieldErrors::new();
-    if let Err(mut e) = check_task_id("task_id", &task_id) {
-        if source != "task_id" {
-            e.message = format!("(from header {source}) {}", e.message);
-        }
+    if let Err(e) = check_task_id("task_id", &task_id) {
         errors.0.push(e);
     }
     body.validate_deadline(&mut errors);
@@ -209,11 +325,7 @@ pub async fn create(
 
 /// `?wait_ms=N` (1–30000): how long a create waits for a final state.
 fn wait_ms(query: Option<&str>) -> ApiResult<Option<std::time::Duration>> {
-    let Some(raw) = query
-        .unwrap_or("")
-        .split('&')
-        .find_map(|p| p.strip_prefix("wait_ms="))
-    else {
+    let Some(raw) = super::extract::query_param(query, "wait_ms") else {
         return Ok(None);
     };
     raw.parse::<u64>()
