@@ -35,6 +35,7 @@ use idem_store::dispatch::{
     AttemptResult, ClaimedBatch, ClaimedTask, Completion, DispatchClaim, DispatchSignal, Finished,
 };
 use idem_store::{Status, Store, Task};
+use idem_webhooks::SigningSecret;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, broadcast, mpsc, watch};
@@ -220,9 +221,9 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             app.dispatch.publish(f);
         }
         let claimed_all = tasks.len() == free;
-        let secrets: std::collections::HashMap<String, Arc<[String]>> = signing_secrets
+        let secrets: std::collections::HashMap<String, Arc<[SigningSecret]>> = signing_secrets
             .into_iter()
-            .map(|(org, s)| (org, Arc::from(s)))
+            .map(|(org, s)| (org, headers::signing_secrets(&s)))
             .collect();
         for claimed in tasks {
             let slot = slots
@@ -364,7 +365,7 @@ struct Attempt {
     client: reqwest::Client,
     clock: Arc<dyn idem_core::Clock>,
     claimed: ClaimedTask,
-    secrets: Arc<[String]>,
+    secrets: Arc<[SigningSecret]>,
 }
 
 impl Attempt {
