@@ -2,49 +2,35 @@
 //! identity headers, stable across retries, and the Standard Webhooks
 //! signature.
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
-use hmac::{KeyInit, Mac};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use idem_core::job::HeaderStyle;
 use idem_core::run_key::{rfc3339, task_run_key};
 use idem_core::schedule::format_schedule_time;
-use idem_core::secrets::signing_key;
 use idem_store::dispatch::ClaimedTask;
+use idem_webhooks::{SigningSecret, signature_list};
+use std::sync::Arc;
 
-type HmacSha256 = hmac::Hmac<sha2::Sha256>;
-
-/// `Webhook-Signature`: one `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`
-/// per secret, space-separated, so that a verifier holding either the old
-/// or the new secret accepts the request during a rotation. Secrets that do
-/// not decode are skipped: one corrupt secret must not stop deliveries
-/// signed by the others.
-pub fn signature(secrets: &[String], id: &str, timestamp: i64, body: &[u8]) -> String {
-    let mut out = Vec::with_capacity(secrets.len());
-    for secret in secrets {
-        let Some(key) = signing_key(secret) else {
-            tracing::error!("a signing secret does not decode; deliveries omit it");
-            continue;
-        };
-        let mut mac = HmacSha256::new_from_slice(&key).expect("HMAC takes keys of any length");
-        mac.update(id.as_bytes());
-        mac.update(b".");
-        mac.update(timestamp.to_string().as_bytes());
-        mac.update(b".");
-        mac.update(body);
-        out.push(format!(
-            "v1,{}",
-            STANDARD.encode(mac.finalize().into_bytes())
-        ));
-    }
-    out.join(" ")
+/// An organization's secrets as the store keeps them (`whsec_…`), ready to
+/// sign with. A secret that does not parse is skipped: one corrupt secret
+/// must not stop deliveries signed by the others.
+pub fn signing_secrets(stored: &[String]) -> Arc<[SigningSecret]> {
+    stored
+        .iter()
+        .filter_map(|secret| match SigningSecret::parse(secret) {
+            Ok(secret) => Some(secret),
+            Err(error) => {
+                tracing::error!(%error, "a signing secret does not decode; deliveries omit it");
+                None
+            }
+        })
+        .collect()
 }
 
 /// The headers of one attempt: the target's own, then Idem's, which win
 /// (a target cannot name them: they are refused when the task is created).
 pub fn delivery_headers(
     claimed: &ClaimedTask,
-    secrets: &[String],
+    secrets: &[SigningSecret],
     timestamp: i64,
 ) -> Result<HeaderMap, String> {
     let task = &claimed.task;
@@ -96,11 +82,13 @@ pub fn delivery_headers(
     if let Some(status) = claimed.previous_status() {
         set("idem-previous-response", status.to_string())?;
     }
-    let signed = signature(secrets, &run_key, timestamp, body);
-    set("webhook-id", run_key)?;
-    set("webhook-timestamp", timestamp.to_string())?;
+    // One signature per secret, so that a verifier holding either the old
+    // or the new secret accepts the request during a rotation.
+    let signed = signature_list(secrets, &run_key, timestamp, body);
+    set(idem_webhooks::ID_HEADER, run_key)?;
+    set(idem_webhooks::TIMESTAMP_HEADER, timestamp.to_string())?;
     if !signed.is_empty() {
-        set("webhook-signature", signed)?;
+        set(idem_webhooks::SIGNATURE_HEADER, signed)?;
     }
     Ok(headers)
 }
@@ -110,26 +98,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn matches_the_standard_webhooks_reference_vector() {
-        // From the Standard Webhooks reference libraries' test suite.
-        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_string();
-        let sig = signature(
-            &[secret],
-            "msg_p5jXN8AQM9LWM0D4loKWxJek",
-            1_614_265_330,
-            br#"{"test": 2432232314}"#,
-        );
-        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
-    }
-
-    #[test]
-    fn signs_with_every_secret_during_a_rotation() {
-        let a = idem_core::secrets::generate_signing_secret();
-        let b = idem_core::secrets::generate_signing_secret();
-        let both = signature(&[a.clone(), b.clone()], "id", 1, b"body");
-        let parts: Vec<&str> = both.split(' ').collect();
-        assert_eq!(parts.len(), 2);
-        assert_eq!(parts[0], signature(&[a], "id", 1, b"body"));
-        assert_eq!(parts[1], signature(&[b], "id", 1, b"body"));
+    fn secrets_that_do_not_parse_are_skipped() {
+        let good = idem_core::secrets::generate_signing_secret();
+        let parsed = signing_secrets(&["whsec_!!".to_string(), good.clone()]);
+        assert_eq!(&parsed[..], &[SigningSecret::parse(&good).unwrap()]);
     }
 }

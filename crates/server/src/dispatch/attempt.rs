@@ -1,0 +1,111 @@
+//! One attempt: one delivery of one claimed task, and what it measures.
+
+use super::{client, headers};
+use idem_store::dispatch::{AttemptResult, ClaimedTask};
+use idem_webhooks::SigningSecret;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+const ABANDONED: &str = "dispatcher shut down before the target answered";
+
+/// One attempt of one claimed task.
+pub(super) struct Attempt {
+    pub(super) client: reqwest::Client,
+    pub(super) clock: Arc<dyn idem_core::Clock>,
+    pub(super) claimed: ClaimedTask,
+    /// The organization's secrets, parsed once per claim.
+    pub(super) secrets: Arc<[SigningSecret]>,
+}
+
+impl Attempt {
+    /// The span every line logged during the attempt is in: it names a
+    /// task by its queue and ID, a job's run by its job and run ID.
+    pub(super) fn span(&self) -> tracing::Span {
+        let task = &self.claimed.task;
+        let run = task.run.as_ref();
+        let (task_id, run_id) = match run {
+            Some(_) => (None, Some(task.task_id.as_str())),
+            None => (Some(task.task_id.as_str()), None),
+        };
+        tracing::info_span!(
+            "attempt",
+            queue = run.is_none().then_some(task.queue.as_str()),
+            task_id,
+            job = run.map(|r| r.job.as_str()),
+            run_id,
+            attempt = self.claimed.attempt,
+        )
+    }
+
+    /// Delivers the task, unless `abandon` turns true first (shutdown grace
+    /// over): then the attempt counts as failed.
+    pub(super) async fn run(self, mut abandon: watch::Receiver<bool>) -> AttemptResult {
+        let started = Instant::now();
+        let task = &self.claimed.task;
+        if task.run.is_some() && self.claimed.attempt == 1 {
+            // What a cron user feels: from the instant to the request
+            // leaving, run creation and claim included.
+            let lag = self.clock.now().duration_since(task.schedule_time);
+            metrics::histogram!("idem_scheduler_dispatch_lag_seconds")
+                .record(lag.as_secs_f64().max(0.0));
+        }
+        let answer = tokio::select! {
+            answer = self.exchange() => answer,
+            _ = abandon.wait_for(|a| *a) => client::Answer {
+                status_code: None,
+                error: Some(ABANDONED.into()),
+                retry_after: None,
+            },
+        };
+        let duration = started.elapsed();
+        metrics::histogram!(
+            "idem_dispatch_duration_seconds",
+            "queue" => self.claimed.task.queue.clone()
+        )
+        .record(duration.as_secs_f64());
+        tracing::debug!(
+            status_code = answer.status_code,
+            error = answer.error.as_deref(),
+            duration_ms = duration.as_millis() as u64,
+            "attempt ended"
+        );
+        AttemptResult {
+            task_uid: self.claimed.task.uid.clone(),
+            attempt: self.claimed.attempt,
+            status_code: answer.status_code,
+            error: answer.error,
+            duration,
+            retry_after: answer.retry_after,
+        }
+    }
+
+    async fn exchange(&self) -> client::Answer {
+        let task = &self.claimed.task;
+        let deadline = Duration::from_secs(u64::from(task.dispatch_deadline_s));
+        match self.request() {
+            Ok(request) => client::send(&self.client, request, deadline).await,
+            Err(error) => client::Answer {
+                status_code: None,
+                error: Some(error),
+                retry_after: None,
+            },
+        }
+    }
+
+    fn request(&self) -> Result<reqwest::Request, String> {
+        let target = &self.claimed.task.target;
+        let method = reqwest::Method::from_bytes(target.method.as_bytes())
+            .map_err(|_| format!("invalid method {:?}", target.method))?;
+        let url = reqwest::Url::parse(&target.url)
+            .map_err(|e| format!("invalid target URL {:?}: {e}", target.url))?;
+        let timestamp = self.clock.now().as_second();
+        let headers = headers::delivery_headers(&self.claimed, &self.secrets, timestamp)?;
+        let mut request = reqwest::Request::new(method, url);
+        *request.headers_mut() = headers;
+        if let Some((_, body)) = &target.body {
+            *request.body_mut() = Some(body.clone().into());
+        }
+        Ok(request)
+    }
+}

@@ -1,0 +1,168 @@
+//! The claim loop: claims due tasks as far as free slots allow, starts one
+//! attempt per task, sleeps until there may be more, and drains on shutdown.
+
+use super::attempt::Attempt;
+use super::completer::{self, Reported};
+use super::{POLL_INTERVAL, client, headers, signals};
+use crate::App;
+use idem_store::dispatch::{ClaimedBatch, DispatchClaim};
+use idem_webhooks::SigningSecret;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::task::JoinSet;
+use tracing::Instrument;
+
+/// Shortest sleep between claims that found nothing: a `wake_at` already
+/// past (a lease another node is recovering right now) must not spin.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
+/// Most tasks one claim takes.
+const MAX_CLAIM: usize = 512;
+
+/// Runs the dispatcher until `stop` turns true, then drains as the module
+/// documentation says.
+pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
+    let client = match client::build() {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "dispatcher not started");
+            return;
+        }
+    };
+    let background = signals::spawn(&app).await;
+    let (results_tx, results_rx) = mpsc::unbounded_channel();
+    let completer = tokio::spawn(completer::run(app.clone(), results_rx));
+    let (abandon_tx, abandon_rx) = watch::channel(false);
+    let slots = Arc::new(Semaphore::new(app.options.dispatch_max_in_flight.max(1)));
+    let mut attempts = JoinSet::new();
+    let mut claim_failures = 0u32;
+
+    while !*stop.borrow() {
+        while attempts.try_join_next().is_some() {}
+        let free = slots.available_permits().min(MAX_CLAIM);
+        if free == 0 {
+            tokio::select! {
+                _ = app.dispatch.local_work.notified() => {}
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
+        let claimed = app
+            .store
+            .dispatch_claim(DispatchClaim {
+                max_tasks: free as u32,
+                lease_grace: app.options.lease_grace,
+            })
+            .await;
+        let batch = match claimed {
+            Ok(batch) => {
+                claim_failures = 0;
+                batch
+            }
+            Err(e) => {
+                claim_failures += 1;
+                tracing::warn!(error = %e, "claiming due tasks");
+                let pause = Duration::from_millis(100 << claim_failures.min(5));
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = stop.changed() => {}
+                }
+                continue;
+            }
+        };
+        let ClaimedBatch {
+            tasks,
+            signing_secrets,
+            recovered,
+            wake_at,
+        } = batch;
+        for f in recovered {
+            tracing::info!(queue = %f.queue, task_id = %f.task_id, "recovered an expired lease");
+            metrics::counter!(
+                "idem_dispatch_attempts_total",
+                "queue" => f.queue.clone(),
+                "outcome" => "lease_expired"
+            )
+            .increment(1);
+            app.dispatch.publish(f);
+        }
+        let claimed_all = tasks.len() == free;
+        let secrets: HashMap<String, Arc<[SigningSecret]>> = signing_secrets
+            .into_iter()
+            .map(|(org, s)| (org, headers::signing_secrets(&s)))
+            .collect();
+        for claimed in tasks {
+            let slot = slots
+                .clone()
+                .try_acquire_owned()
+                .expect("claims never exceed the free slots");
+            let secrets = secrets.get(&claimed.org).cloned().unwrap_or_default();
+            let attempt = Attempt {
+                client: client.clone(),
+                clock: app.clock.clone(),
+                claimed,
+                secrets,
+            };
+            let results = results_tx.clone();
+            let abandon = abandon_rx.clone();
+            let span = attempt.span();
+            attempts.spawn(
+                async move {
+                    let queue = attempt.claimed.task.queue.clone();
+                    let task_id = attempt.claimed.task.task_id.clone();
+                    let result = attempt.run(abandon).await;
+                    // The slot frees before the result is written; the claim
+                    // that could reuse it still waits for the store, which only
+                    // counts the task as done once the completer commits.
+                    drop(slot);
+                    let _ = results.send(Reported {
+                        queue,
+                        task_id,
+                        result,
+                    });
+                }
+                .instrument(span),
+            );
+        }
+        if claimed_all {
+            // The claim was cut short by our own slots: more may be due.
+            continue;
+        }
+        let now = app.clock.now();
+        let sleep = wake_at
+            .map(|at| Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO))
+            .unwrap_or(POLL_INTERVAL)
+            .clamp(MIN_SLEEP, POLL_INTERVAL);
+        tokio::select! {
+            _ = app.dispatch.local_work.notified() => {}
+            _ = tokio::time::sleep(sleep) => {}
+            _ = stop.changed() => {}
+        }
+    }
+
+    let grace = app.options.dispatch_shutdown_grace;
+    if !attempts.is_empty() {
+        tracing::info!(
+            in_flight = attempts.len(),
+            "waiting for running attempts before stopping"
+        );
+    }
+    let drained = tokio::time::timeout(grace, async {
+        while attempts.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            abandoned = attempts.len(),
+            "attempts still running after the shutdown grace are recorded as failed"
+        );
+        let _ = abandon_tx.send(true);
+        while attempts.join_next().await.is_some() {}
+    }
+    drop(results_tx);
+    let _ = completer.await;
+    for task in background {
+        task.abort();
+    }
+}

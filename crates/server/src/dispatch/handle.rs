@@ -1,0 +1,104 @@
+//! What the API and the dispatcher share: wake-ups for new work and news of
+//! tasks reaching a final state.
+
+use super::POLL_INTERVAL;
+use idem_store::dispatch::Finished;
+use idem_store::{Status, Store, Task};
+use std::time::Duration;
+use tokio::sync::{Notify, broadcast};
+
+/// What the API and the dispatcher share: wake-ups for new work and news of
+/// tasks reaching a final state. Lives in [`App`](crate::App).
+pub struct Handle {
+    /// Wakes this node's claim loop.
+    pub(super) local_work: Notify,
+    /// Wakes the task that tells other nodes (see `signals`).
+    pub(super) remote_work: Notify,
+    finished: broadcast::Sender<Finished>,
+}
+
+impl Default for Handle {
+    fn default() -> Self {
+        Handle {
+            local_work: Notify::new(),
+            remote_work: Notify::new(),
+            finished: broadcast::channel(4096).0,
+        }
+    }
+}
+
+impl Handle {
+    /// New or newly due work (a create, a run-now): wakes this node's loop
+    /// at once and, on a multi-node store, the other nodes.
+    pub fn work_available(&self) {
+        self.local_work.notify_one();
+        self.remote_work.notify_one();
+    }
+
+    /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` by a
+    /// failed attempt after a cancel request), on this node or — on
+    /// PostgreSQL — any node. Sent after the state is committed. A receiver
+    /// that lags misses events (`RecvError::Lagged`) and should re-read.
+    pub fn subscribe_finished(&self) -> broadcast::Receiver<Finished> {
+        self.finished.subscribe()
+    }
+
+    /// Waits up to `timeout` for the task to reach a final state and returns
+    /// it as it then is (final, or as it stood when the time ran out). The
+    /// task is the one of that ID that exists when the wait starts; a
+    /// cancel through the API ends the wait as well.
+    pub async fn wait_final(
+        &self,
+        store: &dyn Store,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        timeout: Duration,
+    ) -> idem_store::Result<Task> {
+        // Subscribed before the first read, so that a completion between the
+        // read and the wait is not missed.
+        let mut events = self.subscribe_finished();
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut task = store.task_get(org, queue, task_id).await?;
+        let uid = task.uid.clone();
+        loop {
+            if is_final(&task) || tokio::time::Instant::now() >= deadline {
+                return Ok(task);
+            }
+            // A missed NOTIFY (listener reconnecting) or a cancel through the
+            // API sends no event: re-read now and then regardless.
+            let recheck = (tokio::time::Instant::now() + POLL_INTERVAL).min(deadline);
+            loop {
+                tokio::select! {
+                    event = events.recv() => match event {
+                        Ok(f) if f.uid == uid => break,
+                        Ok(_) => continue,
+                        Err(broadcast::error::RecvError::Lagged(_)) => break,
+                        Err(broadcast::error::RecvError::Closed) => {
+                            tokio::time::sleep_until(recheck).await;
+                            break;
+                        }
+                    },
+                    _ = tokio::time::sleep_until(recheck) => break,
+                }
+            }
+            task = store.task_get(org, queue, task_id).await?;
+            if task.uid != uid {
+                // The ID was swept and reused: the task waited for is gone.
+                return Ok(task);
+            }
+        }
+    }
+
+    /// Announces a task's new state to subscribers, if it is final.
+    pub(super) fn publish(&self, finished: Finished) {
+        if finished.is_final() {
+            // No subscriber is not an error: nobody is waiting.
+            let _ = self.finished.send(finished);
+        }
+    }
+}
+
+fn is_final(task: &Task) -> bool {
+    !matches!(task.status, Status::Pending | Status::Running)
+}
