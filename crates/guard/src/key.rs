@@ -292,8 +292,15 @@ impl KeyConfig {
         self
     }
 
-    /// Derives the run key of a request.
+    /// Derives the run key of a request. A request whose signature
+    /// [`VerifySignatureLayer`](crate::signature::VerifySignatureLayer)
+    /// verified is keyed by its signed `webhook-id` alone: sources and
+    /// scopes are unsigned, and must not give one signed message a second
+    /// run.
     pub fn derive(&self, parts: &Parts) -> Result<RunKey, KeyError> {
+        if let Some(signed) = parts.extensions.get::<crate::signature::VerifiedMessage>() {
+            return Ok(RunKey::of_signed_message(signed.id.as_bytes()));
+        }
         let mut identity = None;
         for source in &self.sources {
             if let Some(found) = source.extract(parts)? {

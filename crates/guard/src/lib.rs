@@ -100,8 +100,8 @@ pub use key::{IdentitySource, KeyConfig, KeyError, RunKey, Scope};
 pub use proxy::{ProxyConfig, ProxyError, serve};
 pub use response::IDEMPOTENT_REPLAYED;
 pub use signature::{
-    SecretError, SignatureError, SigningSecret, VerifySignatureLayer, WebhookVerifier,
-    verify_signature,
+    SecretError, SignatureError, SignedHead, SigningSecret, VerifiedMessage, VerifySignatureLayer,
+    WebhookVerifier, check_signature_head, verify_signature,
 };
 pub use store::{
     Claim, ClaimOutcome, ClaimTerms, Fence, Finished, GuardStore, MemoryStore, Outcome,

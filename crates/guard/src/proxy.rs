@@ -15,9 +15,9 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::guard::Guard;
-use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, Scope, inject_run_key_json};
+use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, RunKey, Scope, inject_run_key_json};
 use crate::response;
-use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, read_body, verify_signature};
+use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, check_signature_head, read_body};
 use crate::store::{Claim, ClaimOutcome, GuardStore, Outcome, StoreError};
 
 /// The fencing number of the claim, sent upstream so that its own store can
@@ -209,18 +209,14 @@ pub async fn serve(
 /// `Idempotency-Key` (Idem sends its run key as both) must send the same
 /// value: a different one marks a captured delivery replayed under a new
 /// key, and is refused rather than silently keyed by the signed ID.
-fn signed_run_key(headers: &HeaderMap) -> Result<crate::key::RunKey, &'static str> {
-    let mut ids = headers.get_all("webhook-id").iter();
-    let (Some(id), None) = (ids.next(), ids.next()) else {
-        return Err("a signed message carries exactly one webhook-id");
-    };
+fn signed_run_key(headers: &HeaderMap, id: &str) -> Result<RunKey, &'static str> {
     let mut keys = headers.get_all(IDEMPOTENCY_KEY).iter();
     match (keys.next(), keys.next()) {
         (None, _) => {}
-        (Some(key), None) if key == id => {}
+        (Some(key), None) if key.as_bytes().trim_ascii() == id.as_bytes() => {}
         _ => return Err("Idempotency-Key differs from the signed Webhook-Id"),
     }
-    Ok(crate::key::RunKey::of_signed_message(id.as_bytes()))
+    Ok(RunKey::of_signed_message(id.as_bytes()))
 }
 
 /// The identity headers first, then the library's default sources; every
@@ -289,32 +285,40 @@ fn upstream_url(base: &reqwest::Url, parts: &Parts) -> reqwest::Url {
 
 async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    if state.secrets.is_empty() {
+        let key = match state.guard.run_key(&parts) {
+            Ok(key) => key,
+            Err(error) => return response::missing_identity(&error.to_string()),
+        };
+        let body = match read_body(body, state.max_body_bytes).await {
+            Ok(body) => body,
+            Err(response) => return response,
+        };
+        return run(state, parts, body, key).await;
+    }
+    // The headers are checked before the body is read: a request that
+    // cannot be validly signed costs neither the read nor an HMAC.
+    let head = match check_signature_head(&parts.headers, jiff::Timestamp::now(), DEFAULT_TOLERANCE)
+    {
+        Ok(head) => head,
+        Err(error) => return response::unauthenticated(&error.to_string()),
+    };
     let body = match read_body(body, state.max_body_bytes).await {
         Ok(body) => body,
         Err(response) => return response,
     };
-    if !state.secrets.is_empty()
-        && let Err(error) = verify_signature(
-            &state.secrets,
-            &parts.headers,
-            &body,
-            jiff::Timestamp::now(),
-            DEFAULT_TOLERANCE,
-        )
-    {
+    if let Err(error) = head.verify_body(&state.secrets, &body) {
         return response::unauthenticated(&error.to_string());
     }
-    let key = if state.secrets.is_empty() {
-        match state.guard.run_key(&parts) {
-            Ok(key) => key,
-            Err(error) => return response::missing_identity(&error.to_string()),
-        }
-    } else {
-        match signed_run_key(&parts.headers) {
-            Ok(key) => key,
-            Err(detail) => return response::unauthenticated(detail),
-        }
+    let key = match signed_run_key(&parts.headers, head.id()) {
+        Ok(key) => key,
+        Err(detail) => return response::unauthenticated(detail),
     };
+    run(state, parts, body, key).await
+}
+
+/// Claims `key` and forwards the request under it.
+async fn run(state: Arc<ProxyState>, parts: Parts, body: Bytes, key: RunKey) -> Response<Body> {
     // Checked before the claim: a body that cannot carry the key is the
     // sender's error, and must not hold the run while it is answered.
     let body = match &state.run_key_json_field {

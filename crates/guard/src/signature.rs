@@ -18,7 +18,7 @@ use axum::body::{Body, Bytes, HttpBody};
 use http::header::{HeaderMap, HeaderName};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use idem_webhooks::{Signed, Verifier, VerifyError};
+use idem_webhooks::{Checked, Verifier, VerifyError};
 use jiff::Timestamp;
 use tower::{Layer, Service, ServiceExt};
 
@@ -55,6 +55,10 @@ pub enum SignatureError {
     /// The timestamp is further from now than the tolerance.
     #[error("Webhook-Timestamp is outside the tolerated window")]
     Stale,
+    /// `Webhook-Signature` is longer or lists more signatures than any
+    /// sender needs (see `idem_webhooks::MAX_SIGNATURES`).
+    #[error("Webhook-Signature is too long")]
+    TooManySignatures,
     /// No `v1` signature matches any configured secret.
     #[error("no valid signature")]
     NoMatch,
@@ -65,6 +69,7 @@ impl From<VerifyError> for SignatureError {
         match error {
             VerifyError::InvalidTimestamp => Self::InvalidTimestamp,
             VerifyError::Stale => Self::Stale,
+            VerifyError::TooManySignatures => Self::TooManySignatures,
             VerifyError::NoMatch => Self::NoMatch,
         }
     }
@@ -80,16 +85,54 @@ pub fn verify_signature(
     now: Timestamp,
     tolerance: Duration,
 ) -> Result<(), SignatureError> {
-    let signed = Signed {
-        id: single(headers, &WEBHOOK_ID)?,
-        timestamp: single(headers, &WEBHOOK_TIMESTAMP)?,
-        signatures: single(headers, &WEBHOOK_SIGNATURE)?,
-        body,
-    };
-    Verifier::new(secrets)
-        .with_tolerance(tolerance)
-        .verify(&signed, now.as_second())?;
-    Ok(())
+    check_signature_head(headers, now, tolerance)?.verify_body(secrets, body)
+}
+
+/// The signature headers of a request, checked before its body is read:
+/// present once each, a timestamp within `tolerance` of `now`, a signature
+/// list within bounds. What fails here costs no body read and no HMAC.
+pub fn check_signature_head(
+    headers: &HeaderMap,
+    now: Timestamp,
+    tolerance: Duration,
+) -> Result<SignedHead<'_>, SignatureError> {
+    let checked = Verifier::new(&[]).with_tolerance(tolerance).check_head(
+        single(headers, &WEBHOOK_ID)?,
+        single(headers, &WEBHOOK_TIMESTAMP)?,
+        single(headers, &WEBHOOK_SIGNATURE)?,
+        now.as_second(),
+    )?;
+    Ok(SignedHead(checked))
+}
+
+/// Signature headers that passed [`check_signature_head`].
+#[derive(Debug, Clone)]
+pub struct SignedHead<'a>(Checked<'a>);
+
+impl SignedHead<'_> {
+    /// The signed `webhook-id`, once [`Self::verify_body`] has succeeded.
+    pub fn id(&self) -> &str {
+        self.0.id()
+    }
+
+    /// Whether any of `secrets` signed `body` under these headers.
+    pub fn verify_body(
+        &self,
+        secrets: &[SigningSecret],
+        body: &[u8],
+    ) -> Result<(), SignatureError> {
+        Ok(self.0.verify_body(secrets, body)?)
+    }
+}
+
+/// Put in a request's extensions by [`VerifySignatureLayer`] once its
+/// signature is verified: the message's signed `webhook-id`. The guard
+/// keys such a request by it alone ([`crate::RunKey::of_signed_message`]),
+/// so nothing unsigned beside the message can give it a second run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedMessage {
+    /// The signed `webhook-id`.
+    pub id: String,
 }
 
 fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<&'a str, SignatureError> {
@@ -140,6 +183,11 @@ impl WebhookVerifier {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
+    }
+
+    /// The signature headers of a request, before its body is read.
+    pub fn check_head<'h>(&self, headers: &'h HeaderMap) -> Result<SignedHead<'h>, SignatureError> {
+        check_signature_head(headers, self.clock.now(), self.tolerance)
     }
 
     /// Checks one request.
@@ -247,14 +295,24 @@ where
         let verifier = Arc::clone(&self.verifier);
         let limit = self.max_body_bytes;
         Box::pin(async move {
-            let (parts, body) = request.into_parts();
+            let (mut parts, body) = request.into_parts();
+            // The headers first: a request that cannot be valid is refused
+            // before its body is read or hashed.
+            let head = match verifier.check_head(&parts.headers) {
+                Ok(head) => head,
+                Err(error) => return Ok(response::unauthenticated(&error.to_string())),
+            };
             let bytes = match read_body(body, limit).await {
                 Ok(bytes) => bytes,
                 Err(response) => return Ok(response),
             };
-            if let Err(error) = verifier.verify(&parts.headers, &bytes) {
+            if let Err(error) = head.verify_body(&verifier.secrets, &bytes) {
                 return Ok(response::unauthenticated(&error.to_string()));
             }
+            let verified = VerifiedMessage {
+                id: head.id().to_owned(),
+            };
+            parts.extensions.insert(verified);
             let request = Request::from_parts(parts, Body::from(bytes));
             match inner.oneshot(request).await {
                 Ok(response) => Ok(response.map(Body::new)),

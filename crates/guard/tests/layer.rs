@@ -293,3 +293,49 @@ async fn signature_layer_guards_the_guard() {
     );
     assert_eq!(counts.started.load(Ordering::SeqCst), 1);
 }
+
+/// The signature layer plus the guard layer: one signed message is one
+/// run, whatever unsigned identity or scope travels beside it, and a
+/// message with only the Standard Webhooks headers is keyed by its ID.
+#[tokio::test]
+async fn a_signed_message_runs_the_handler_once_whatever_travels_unsigned() {
+    let harness = Harness::memory_on_system_clock().await;
+    let counts = Arc::new(Counts::default());
+    let secret = SigningSecret::parse("whsec_bGF5ZXItdGVzdC1rZXk=").unwrap();
+    let guard = Guard::new(Arc::clone(&harness.store))
+        .with_keys(KeyConfig::new().with_scope(Scope::PathSegment(1)));
+    let router = Router::new()
+        .route("/projects/{project}/run", post(handler))
+        .route_layer(guard.layer())
+        .route_layer(WebhookVerifier::new(vec![secret.clone()]).layer())
+        .with_state(Arc::clone(&counts));
+    let now = jiff::Timestamp::now().as_second();
+    let ts = now.to_string();
+    let sig = secret.sign("msg-1", now, b"body");
+    let signed = |uri: &str, extra: &[(&'static str, &'static str)]| {
+        let mut headers = vec![
+            ("Webhook-Id", "msg-1"),
+            ("Webhook-Timestamp", ts.as_str()),
+            ("Webhook-Signature", sig.as_str()),
+        ];
+        headers.extend_from_slice(extra);
+        request(uri, &headers, "body")
+    };
+    let (status, _, _) = send(&router, signed("/projects/a/run", &[])).await;
+    assert_eq!(status, StatusCode::OK, "keyed by its webhook-id");
+    for (uri, extra) in [
+        ("/projects/a/run", &[("Idempotency-Key", "evil-1")][..]),
+        (
+            "/projects/b/run",
+            &[
+                ("X-CloudTasks-QueueName", "q"),
+                ("X-CloudTasks-TaskName", "evil-2"),
+            ][..],
+        ),
+    ] {
+        let (status, headers, _) = send(&router, signed(uri, extra)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(headers["idempotent-replayed"], "true");
+    }
+    assert_eq!(counts.started.load(Ordering::SeqCst), 1);
+}

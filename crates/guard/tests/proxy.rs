@@ -725,6 +725,61 @@ async fn proxy_refuses_to_serve_without_authentication() {
     );
 }
 
+/// A signature list made to cost work is refused before the body is read
+/// or any HMAC computed, and a valid delivery right after is unaffected.
+#[tokio::test]
+async fn a_hostile_signature_list_is_refused_quickly() {
+    let upstream = Upstream::start().await;
+    let secret = SigningSecret::parse("whsec_c2lnbmVkLW1lc3NhZ2Uta2V5").unwrap();
+    let store: Arc<dyn GuardStore> = Arc::new(idem_guard::MemoryStore::new());
+    let proxy = Proxy::start(store, &upstream.url, |config| {
+        config.signing_secrets = vec![secret.clone()];
+    })
+    .await;
+    let now = jiff::Timestamp::now().as_second();
+    let body = vec![b'x'; 1 << 20];
+    let junk = secret.sign("m", now, b"other");
+    for count in [100_000, 1_000, 33] {
+        let list = vec![junk.as_str(); count].join(" ");
+        let started = std::time::Instant::now();
+        let refused = client()
+            .post(format!("{}/pay", proxy.url))
+            .header("Webhook-Id", "m")
+            .header("Webhook-Timestamp", now.to_string())
+            .header("Webhook-Signature", list)
+            .body(body.clone())
+            .send()
+            .await;
+        // hyper itself refuses a header past its buffer (431), or the
+        // connection; the proxy refuses any longer list than it reads.
+        if let Ok(refused) = refused {
+            assert!(
+                [401, 431].contains(&refused.status().as_u16()),
+                "{count} candidates: {}",
+                refused.status()
+            );
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{count} candidates took {:?}",
+            started.elapsed()
+        );
+    }
+    let valid = secret.sign("m", now, b"{}");
+    let accepted = client()
+        .post(format!("{}/pay", proxy.url))
+        .header("Webhook-Id", "m")
+        .header("Webhook-Timestamp", now.to_string())
+        .header("Webhook-Signature", format!("{junk} {valid}"))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 200);
+    assert_eq!(upstream.calls(), 1);
+    proxy.stop().await;
+}
+
 /// Scopes and identity headers are unsigned; with signatures required they
 /// could only give one signed message several keys, so the proxy refuses
 /// the combination instead of ignoring part of its configuration.

@@ -57,6 +57,14 @@ const VERSION_PREFIX: &str = "v1,";
 /// cannot match, and costs no HMAC.
 const TAG_LEN: usize = 32;
 
+/// The longest signature list read. A sender holds one secret per rotation
+/// step, and each `v1,` signature is 47 characters: this leaves room for
+/// dozens, and refuses a list made to cost work before anything is known
+/// of its sender.
+pub const MAX_SIGNATURE_LIST_BYTES: usize = 4096;
+/// The most signatures (of any version) one list may carry.
+pub const MAX_SIGNATURES: usize = 32;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// A signing secret, written `whsec_<base64 key>`. The HMAC key is the
@@ -179,9 +187,47 @@ pub enum VerifyError {
     /// The timestamp is further from now than the tolerance.
     #[error("the timestamp is outside the tolerated window")]
     Stale,
+    /// The signature list is longer than [`MAX_SIGNATURE_LIST_BYTES`] or
+    /// holds more than [`MAX_SIGNATURES`] entries.
+    #[error("the signature list is too long")]
+    TooManySignatures,
     /// No `v1` signature matches any secret.
     #[error("no valid signature")]
     NoMatch,
+}
+
+/// What a message's headers claim, checked before its body is read: the
+/// timestamp is within the tolerance and the signature list is within its
+/// bounds. Only then is the body worth reading and hashing.
+#[derive(Debug, Clone)]
+pub struct Checked<'a> {
+    id: &'a str,
+    timestamp: &'a str,
+    candidates: Vec<[u8; TAG_LEN]>,
+}
+
+impl Checked<'_> {
+    /// The message ID, as signed once [`Self::verify_body`] succeeds.
+    pub fn id(&self) -> &str {
+        self.id
+    }
+
+    /// Whether any secret signed `body` under this head: each secret reads
+    /// the body once, whatever the number of candidates, and every
+    /// comparison is constant-time.
+    pub fn verify_body(&self, secrets: &[SigningSecret], body: &[u8]) -> Result<(), VerifyError> {
+        for secret in secrets {
+            let mac = secret.mac(self.id, self.timestamp, body);
+            if self
+                .candidates
+                .iter()
+                .any(|tag| mac.clone().verify_slice(tag).is_ok())
+            {
+                return Ok(());
+            }
+        }
+        Err(VerifyError::NoMatch)
+    }
 }
 
 /// Checks messages against a set of secrets, any of which may have signed
@@ -208,40 +254,52 @@ impl<'s> Verifier<'s> {
         self
     }
 
-    /// Checks one message; `now` is in Unix seconds. The timestamp is
-    /// checked first, so a stale message costs no HMAC; then each secret
-    /// reads the body once, whatever the number of candidates, and every
-    /// comparison is constant-time.
-    pub fn verify(&self, signed: &Signed<'_>, now: i64) -> Result<(), VerifyError> {
-        let seconds: i64 = signed
-            .timestamp
+    /// Checks what a message's headers say, before its body is read; `now`
+    /// is in Unix seconds. Costs no HMAC: a stale, unreadable or oversized
+    /// head is refused for the price of parsing it.
+    pub fn check_head<'a>(
+        &self,
+        id: &'a str,
+        timestamp: &'a str,
+        signatures: &str,
+        now: i64,
+    ) -> Result<Checked<'a>, VerifyError> {
+        let seconds: i64 = timestamp
             .parse()
             .map_err(|_| VerifyError::InvalidTimestamp)?;
         let tolerance = i64::try_from(self.tolerance.as_secs()).unwrap_or(i64::MAX);
         if now.abs_diff(seconds) > tolerance.unsigned_abs() {
             return Err(VerifyError::Stale);
         }
-
-        let candidates: Vec<Vec<u8>> = signed
-            .signatures
+        if signatures.len() > MAX_SIGNATURE_LIST_BYTES
+            || signatures
+                .split_ascii_whitespace()
+                .nth(MAX_SIGNATURES)
+                .is_some()
+        {
+            return Err(VerifyError::TooManySignatures);
+        }
+        let candidates: Vec<[u8; TAG_LEN]> = signatures
             .split_ascii_whitespace()
             .filter_map(|candidate| candidate.strip_prefix(VERSION_PREFIX))
             .filter_map(|encoded| STANDARD.decode(encoded).ok())
-            .filter(|tag| tag.len() == TAG_LEN)
+            .filter_map(|tag| <[u8; TAG_LEN]>::try_from(tag).ok())
             .collect();
         if candidates.is_empty() {
             return Err(VerifyError::NoMatch);
         }
-        for secret in self.secrets {
-            let mac = secret.mac(signed.id, signed.timestamp, signed.body);
-            if candidates
-                .iter()
-                .any(|tag| mac.clone().verify_slice(tag).is_ok())
-            {
-                return Ok(());
-            }
-        }
-        Err(VerifyError::NoMatch)
+        Ok(Checked {
+            id,
+            timestamp,
+            candidates,
+        })
+    }
+
+    /// Checks one message; `now` is in Unix seconds: [`Self::check_head`],
+    /// then [`Checked::verify_body`].
+    pub fn verify(&self, signed: &Signed<'_>, now: i64) -> Result<(), VerifyError> {
+        self.check_head(signed.id, signed.timestamp, signed.signatures, now)?
+            .verify_body(self.secrets, signed.body)
     }
 }
 
@@ -331,6 +389,30 @@ mod tests {
         assert_eq!(
             Verifier::new(&secrets).verify(&signed("id", "soon", "v1,x", b""), NOW),
             Err(VerifyError::InvalidTimestamp)
+        );
+    }
+
+    #[test]
+    fn an_oversized_signature_list_is_refused_before_any_signature() {
+        let secret = SigningSecret::from_key(b"k".to_vec());
+        let valid = secret.sign("m", NOW, b"{}");
+        let secrets = [secret];
+        let verifier = Verifier::new(&secrets);
+        let within = format!("{} {valid}", vec!["v1,x"; MAX_SIGNATURES - 1].join(" "));
+        assert!(
+            verifier
+                .verify(&signed("m", "1700000000", &within, b"{}"), NOW)
+                .is_ok()
+        );
+        let one_more = format!("v1,x {within}");
+        assert_eq!(
+            verifier.verify(&signed("m", "1700000000", &one_more, b"{}"), NOW),
+            Err(VerifyError::TooManySignatures)
+        );
+        let long = format!("{valid} v1,{}", "A".repeat(MAX_SIGNATURE_LIST_BYTES));
+        assert_eq!(
+            verifier.check_head("m", "1700000000", &long, NOW).err(),
+            Some(VerifyError::TooManySignatures)
         );
     }
 
