@@ -115,6 +115,76 @@ pub fn due_instants(
     due
 }
 
+/// Which of a job's existing runs, created ahead of their instants and not
+/// yet attempted, must not fire: those whose instant was missed (older than
+/// `tolerance` at `now`) and that the job's `catch_up` would not have fired
+/// had the runs not existed yet. Missed is missed, whether or not a run row
+/// was written before every node went down.
+///
+/// `pending` holds the schedule times of such runs; `on_time` says whether
+/// the job has an instant within `tolerance` of `now` (fired or pending),
+/// which under [`CatchUp::Latest`] takes the place of any missed one.
+/// Returns the schedule times to drop, in ascending order.
+pub fn missed_runs_to_drop(
+    catch_up: CatchUp,
+    pending: &[Timestamp],
+    now: Timestamp,
+    tolerance: SignedDuration,
+    on_time: bool,
+) -> Vec<Timestamp> {
+    let mut missed: Vec<Timestamp> = pending
+        .iter()
+        .copied()
+        .filter(|x| now.duration_since(*x) > tolerance)
+        .collect();
+    missed.sort();
+    let keep = match catch_up {
+        CatchUp::None => 0,
+        CatchUp::Latest if on_time => 0,
+        CatchUp::Latest => 1,
+        CatchUp::All => MAX_CATCH_UP,
+    };
+    missed.truncate(missed.len().saturating_sub(keep));
+    missed
+}
+
+#[cfg(test)]
+mod missed_runs {
+    use super::*;
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + s).unwrap()
+    }
+
+    #[test]
+    fn each_policy_drops_what_it_would_not_have_fired() {
+        let now = at(100);
+        let tolerance = SignedDuration::from_secs(1);
+        // 97, 98 missed; 99.5 and 100 on time (not droppable).
+        let pending = [at(98), at(97), at(100)];
+        assert_eq!(
+            missed_runs_to_drop(CatchUp::None, &pending, now, tolerance, false),
+            vec![at(97), at(98)]
+        );
+        assert_eq!(
+            missed_runs_to_drop(CatchUp::Latest, &pending, now, tolerance, false),
+            vec![at(97)],
+            "the newest missed fires when nothing is on time"
+        );
+        assert_eq!(
+            missed_runs_to_drop(CatchUp::Latest, &pending, now, tolerance, true),
+            vec![at(97), at(98)]
+        );
+        assert!(missed_runs_to_drop(CatchUp::All, &pending, now, tolerance, true).is_empty());
+        let many: Vec<Timestamp> = (0..150).map(|i| at(-i)).collect();
+        assert_eq!(
+            missed_runs_to_drop(CatchUp::All, &many, now, tolerance, false).len(),
+            50,
+            "all keeps the newest MAX_CATCH_UP"
+        );
+    }
+}
+
 #[cfg(test)]
 mod names {
     use super::CatchUp;

@@ -54,7 +54,7 @@ mod run_id;
 #[cfg(test)]
 mod tests;
 
-pub use catch_up::{CatchUp, MAX_CATCH_UP, ON_TIME_TOLERANCE, due_instants};
+pub use catch_up::{CatchUp, MAX_CATCH_UP, ON_TIME_TOLERANCE, due_instants, missed_runs_to_drop};
 pub use run_id::{format_schedule_time, run_id};
 
 use croner::Cron;
