@@ -206,7 +206,8 @@ async fn raw(addr: std::net::SocketAddr, head: &str) -> (u16, String) {
 mod scenarios {
     use super::*;
 
-    pub async fn completed_run_is_replayed_without_calling_upstream(store: Arc<dyn GuardStore>) {
+    pub async fn completed_run_is_replayed_without_calling_upstream(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("replay");
@@ -233,7 +234,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn run_in_flight_answers_409(store: Arc<dyn GuardStore>) {
+    pub async fn run_in_flight_answers_409(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("inflight");
@@ -262,7 +264,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn upstream_failure_releases_the_run(store: Arc<dyn GuardStore>) {
+    pub async fn upstream_failure_releases_the_run(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("failure");
@@ -280,7 +283,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn unreachable_upstream_releases_the_run(store: Arc<dyn GuardStore>) {
+    pub async fn unreachable_upstream_releases_the_run(h: Harness) {
+        let store = Arc::clone(&h.store);
         // A port that was just free: nothing listens there.
         let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let dead = format!("http://{}", closed.local_addr().unwrap());
@@ -294,7 +298,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn cloud_headers_match_in_any_letter_case(store: Arc<dyn GuardStore>) {
+    pub async fn cloud_headers_match_in_any_letter_case(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let job = unique("nightly");
@@ -338,7 +343,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn missing_identity_answers_400(store: Arc<dyn GuardStore>) {
+    pub async fn missing_identity_answers_400(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let bare = client()
@@ -360,7 +366,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn signatures_are_mandatory_when_secrets_are_set(store: Arc<dyn GuardStore>) {
+    pub async fn signatures_are_mandatory_when_secrets_are_set(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let old = SigningSecret::parse("whsec_b2xkLXNpZ25pbmcta2V5").unwrap();
         let new = SigningSecret::parse("whsec_bmV3LXNpZ25pbmcta2V5LTEyMw==").unwrap();
@@ -446,7 +453,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn abandoned_delivery_still_finishes(store: Arc<dyn GuardStore>) {
+    pub async fn abandoned_delivery_still_finishes(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("abandoned");
@@ -481,7 +489,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn request_and_answer_are_forwarded_whole(store: Arc<dyn GuardStore>) {
+    pub async fn request_and_answer_are_forwarded_whole(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &format!("{}/base/", upstream.url), |_| {}).await;
         let key = unique("fidelity");
@@ -527,7 +536,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn scope_headers_separate_runs(store: Arc<dyn GuardStore>) {
+    pub async fn scope_headers_separate_runs(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |config| {
             config.scope_headers = vec![http::HeaderName::from_static("x-project")];
@@ -553,37 +563,23 @@ mod scenarios {
     }
 }
 
-macro_rules! proxy_suite {
-    ($backend:ident, $make:ident) => {
-        mod $backend {
-            use super::*;
-            proxy_suite!(@tests $make:
-                completed_run_is_replayed_without_calling_upstream,
-                run_in_flight_answers_409,
-                upstream_failure_releases_the_run,
-                unreachable_upstream_releases_the_run,
-                cloud_headers_match_in_any_letter_case,
-                missing_identity_answers_400,
-                signatures_are_mandatory_when_secrets_are_set,
-                abandoned_delivery_still_finishes,
-                request_and_answer_are_forwarded_whole,
-                scope_headers_separate_runs
-            );
-        }
-    };
-    (@tests $make:ident: $($test:ident),*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $test() {
-                let harness = Harness::$make().await;
-                scenarios::$test(Arc::clone(&harness.store)).await;
-                harness.teardown().await;
-            }
-        )*
-    };
-}
+// The generated tests call each scenario as `super::<name>`.
+use scenarios::*;
 
-proxy_suite!(memory, memory_on_system_clock);
-proxy_suite!(sqlite, sqlite_on_system_clock);
-proxy_suite!(postgres, postgres_by_url);
-proxy_suite!(redis, redis);
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    memory: Harness::memory_on_system_clock().await,
+    sqlite: Harness::sqlite_on_system_clock().await,
+    postgres: Harness::postgres_by_url().await,
+    redis: Harness::redis().await;
+    completed_run_is_replayed_without_calling_upstream,
+    run_in_flight_answers_409,
+    upstream_failure_releases_the_run,
+    unreachable_upstream_releases_the_run,
+    cloud_headers_match_in_any_letter_case,
+    missing_identity_answers_400,
+    signatures_are_mandatory_when_secrets_are_set,
+    abandoned_delivery_still_finishes,
+    request_and_answer_are_forwarded_whole,
+    scope_headers_separate_runs,
+}
