@@ -133,15 +133,22 @@ impl Drop for TestDatabase {
 /// is evaluated inside the generated module, which sees the invoking
 /// module's items through `use super::*`.
 ///
-/// ```ignore
+/// ```
+/// # struct Harness;
+/// # impl Harness {
+/// #     async fn memory() -> Harness { Harness }
+/// #     async fn redis() -> Harness { Harness }
+/// # }
 /// async fn keys_are_independent(h: Harness) { /* … */ }
 ///
+/// // Tests `memory::keys_are_independent` and `redis::keys_are_independent`.
 /// idem_testkit::backend_tests! {
 ///     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 ///     memory: Harness::memory().await,
 ///     redis: Harness::redis().await;
 ///     keys_are_independent,
 /// }
+/// # fn main() {}
 /// ```
 ///
 /// Fixtures clean up when dropped, because nothing runs after the body.

@@ -318,12 +318,19 @@ impl Resp {
         doc
     }
 
-    /// Asserts 400 `INVALID_ARGUMENT` whose `extensions.errors` names `field`.
-    pub fn invalid(&self, field: &str) -> &Value {
+    /// Asserts 400 `INVALID_ARGUMENT` with `extensions.errors`; returns the
+    /// problem and its errors.
+    fn field_errors(&self) -> (&Value, &Vec<Value>) {
         let doc = self.problem(400, "INVALID_ARGUMENT");
         let errors = doc["extensions"]["errors"]
             .as_array()
             .unwrap_or_else(|| panic!("{}: no extensions.errors in {doc}", self.what));
+        (doc, errors)
+    }
+
+    /// Asserts 400 `INVALID_ARGUMENT` whose `extensions.errors` names `field`.
+    pub fn invalid(&self, field: &str) -> &Value {
+        let (doc, errors) = self.field_errors();
         assert!(
             errors
                 .iter()
@@ -342,10 +349,7 @@ impl Resp {
     /// Asserts 400 `INVALID_ARGUMENT` with at least one field error whose
     /// field starts with `prefix`.
     pub fn invalid_under(&self, prefix: &str) -> &Value {
-        let doc = self.problem(400, "INVALID_ARGUMENT");
-        let errors = doc["extensions"]["errors"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{}: no extensions.errors in {doc}", self.what));
+        let (doc, errors) = self.field_errors();
         assert!(
             errors
                 .iter()

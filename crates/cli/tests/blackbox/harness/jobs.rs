@@ -2,7 +2,7 @@
 //! made at a [`Target`].
 
 use super::Api;
-use super::target::{Received, Target};
+use super::target::{Received, Target, wait_for_requests};
 use jiff::Timestamp;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -40,19 +40,16 @@ pub async fn runs(api: &Api, job: &str) -> Vec<Value> {
 }
 
 pub async fn wait_runs_of(target: &Target, job: &str, n: usize, within: Duration) -> Vec<Received> {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let got = of_job(target, job);
-        if got.len() >= n {
-            return got;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "job {job} reached the target {} times within {within:?}, expected {n}",
-            got.len()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let missed =
+        |got| format!("job {job} reached the target {got} times within {within:?}, expected {n}");
+    wait_for_requests(
+        || of_job(target, job),
+        n,
+        within,
+        Duration::from_millis(20),
+        missed,
+    )
+    .await
 }
 
 /// Asserts that `times` are whole consecutive seconds.

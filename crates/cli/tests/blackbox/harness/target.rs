@@ -131,36 +131,51 @@ impl Target {
 
     /// Waits until `task_id` has reached the target `n` times.
     pub async fn wait_for(&self, task_id: &str, n: usize, within: Duration) -> Vec<Received> {
-        let deadline = Instant::now() + within;
-        loop {
-            let got = self.received_for(task_id);
-            if got.len() >= n {
-                return got;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "task {task_id} reached the target {} times within {within:?}, expected {n}",
-                got.len()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let missed = |got| {
+            format!("task {task_id} reached the target {got} times within {within:?}, expected {n}")
+        };
+        wait_for_requests(
+            || self.received_for(task_id),
+            n,
+            within,
+            Duration::from_millis(10),
+            missed,
+        )
+        .await
     }
 
     /// Waits until `n` requests in all have arrived.
     pub async fn wait_total(&self, n: usize, within: Duration) -> Vec<Received> {
-        let deadline = Instant::now() + within;
-        loop {
-            let got = self.received();
-            if got.len() >= n {
-                return got;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} requests reached the target within {within:?}, expected {n}",
-                got.len()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        let missed =
+            |got| format!("{got} requests reached the target within {within:?}, expected {n}");
+        wait_for_requests(
+            || self.received(),
+            n,
+            within,
+            Duration::from_millis(10),
+            missed,
+        )
+        .await
+    }
+}
+
+/// Polls `requests` every `poll` until it returns `n` or more; past
+/// `within`, fails with what `missed` says of how many there were.
+pub async fn wait_for_requests(
+    requests: impl Fn() -> Vec<Received>,
+    n: usize,
+    within: Duration,
+    poll: Duration,
+    missed: impl Fn(usize) -> String,
+) -> Vec<Received> {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = requests();
+        if got.len() >= n {
+            return got;
         }
+        assert!(Instant::now() < deadline, "{}", missed(got.len()));
+        tokio::time::sleep(poll).await;
     }
 }
 
