@@ -60,7 +60,7 @@ async fn outcome(store: &dyn GuardStore, key: &RunKey, terms: ClaimTerms) -> Cla
 mod suite {
     use super::*;
 
-    pub async fn concurrent_claims_have_one_winner(h: &Harness) {
+    pub async fn concurrent_claims_have_one_winner(h: Harness) {
         let k = key("race");
         let barrier = Arc::new(tokio::sync::Barrier::new(32));
         let tasks: Vec<_> = (0..32)
@@ -90,7 +90,7 @@ mod suite {
         assert_eq!(record.state, RunState::InProgress);
     }
 
-    pub async fn stale_attempt_cannot_finish_or_delete_newer_claim(h: &Harness) {
+    pub async fn stale_attempt_cannot_finish_or_delete_newer_claim(h: Harness) {
         let store = h.store.as_ref();
         let k = key("stale");
         let old = claimed(store, &k, short_lease()).await;
@@ -133,7 +133,7 @@ mod suite {
         );
     }
 
-    pub async fn live_lease_blocks_and_expired_lease_can_be_reclaimed(h: &Harness) {
+    pub async fn live_lease_blocks_and_expired_lease_can_be_reclaimed(h: Harness) {
         let store = h.store.as_ref();
         let k = key("lease");
         let first = claimed(store, &k, short_lease()).await;
@@ -150,7 +150,7 @@ mod suite {
         );
     }
 
-    pub async fn completed_run_answers_replay(h: &Harness) {
+    pub async fn completed_run_answers_replay(h: Harness) {
         let store = h.store.as_ref();
         let k = key("done");
         let claim = claimed(store, &k, short_lease()).await;
@@ -182,7 +182,7 @@ mod suite {
         assert_eq!(record.attempt_id, claim.attempt_id);
     }
 
-    pub async fn failure_releases_the_key_immediately(h: &Harness) {
+    pub async fn failure_releases_the_key_immediately(h: Harness) {
         let store = h.store.as_ref();
         let k = key("fail");
         let first = claimed(store, &k, long_lease()).await;
@@ -197,7 +197,7 @@ mod suite {
         assert!(second.fence > first.fence);
     }
 
-    pub async fn fencing_strictly_increases_across_reclaims(h: &Harness) {
+    pub async fn fencing_strictly_increases_across_reclaims(h: Harness) {
         let store = h.store.as_ref();
         let k = key("fence");
         let mut fences = Vec::new();
@@ -234,7 +234,7 @@ mod suite {
         }
     }
 
-    pub async fn records_past_expire_at_are_ignored(h: &Harness) {
+    pub async fn records_past_expire_at_are_ignored(h: Harness) {
         let store = h.store.as_ref();
         let k = key("expired");
         let first = claimed(store, &k, short_retention()).await;
@@ -250,7 +250,7 @@ mod suite {
         assert!(again.fence > first.fence);
     }
 
-    pub async fn sweep_deletes_expired_records_in_bounded_batches(h: &Harness) {
+    pub async fn sweep_deletes_expired_records_in_bounded_batches(h: Harness) {
         let store = h.store.as_ref();
         let expiring: Vec<RunKey> = (0..5).map(|i| key(&format!("sweep-{i}"))).collect();
         let mut first_fences = Vec::new();
@@ -301,7 +301,7 @@ mod suite {
         }
     }
 
-    pub async fn keys_are_independent(h: &Harness) {
+    pub async fn keys_are_independent(h: Harness) {
         let store = h.store.as_ref();
         let a = claimed(store, &key("a"), long_lease()).await;
         let b = claimed(store, &key("b"), long_lease()).await;
@@ -325,36 +325,22 @@ mod suite {
     }
 }
 
-macro_rules! conformance_suite {
-    ($backend:ident) => {
-        mod $backend {
-            use super::*;
-            conformance_suite!(@tests $backend:
-                concurrent_claims_have_one_winner,
-                stale_attempt_cannot_finish_or_delete_newer_claim,
-                live_lease_blocks_and_expired_lease_can_be_reclaimed,
-                completed_run_answers_replay,
-                failure_releases_the_key_immediately,
-                fencing_strictly_increases_across_reclaims,
-                records_past_expire_at_are_ignored,
-                sweep_deletes_expired_records_in_bounded_batches,
-                keys_are_independent
-            );
-        }
-    };
-    (@tests $backend:ident: $($test:ident),*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $test() {
-                let harness = Harness::$backend().await;
-                suite::$test(&harness).await;
-                harness.teardown().await;
-            }
-        )*
-    };
-}
+// The generated tests call each scenario as `super::<name>`.
+use suite::*;
 
-conformance_suite!(memory);
-conformance_suite!(sqlite);
-conformance_suite!(postgres);
-conformance_suite!(redis);
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    memory: Harness::memory().await,
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await,
+    redis: Harness::redis().await;
+    concurrent_claims_have_one_winner,
+    stale_attempt_cannot_finish_or_delete_newer_claim,
+    live_lease_blocks_and_expired_lease_can_be_reclaimed,
+    completed_run_answers_replay,
+    failure_releases_the_key_immediately,
+    fencing_strictly_increases_across_reclaims,
+    records_past_expire_at_are_ignored,
+    sweep_deletes_expired_records_in_bounded_batches,
+    keys_are_independent,
+}

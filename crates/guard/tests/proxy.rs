@@ -209,7 +209,8 @@ async fn raw(addr: std::net::SocketAddr, head: &str) -> (u16, String) {
 mod scenarios {
     use super::*;
 
-    pub async fn completed_run_is_replayed_without_calling_upstream(store: Arc<dyn GuardStore>) {
+    pub async fn completed_run_is_replayed_without_calling_upstream(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("replay");
@@ -236,7 +237,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn run_in_flight_answers_409(store: Arc<dyn GuardStore>) {
+    pub async fn run_in_flight_answers_409(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("inflight");
@@ -265,7 +267,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn upstream_failure_releases_the_run(store: Arc<dyn GuardStore>) {
+    pub async fn upstream_failure_releases_the_run(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("failure");
@@ -283,7 +286,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn unreachable_upstream_releases_the_run(store: Arc<dyn GuardStore>) {
+    pub async fn unreachable_upstream_releases_the_run(h: Harness) {
+        let store = Arc::clone(&h.store);
         // A port that was just free: nothing listens there.
         let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let dead = format!("http://{}", closed.local_addr().unwrap());
@@ -297,7 +301,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn cloud_headers_match_in_any_letter_case(store: Arc<dyn GuardStore>) {
+    pub async fn cloud_headers_match_in_any_letter_case(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let job = unique("nightly");
@@ -341,7 +346,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn missing_identity_answers_400(store: Arc<dyn GuardStore>) {
+    pub async fn missing_identity_answers_400(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let bare = client()
@@ -363,7 +369,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn signatures_are_mandatory_when_secrets_are_set(store: Arc<dyn GuardStore>) {
+    pub async fn signatures_are_mandatory_when_secrets_are_set(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let old = SigningSecret::parse("whsec_b2xkLXNpZ25pbmcta2V5").unwrap();
         let new = SigningSecret::parse("whsec_bmV3LXNpZ25pbmcta2V5LTEyMw==").unwrap();
@@ -449,7 +456,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn abandoned_delivery_still_finishes(store: Arc<dyn GuardStore>) {
+    pub async fn abandoned_delivery_still_finishes(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |_| {}).await;
         let key = unique("abandoned");
@@ -484,7 +492,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn request_and_answer_are_forwarded_whole(store: Arc<dyn GuardStore>) {
+    pub async fn request_and_answer_are_forwarded_whole(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &format!("{}/base/", upstream.url), |_| {}).await;
         let key = unique("fidelity");
@@ -530,7 +539,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn scope_headers_separate_runs(store: Arc<dyn GuardStore>) {
+    pub async fn scope_headers_separate_runs(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |config| {
             config.scopes = vec![idem_guard::Scope::Header(http::HeaderName::from_static(
@@ -560,7 +570,8 @@ mod scenarios {
     /// A captured signed delivery, resent with other unsigned identity
     /// headers, another path or query, reaches the upstream once: the key
     /// of a signed message is its signed webhook-id alone.
-    pub async fn a_signed_message_runs_once_whatever_travels_unsigned(store: Arc<dyn GuardStore>) {
+    pub async fn a_signed_message_runs_once_whatever_travels_unsigned(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let secret = SigningSecret::parse("whsec_c2lnbmVkLW1lc3NhZ2Uta2V5").unwrap();
         let proxy = Proxy::start(store, &upstream.url, |config| {
@@ -628,7 +639,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn identity_header_and_url_scopes_make_the_key(store: Arc<dyn GuardStore>) {
+    pub async fn identity_header_and_url_scopes_make_the_key(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |config| {
             config.identity_headers = vec![http::HeaderName::from_static("x-idempotency-key")];
@@ -671,7 +683,8 @@ mod scenarios {
         proxy.stop().await;
     }
 
-    pub async fn run_key_is_injected_into_json_bodies(store: Arc<dyn GuardStore>) {
+    pub async fn run_key_is_injected_into_json_bodies(h: Harness) {
+        let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
         let proxy = Proxy::start(store, &upstream.url, |config| {
             config.run_key_json_field = Some("run_key".into());
@@ -803,40 +816,26 @@ async fn proxy_refuses_unsigned_key_parts_beside_signatures() {
     }
 }
 
-macro_rules! proxy_suite {
-    ($backend:ident, $make:ident) => {
-        mod $backend {
-            use super::*;
-            proxy_suite!(@tests $make:
-                completed_run_is_replayed_without_calling_upstream,
-                run_in_flight_answers_409,
-                upstream_failure_releases_the_run,
-                unreachable_upstream_releases_the_run,
-                cloud_headers_match_in_any_letter_case,
-                missing_identity_answers_400,
-                signatures_are_mandatory_when_secrets_are_set,
-                abandoned_delivery_still_finishes,
-                request_and_answer_are_forwarded_whole,
-                scope_headers_separate_runs,
-                a_signed_message_runs_once_whatever_travels_unsigned,
-                identity_header_and_url_scopes_make_the_key,
-                run_key_is_injected_into_json_bodies
-            );
-        }
-    };
-    (@tests $make:ident: $($test:ident),*) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $test() {
-                let harness = Harness::$make().await;
-                scenarios::$test(Arc::clone(&harness.store)).await;
-                harness.teardown().await;
-            }
-        )*
-    };
-}
+// The generated tests call each scenario as `super::<name>`.
+use scenarios::*;
 
-proxy_suite!(memory, memory_on_system_clock);
-proxy_suite!(sqlite, sqlite_on_system_clock);
-proxy_suite!(postgres, postgres_by_url);
-proxy_suite!(redis, redis);
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    memory: Harness::memory_on_system_clock().await,
+    sqlite: Harness::sqlite_on_system_clock().await,
+    postgres: Harness::postgres_by_url().await,
+    redis: Harness::redis().await;
+    completed_run_is_replayed_without_calling_upstream,
+    run_in_flight_answers_409,
+    upstream_failure_releases_the_run,
+    unreachable_upstream_releases_the_run,
+    cloud_headers_match_in_any_letter_case,
+    missing_identity_answers_400,
+    signatures_are_mandatory_when_secrets_are_set,
+    abandoned_delivery_still_finishes,
+    request_and_answer_are_forwarded_whole,
+    scope_headers_separate_runs,
+    a_signed_message_runs_once_whatever_travels_unsigned,
+    identity_header_and_url_scopes_make_the_key,
+    run_key_is_injected_into_json_bodies,
+}

@@ -1,8 +1,12 @@
-//! Test support shared by the workspace's suites.
+//! Test support shared by the workspace's suites:
 //!
-//! Tests of the PostgreSQL paths run against a real server: each test gets a
-//! database of its own, created here and dropped when the handle goes, so
-//! tests run in parallel and never see each other's data.
+//! - [`TestDatabase`]: a PostgreSQL database of its own for one test, created
+//!   on the server [`DATABASE_URL_VAR`] names and dropped with the handle, so
+//!   that tests run in parallel and never see each other's data.
+//! - [`redis_url`]: the Redis server the tests use ([`REDIS_URL_VAR`]).
+//! - [`Backend`] and the macros [`backend_tests!`] and [`store_tests!`]: one
+//!   test body, run once per backend, each run a test of its own named
+//!   `<backend>::<test>`.
 
 use std::time::Duration;
 use tokio_postgres::NoTls;
@@ -10,6 +14,22 @@ use tokio_postgres::NoTls;
 /// The variable naming the server the tests use.
 pub const DATABASE_URL_VAR: &str = "IDEM_TEST_DATABASE_URL";
 const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// The variable naming the Redis server the tests use.
+pub const REDIS_URL_VAR: &str = "IDEM_TEST_REDIS_URL";
+const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379";
+
+/// The stores Idem runs on, each of which every store-level test covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The Redis server tests use: [`REDIS_URL_VAR`], or the local default.
+pub fn redis_url() -> String {
+    std::env::var(REDIS_URL_VAR).unwrap_or_else(|_| DEFAULT_REDIS_URL.into())
+}
 
 /// The administrative connection URL tests create their databases through.
 pub fn admin_url() -> String {
@@ -102,6 +122,104 @@ impl Drop for TestDatabase {
         })
         .join();
     }
+}
+
+/// Runs each named test once per backend: for every `backend: setup` pair,
+/// a module `backend` holding one test per name that calls the function of
+/// that name in the invoking module with the value of `setup`, and awaits it.
+///
+/// The test attribute comes first and defaults to `#[tokio::test]` (the
+/// invoking crate then needs `tokio` with `macros` and a runtime). `setup`
+/// is evaluated inside the generated module, which sees the invoking
+/// module's items through `use super::*`.
+///
+/// ```
+/// # struct Harness;
+/// # impl Harness {
+/// #     async fn memory() -> Harness { Harness }
+/// #     async fn redis() -> Harness { Harness }
+/// # }
+/// async fn keys_are_independent(h: Harness) { /* … */ }
+///
+/// // Tests `memory::keys_are_independent` and `redis::keys_are_independent`.
+/// idem_testkit::backend_tests! {
+///     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+///     memory: Harness::memory().await,
+///     redis: Harness::redis().await;
+///     keys_are_independent,
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Fixtures clean up when dropped, because nothing runs after the body.
+/// A suite of the store crate moves over by replacing its own `backends!`
+/// with `backend_tests! { sqlite: Harness::sqlite().await, postgres:
+/// Harness::postgres().await; … }` (with its `#[tokio::test(…)]` first
+/// where it sets a flavor), or with [`store_tests!`] given a
+/// `Harness::new(Backend)`; a test that runs on one backend only stays a
+/// plain test beside it.
+#[macro_export]
+macro_rules! backend_tests {
+    (
+        #[$attr:meta]
+        $($backend:ident: $setup:expr),+ ;
+        $($test:ident),* $(,)?
+    ) => {
+        $crate::backend_tests!(@each #[$attr] [$($test)*] $($backend ($setup))+);
+    };
+    (
+        $($backend:ident: $setup:expr),+ ;
+        $($test:ident),* $(,)?
+    ) => {
+        $crate::backend_tests!(@each #[tokio::test] [$($test)*] $($backend ($setup))+);
+    };
+    (@each #[$attr:meta] $tests:tt $($backend:ident ($setup:expr))+) => {
+        $($crate::backend_tests!(@module #[$attr] $backend ($setup) $tests);)+
+    };
+    (@module #[$attr:meta] $backend:ident ($setup:expr) [$($test:ident)*]) => {
+        mod $backend {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[$attr]
+                async fn $test() {
+                    super::$test($setup).await
+                }
+            )*
+        }
+    };
+}
+
+/// [`backend_tests!`] on the two stores, as modules `sqlite` and `postgres`.
+///
+/// `store_tests!(start; a, b)` hands each test `start(Backend::…).await`,
+/// where `start` is an async function taking a [`Backend`];
+/// `store_tests!(a, b)` hands each test the [`Backend`] itself. A test
+/// attribute may come first, as with [`backend_tests!`].
+#[macro_export]
+macro_rules! store_tests {
+    (#[$attr:meta] $setup:path; $($test:ident),* $(,)?) => {
+        $crate::backend_tests! {
+            #[$attr]
+            sqlite: $setup($crate::Backend::Sqlite).await,
+            postgres: $setup($crate::Backend::Postgres).await;
+            $($test),*
+        }
+    };
+    ($setup:path; $($test:ident),* $(,)?) => {
+        $crate::store_tests!(#[tokio::test] $setup; $($test),*);
+    };
+    (#[$attr:meta] $($test:ident),* $(,)?) => {
+        $crate::backend_tests! {
+            #[$attr]
+            sqlite: $crate::Backend::Sqlite,
+            postgres: $crate::Backend::Postgres;
+            $($test),*
+        }
+    };
+    ($($test:ident),* $(,)?) => {
+        $crate::store_tests!(#[tokio::test] $($test),*);
+    };
 }
 
 #[cfg(test)]

@@ -1,81 +1,19 @@
 //! Test fixtures: real stores, each test with its own database or key prefix
-//! so that tests run in parallel without sharing data.
+//! so that tests run in parallel without sharing data; each cleans up when
+//! dropped.
 
 // Each test binary uses a different subset of these fixtures.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use idem_guard::{GuardStore, ManualClock, MemoryStore, PostgresStore, RedisStore, SqliteStore};
-
-pub const DATABASE_URL_VAR: &str = "IDEM_TEST_DATABASE_URL";
-pub const REDIS_URL_VAR: &str = "IDEM_TEST_REDIS_URL";
+use idem_testkit::{DATABASE_URL_VAR, REDIS_URL_VAR, TestDatabase, redis_url};
 
 pub fn random_hex() -> String {
     format!("{:016x}", rand::random::<u64>())
-}
-
-pub fn database_url() -> String {
-    std::env::var(DATABASE_URL_VAR)
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-pub fn redis_url() -> String {
-    std::env::var(REDIS_URL_VAR).unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-/// A database created for one test.
-pub struct TestDatabase {
-    pub name: String,
-    pub config: tokio_postgres::Config,
-}
-
-impl TestDatabase {
-    pub async fn create() -> Self {
-        let url = database_url();
-        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-            .await
-            .unwrap_or_else(|e| {
-                panic!("PostgreSQL is unreachable at {DATABASE_URL_VAR}={url}: {e}")
-            });
-        tokio::spawn(connection);
-        let name = format!("guard_{}", random_hex());
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .unwrap_or_else(|e| {
-                panic!("cannot create a test database via {DATABASE_URL_VAR}: {e}")
-            });
-        let mut config = tokio_postgres::Config::from_str(&url)
-            .unwrap_or_else(|e| panic!("{DATABASE_URL_VAR} is not a PostgreSQL URL: {e}"));
-        config.dbname(&name);
-        Self { name, config }
-    }
-
-    /// The URL of this test's database, for code that takes URLs.
-    pub fn url(&self) -> String {
-        let url = database_url();
-        let base = url.split('?').next().unwrap_or(&url);
-        let (server, _) = base.rsplit_once('/').expect("database URL has a path");
-        format!("{server}/{}", self.name)
-    }
-
-    pub async fn drop_database(self) {
-        let url = database_url();
-        if let Ok((client, connection)) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await
-        {
-            tokio::spawn(connection);
-            let _ = client
-                .batch_execute(&format!(
-                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                    self.name
-                ))
-                .await;
-        }
-    }
 }
 
 pub fn redis_prefix() -> String {
@@ -90,20 +28,20 @@ pub async fn redis_store(prefix: &str) -> RedisStore {
         .unwrap_or_else(|e| panic!("Redis is unreachable at {REDIS_URL_VAR}={url}: {e}"))
 }
 
-pub async fn redis_cleanup(prefix: &str) {
+/// Deletes the keys under `prefix`; synchronous, as it runs on drop.
+pub fn redis_cleanup(prefix: &str) {
     let Ok(client) = redis::Client::open(redis_url()) else {
         return;
     };
-    let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
+    let Ok(mut conn) = client.get_connection_with_timeout(Duration::from_secs(5)) else {
         return;
     };
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg(format!("{prefix}*"))
-        .query_async(&mut conn)
-        .await
+        .query(&mut conn)
         .unwrap_or_default();
     if !keys.is_empty() {
-        let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query_async(&mut conn).await;
+        let _: Result<i64, _> = redis::cmd("DEL").arg(keys).query(&mut conn);
     }
 }
 
@@ -119,15 +57,28 @@ pub fn remove_sqlite(path: &Path) {
     }
 }
 
+/// What a store leaves behind, removed on drop.
 enum Teardown {
     Nothing,
     Sqlite(PathBuf),
-    Postgres(Box<TestDatabase>),
+    // Drops its database itself.
+    Postgres(TestDatabase),
     Redis(String),
+}
+
+impl Drop for Teardown {
+    fn drop(&mut self) {
+        match self {
+            Teardown::Nothing | Teardown::Postgres(_) => {}
+            Teardown::Sqlite(path) => remove_sqlite(path),
+            Teardown::Redis(prefix) => redis_cleanup(prefix),
+        }
+    }
 }
 
 /// A store under test, and how time moves for it.
 pub struct Harness {
+    // Declared first: the store closes before its data is removed.
     pub store: Arc<dyn GuardStore>,
     /// `Some` for stores on an injected clock; stores on their own server
     /// clock wait in real time instead.
@@ -183,25 +134,29 @@ impl Harness {
     /// PostgreSQL, opened through its store URL.
     pub async fn postgres_by_url() -> Self {
         let db = TestDatabase::create().await;
-        let store = idem_guard::open_store(&db.url())
+        let store = idem_guard::open_store(&db.url)
             .await
             .unwrap_or_else(|e| panic!("PostgreSQL store via {DATABASE_URL_VAR}: {e}"));
         Self {
             store,
             clock: None,
-            teardown: Teardown::Postgres(Box::new(db)),
+            teardown: Teardown::Postgres(db),
         }
     }
 
     pub async fn postgres() -> Self {
         let db = TestDatabase::create().await;
-        let store = PostgresStore::from_config(db.config.clone())
+        let config = db
+            .url
+            .parse()
+            .unwrap_or_else(|e| panic!("{DATABASE_URL_VAR} is not a PostgreSQL URL: {e}"));
+        let store = PostgresStore::from_config(config)
             .await
             .unwrap_or_else(|e| panic!("PostgreSQL store via {DATABASE_URL_VAR}: {e}"));
         Self {
             store: Arc::new(store),
             clock: None,
-            teardown: Teardown::Postgres(Box::new(db)),
+            teardown: Teardown::Postgres(db),
         }
     }
 
@@ -220,16 +175,6 @@ impl Harness {
         match &self.clock {
             Some(clock) => clock.advance(by),
             None => tokio::time::sleep(by).await,
-        }
-    }
-
-    pub async fn teardown(self) {
-        drop(self.store);
-        match self.teardown {
-            Teardown::Nothing => {}
-            Teardown::Sqlite(path) => remove_sqlite(&path),
-            Teardown::Postgres(db) => db.drop_database().await,
-            Teardown::Redis(prefix) => redis_cleanup(&prefix).await,
         }
     }
 }

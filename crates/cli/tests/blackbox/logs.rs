@@ -1,0 +1,103 @@
+//! Structured logs (`--log-format json`): each line of a request's work
+//! carries its request ID, each line of a delivery its task or run.
+
+use crate::harness;
+use crate::harness::target::*;
+use crate::harness::{Backend, Backing, Process, install_tls_provider};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// The JSON lines of the server's stderr that carry `field` = `value` in
+/// one of their spans.
+fn lines_with(stderr: &str, field: &str, value: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter(|line| {
+            line["spans"]
+                .as_array()
+                .is_some_and(|spans| spans.iter().any(|s| s[field] == value))
+        })
+        .collect()
+}
+
+async fn json_lines_name_the_request_task_and_run(kind: Backend) {
+    install_tls_provider();
+    let target = Target::start().await;
+    let backing = Backing::new(kind).await;
+    let key = harness::fresh_key();
+    let mut args = backing.serve_args(&key);
+    args.extend(["--log-format".into(), "json".into()]);
+    let server = Process::spawn(&args, &[("IDEM_LOG".into(), "idem_server=debug".into())]).await;
+    let api = server.api(Some(&key));
+
+    let resp = api.get("/v1/queues").await;
+    resp.ok(200);
+    let request_id = resp.request_id().to_string();
+    api.create_queue("q").await;
+    api.create_task(
+        "q",
+        json!({"task_id": "t-logged", "target": {"url": target.url("/ok")}}),
+    )
+    .await;
+    api.post(
+        "/v1/jobs",
+        json!({"name": "logged", "schedule": "* * * * * *", "target": {"url": target.url("/ok")}}),
+    )
+    .await
+    .ok(201);
+    let got = target
+        .wait_for("t-logged", 1, Duration::from_secs(10))
+        .await;
+    assert_eq!(got.len(), 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = loop {
+        if let Some(r) = target
+            .received()
+            .into_iter()
+            .find(|r| r.header("idem-job") == Some("logged"))
+        {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "the job did not fire");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    api.post_empty("/v1/jobs/logged/pause").await.ok(200);
+    let run_id = run.header("idempotency-key").unwrap().to_string();
+    // The attempt's own line is written as it ends, just after the target
+    // answered.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let stderr = server.stderr();
+        let request = lines_with(&stderr, "request_id", &request_id);
+        let task = lines_with(&stderr, "task_id", "t-logged");
+        let runs = lines_with(&stderr, "run_id", &run_id);
+        if (!request.is_empty() && !task.is_empty() && !runs.is_empty())
+            || Instant::now() > deadline
+        {
+            assert!(
+                request
+                    .iter()
+                    .any(|l| l["fields"]["message"] == "request served"
+                        && l["fields"]["status"] == 200),
+                "no access line for request {request_id}:\n{stderr}"
+            );
+            assert!(
+                task.iter().any(|l| l["fields"]["status_code"] == 200),
+                "no attempt line for task t-logged:\n{stderr}"
+            );
+            assert!(
+                runs.iter().any(|l| l["spans"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|s| s["job"] == "logged")),
+                "no attempt line for run {run_id}:\n{stderr}"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+idem_testkit::store_tests!(json_lines_name_the_request_task_and_run);

@@ -1,0 +1,335 @@
+//! `idem serve`: first start and the bootstrap key, environment twins of the
+//! flags, the body limit flag, and durability across a SIGKILL.
+
+use crate::harness;
+use crate::harness::{Backend, Backing, Process, Server, fresh_key, task};
+use serde_json::json;
+
+idem_testkit::store_tests!(
+    first_start_prints_the_admin_key_once,
+    bootstrap_key_is_ignored_once_the_store_holds_a_key,
+    environment_twins_configure_the_server,
+    max_body_bytes_flag_sets_the_limit,
+    max_body_bytes_environment_twin_sets_the_limit,
+    kill_after_201_loses_nothing,
+    api_keys_are_stored_hashed,
+);
+
+fn listen_args(backing: &Backing) -> Vec<String> {
+    let mut args = vec!["--listen".to_string(), "127.0.0.1:0".to_string()];
+    args.extend(backing.flags());
+    args
+}
+
+async fn first_start_prints_the_admin_key_once(kind: Backend) {
+    let backing = Backing::new(kind).await;
+    let first = Process::spawn(&listen_args(&backing), &[]).await;
+    let key = first.printed_key().unwrap_or_else(|| {
+        panic!(
+            "first start printed no `admin API key (shown once): <key>` line; stdout was {:?}",
+            first.preamble
+        )
+    });
+    assert!(!key.is_empty());
+    let admin = first.api(Some(&key));
+    admin.get("/v1/queues").await.ok(200);
+    // It is an admin key of organization `default`.
+    admin.create_queue("made-by-printed-key").await;
+    admin
+        .post("/v1/organizations", json!({"name": harness::unique("org")}))
+        .await
+        .ok(201);
+    first.kill().await;
+
+    let second = Process::spawn(&listen_args(&backing), &[]).await;
+    assert_eq!(
+        second.printed_key(),
+        None,
+        "second start printed a key again: {:?}",
+        second.preamble
+    );
+    assert!(
+        !second.preamble.iter().any(|l| l.contains(&key)),
+        "second start printed the old key: {:?}",
+        second.preamble
+    );
+    let admin = second.api(Some(&key));
+    admin.get_queue("made-by-printed-key").await;
+}
+
+async fn bootstrap_key_is_ignored_once_the_store_holds_a_key(kind: Backend) {
+    let backing = Backing::new(kind).await;
+    let first_key = fresh_key();
+    let first = Server::start_on(backing, first_key.clone(), &[]).await;
+    first.create_queue("kept").await;
+    let (backing, _) = first.kill().await;
+
+    let other_key = fresh_key();
+    let second = Server::start_on(backing, other_key.clone(), &[]).await;
+    second
+        .with_key(&other_key)
+        .get("/v1/queues")
+        .await
+        .problem(401, "UNAUTHENTICATED");
+    second.with_key(&first_key).get_queue("kept").await;
+}
+
+async fn environment_twins_configure_the_server(kind: Backend) {
+    let backing = Backing::new(kind).await;
+    let key = fresh_key();
+    let envs = vec![
+        ("IDEM_LISTEN".to_string(), "127.0.0.1:0".to_string()),
+        backing.env(),
+        ("IDEM_BOOTSTRAP_KEY".to_string(), key.clone()),
+    ];
+    let by_env = Process::spawn(&[], &envs).await;
+    assert_eq!(
+        by_env.printed_key(),
+        None,
+        "IDEM_BOOTSTRAP_KEY was given, yet a key was printed"
+    );
+    let admin = by_env.api(Some(&key));
+    admin.create_queue("set-up-by-env").await;
+    admin.create_task("set-up-by-env", task("t1")).await;
+    by_env.kill().await;
+
+    if let Backing::Sqlite(dir) = &backing {
+        let entries = std::fs::read_dir(dir.path()).expect("data dir").count();
+        assert!(
+            entries > 0,
+            "IDEM_DATA_DIR was not used: the directory is empty"
+        );
+    }
+    // The same store, now given by flag, holds what the env-configured
+    // server wrote, and the key it was bootstrapped with.
+    let by_flag = Process::spawn(&listen_args(&backing), &[]).await;
+    let admin = by_flag.api(Some(&key));
+    admin.get_queue("set-up-by-env").await;
+    admin.get_task("set-up-by-env", "t1").await;
+}
+
+async fn max_body_bytes_flag_sets_the_limit(kind: Backend) {
+    let s = Server::start_with(kind, &["--max-body-bytes", "2000"]).await;
+    check_small_limit(&s).await;
+}
+
+async fn max_body_bytes_environment_twin_sets_the_limit(kind: Backend) {
+    let backing = Backing::new(kind).await;
+    let key = fresh_key();
+    let mut args = listen_args(&backing);
+    args.extend(["--bootstrap-key".to_string(), key.clone()]);
+    let process = Process::spawn(&args, &[("IDEM_MAX_BODY_BYTES".into(), "2000".into())]).await;
+    let admin = process.api(Some(&key));
+    admin.create_queue("q").await;
+    let mut body = task("too-big");
+    body["target"]["body"] = json!("x".repeat(3000));
+    admin
+        .post("/v1/queues/q/tasks", body)
+        .await
+        .problem(413, "PAYLOAD_TOO_LARGE");
+    let admin = process.api(Some(&key));
+    admin
+        .get("/v1/queues/q/tasks/too-big")
+        .await
+        .problem(404, "NOT_FOUND");
+    let mut body = task("fits");
+    body["target"]["body"] = json!("x".repeat(1000));
+    admin.create_task("q", body).await;
+}
+
+async fn check_small_limit(s: &Server) {
+    s.create_queue("q").await;
+    let mut body = task("too-big");
+    body["target"]["body"] = json!("x".repeat(3000));
+    s.post("/v1/queues/q/tasks", body)
+        .await
+        .problem(413, "PAYLOAD_TOO_LARGE");
+    let s = s.fresh_admin();
+    s.get("/v1/queues/q/tasks/too-big")
+        .await
+        .problem(404, "NOT_FOUND");
+    let mut body = task("fits");
+    body["target"]["body"] = json!("x".repeat(1000));
+    s.create_task("q", body).await;
+}
+
+/// A 201 means the task is durable: a SIGKILL right after it loses nothing.
+async fn kill_after_201_loses_nothing(kind: Backend) {
+    let s = Server::start(kind).await;
+    s.create_paused_queue("durable").await;
+    let mut created = Vec::new();
+    for i in 0..25 {
+        let mut body = task(&format!("task-{i}"));
+        body["target"]["json"] = json!({ "n": i });
+        created.push(s.create_task("durable", body).await);
+    }
+    let (backing, key) = s.kill().await;
+
+    let s = Server::start_on(backing, key, &[]).await;
+    for before in &created {
+        let id = before["task_id"].as_str().expect("task_id");
+        let after = s.get_task("durable", id).await;
+        for field in ["task_id", "queue", "state", "target"] {
+            assert_eq!(
+                after[field], before[field],
+                "task {id}: {field} changed across the restart"
+            );
+        }
+        assert_eq!(
+            harness::parse_time(&after["created_at"]) / 1000,
+            harness::parse_time(&before["created_at"]) / 1000,
+            "task {id}: created_at changed across the restart"
+        );
+    }
+    assert_eq!(s.all_tasks("durable", "").await.len(), created.len());
+}
+
+/// The PostgreSQL store going away turns API calls and `/readyz` into 503
+/// `UNAVAILABLE` with `Retry-After` (SPEC 10), while `/healthz` (process up)
+/// stays 200; the server recovers by itself when the store comes back.
+/// PostgreSQL only: an embedded SQLite file cannot be made unreachable.
+#[tokio::test]
+async fn postgres_outage_is_unavailable_then_recovers() {
+    let s = Server::start(Backend::Postgres).await;
+    s.create_queue("q").await;
+    s.anonymous().get("/readyz").await.ok(200);
+    let Backing::Postgres(db) = s.backing() else {
+        unreachable!()
+    };
+    let name = db
+        .url
+        .rsplit('/')
+        .next()
+        .and_then(|tail| tail.split('?').next())
+        .expect("database name")
+        .to_string();
+    let (admin, conn) = tokio_postgres::connect(&idem_testkit::admin_url(), tokio_postgres::NoTls)
+        .await
+        .expect("admin connection");
+    tokio::spawn(conn);
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {name} ALLOW_CONNECTIONS false;
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}';"
+        ))
+        .await
+        .expect("cut the store off");
+
+    let mut outage = Vec::new();
+    for _ in 0..2 {
+        outage.push(s.anonymous().get("/readyz").await);
+        outage.push(s.get("/v1/queues/q").await);
+        outage.push(s.post("/v1/queues/q/tasks", task("during-outage")).await);
+    }
+    s.anonymous().get("/healthz").await.ok(200);
+
+    admin
+        .batch_execute(&format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"))
+        .await
+        .expect("restore the store");
+    for resp in &outage {
+        resp.problem(503, "UNAVAILABLE");
+        assert!(
+            resp.header("retry-after").is_some(),
+            "{}: 503 without Retry-After",
+            resp.what
+        );
+    }
+
+    let mut recovered = false;
+    for _ in 0..50 {
+        if s.anonymous().get("/readyz").await.status == 200 {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(recovered, "/readyz did not recover within 5 s");
+    s.get_queue("q").await;
+    s.create_task("q", task("after-outage")).await;
+}
+
+/// SPEC 1: API keys are stored hashed. Neither the bootstrap key nor a
+/// created key may appear in plain text anywhere in the store.
+async fn api_keys_are_stored_hashed(kind: Backend) {
+    let s = Server::start(kind).await;
+    s.post(
+        "/v1/principals",
+        json!({"name": "svc", "kind": "service", "role": "writer"}),
+    )
+    .await
+    .ok(201);
+    let created = s
+        .post_empty("/v1/principals/svc/keys")
+        .await
+        .ok(201)
+        .json
+        .clone();
+    let key = created["key"].as_str().expect("key").to_string();
+    s.with_key(&key).get("/v1/queues").await.ok(200);
+    let org_key = s
+        .post("/v1/organizations", json!({"name": harness::unique("org")}))
+        .await
+        .ok(201)
+        .json["admin_key"]
+        .as_str()
+        .expect("admin_key")
+        .to_string();
+    let (backing, bootstrap) = s.kill().await;
+    let secrets = [key, bootstrap, org_key];
+
+    match &backing {
+        Backing::Sqlite(dir) => {
+            let mut files = vec![dir.path().to_path_buf()];
+            while let Some(path) = files.pop() {
+                if path.is_dir() {
+                    for entry in std::fs::read_dir(&path).expect("read dir") {
+                        files.push(entry.expect("entry").path());
+                    }
+                    continue;
+                }
+                let bytes = std::fs::read(&path).expect("read store file");
+                for secret in &secrets {
+                    assert!(
+                        !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                        "an API key is stored in plain text in {}",
+                        path.display()
+                    );
+                }
+            }
+        }
+        Backing::Postgres(db) => {
+            let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+                .await
+                .expect("connect to the test database");
+            tokio::spawn(conn);
+            let tables = client
+                .query(
+                    "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name)
+                     FROM information_schema.tables
+                     WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
+                       AND table_type = 'BASE TABLE'",
+                    &[],
+                )
+                .await
+                .expect("list tables");
+            assert!(!tables.is_empty(), "no tables in the store");
+            for row in tables {
+                let table: String = row.get(0);
+                let rows = client
+                    .query(&format!("SELECT t::text FROM {table} t"), &[])
+                    .await
+                    .expect("read table");
+                for r in rows {
+                    let text: String = r.get(0);
+                    for secret in &secrets {
+                        assert!(
+                            !text.contains(secret.as_str()),
+                            "an API key is stored in plain text in {table}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
