@@ -32,7 +32,8 @@ pub mod headers;
 
 use crate::App;
 use idem_store::dispatch::{
-    AttemptResult, ClaimedBatch, ClaimedTask, Completion, DispatchClaim, DispatchSignal, Finished,
+    AttemptOutcome, AttemptResult, ClaimedBatch, ClaimedTask, DispatchClaim, DispatchSignal,
+    Finished,
 };
 use idem_store::{Status, Store, Task};
 use std::sync::Arc;
@@ -472,14 +473,14 @@ async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Reported>)
         // Completions answer in the order the results were given.
         for (reported, completion) in batch.iter().zip(completions.into_iter().flatten()) {
             let outcome = match &completion {
-                Completion::Applied(f) => match f.status {
+                AttemptOutcome::Applied(f) => match f.status {
                     Status::Succeeded => "succeeded",
                     Status::Pending => "failed_retrying",
                     Status::Failed => "failed_final",
                     Status::Cancelled => "cancelled",
                     Status::Running => "running",
                 },
-                Completion::Stale { .. } => "stale",
+                AttemptOutcome::Stale { .. } => "stale",
             };
             metrics::counter!(
                 "idem_dispatch_attempts_total",
@@ -488,7 +489,7 @@ async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Reported>)
             )
             .increment(1);
             match completion {
-                Completion::Applied(f) => {
+                AttemptOutcome::Applied(f) => {
                     tracing::debug!(
                         queue = %reported.queue,
                         task_id = %reported.task_id,
@@ -498,7 +499,7 @@ async fn complete(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Reported>)
                     );
                     app.dispatch.publish(f)
                 }
-                Completion::Stale { task_uid } => tracing::info!(
+                AttemptOutcome::Stale { task_uid } => tracing::info!(
                     queue = %reported.queue,
                     task_id = %reported.task_id,
                     attempt = reported.result.attempt,
