@@ -31,6 +31,7 @@ mod driver;
 pub mod error;
 pub mod idempotency;
 pub mod jobs;
+mod operations;
 pub mod postgres;
 pub mod records;
 mod sql;

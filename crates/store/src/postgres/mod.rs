@@ -11,9 +11,9 @@ mod batch;
 mod clock;
 mod dispatch;
 mod idempotency;
-mod jobs;
-mod store;
+mod queues;
 mod tasks;
+mod tenancy;
 
 pub use clock::DatabaseClock;
 
@@ -141,6 +141,8 @@ impl PostgresStore {
     }
 }
 
+crate::operations::store_operations!(PostgresStore);
+
 /// A connection or transaction of the pool, running the shared statements;
 /// each statement is prepared once per connection.
 pub(crate) struct Pg<'a, C>(&'a C);
@@ -197,6 +199,20 @@ impl PostgresStore {
     ) -> Result<T> {
         let client = self.pool.get().await?;
         body(&Pg(&client), self.now()).await
+    }
+
+    /// Writes outside a transaction: each statement commits by itself.
+    async fn autocommit<T>(
+        &self,
+        body: impl AsyncFnOnce(&Pg<'_, Object>, i64) -> Result<T>,
+    ) -> Result<T> {
+        self.read(body).await
+    }
+
+    async fn ping_database(&self) -> Result<()> {
+        let client = self.pool.get().await?;
+        client.simple_query("SELECT 1").await?;
+        Ok(())
     }
 
     /// [`Self::write_at`] now.

@@ -7,9 +7,9 @@
 
 mod dispatch;
 mod idempotency;
-mod jobs;
-mod store;
+mod queues;
 mod tasks;
+mod tenancy;
 mod writer;
 
 use crate::driver::{Conn, Dialect, Value, run_now};
@@ -133,6 +133,22 @@ impl SqliteStore {
         result
     }
 
+    /// A write without an Idempotency-Key: one job of the writer.
+    async fn autocommit<T, F>(&self, body: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: AsyncFnOnce(&Lite<'_>, i64) -> Result<T> + Send + 'static,
+    {
+        self.write(None, async move |c, now, _| body(c, now).await)
+            .await
+    }
+
+    async fn ping_database(&self) -> Result<()> {
+        self.read(async |c, _| c.query_opt("SELECT 1", &[], |_| Ok(())).await)
+            .await
+            .map(drop)
+    }
+
     /// Runs `body` on a read-only connection.
     async fn read<T, F>(&self, body: F) -> Result<T>
     where
@@ -186,6 +202,8 @@ fn migrate(conn: &Connection) -> Result<()> {
     }
     Ok(())
 }
+
+crate::operations::store_operations!(SqliteStore);
 
 /// A connection of the writer or a reader, running the shared statements;
 /// each statement is prepared once per connection.

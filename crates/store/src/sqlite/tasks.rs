@@ -30,18 +30,4 @@ impl SqliteStore {
         })
         .await
     }
-
-    /// Drops a queue's cached configuration; called in the writer, by the
-    /// write that changes the queue.
-    pub(super) fn forget_queue_config(
-        &self,
-        org: &str,
-        name: &str,
-    ) -> impl FnOnce() + Send + 'static {
-        let cache = self.inner.queue_configs.clone();
-        let id = (org.to_string(), name.to_string());
-        move || {
-            cache.lock().expect("queue cache").remove(&id);
-        }
-    }
 }
