@@ -76,6 +76,27 @@ enum Fast {
 }
 
 impl PostgresStore {
+    /// The one-statement create ([`Self::task_create_fast`]), or, for what
+    /// it cannot settle, the shared create in a transaction of its own,
+    /// which completes the Idempotency-Key record with it.
+    pub(super) async fn create_task(&self, mut p: TaskCreate) -> Result<Task> {
+        let now = self.now();
+        let key = p.completion.take();
+        let own_uid = match self.task_create_fast(&p, key.as_ref(), now).await? {
+            Fast::Created(task) => return Ok(*task),
+            Fast::Fallback { uid } => uid,
+        };
+        self.write_at(key, now, async |c, now, _| {
+            // FOR KEY SHARE keeps the queue from being deleted under the
+            // insert without blocking concurrent creates.
+            let queue = queues::get(c, &p.org, &p.queue, "FOR KEY SHARE").await?;
+            tables::tasks::create(c, &p, &queue.config, own_uid.as_deref(), now).await
+        })
+        .await
+    }
+}
+
+impl PostgresStore {
     /// The queue's configuration from the cache, or read and cached; `None`
     /// when the queue is missing.
     async fn queue_config(&self, org: &str, queue: &str) -> Result<Option<QueueConfig>> {
@@ -179,23 +200,5 @@ impl PostgresStore {
                 }
             }
         })
-    }
-}
-
-impl PostgresStore {
-    pub(super) async fn create_task(&self, mut p: TaskCreate) -> Result<Task> {
-        let now = self.now();
-        let key = p.completion.take();
-        let own_uid = match self.task_create_fast(&p, key.as_ref(), now).await? {
-            Fast::Created(task) => return Ok(*task),
-            Fast::Fallback { uid } => uid,
-        };
-        self.write_at(key, now, async |c, now, _| {
-            // FOR KEY SHARE keeps the queue from being deleted under the
-            // insert without blocking concurrent creates.
-            let queue = queues::get(c, &p.org, &p.queue, "FOR KEY SHARE").await?;
-            tables::tasks::create(c, &p, &queue.config, own_uid.as_deref(), now).await
-        })
-        .await
     }
 }
