@@ -33,6 +33,11 @@ pub enum Error {
     /// The database cannot be reached or refused the operation.
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// The database aborted the transaction to resolve a conflict with a
+    /// concurrent one (a deadlock, a serialization failure); running it
+    /// again may succeed.
+    #[error("store error: {0}")]
+    Retryable(String),
     /// A bug or corrupted data.
     #[error("store error: {0}")]
     Internal(String),
@@ -60,7 +65,17 @@ impl From<rusqlite::Error> for Error {
 
 impl From<tokio_postgres::Error> for Error {
     fn from(e: tokio_postgres::Error) -> Self {
+        use tokio_postgres::error::SqlState;
         match e.as_db_error() {
+            Some(db)
+                if [
+                    SqlState::T_R_DEADLOCK_DETECTED,
+                    SqlState::T_R_SERIALIZATION_FAILURE,
+                ]
+                .contains(db.code()) =>
+            {
+                Error::Retryable(format!("{}: {}", db.code().code(), db.message()))
+            }
             Some(db) => Error::Internal(format!("{}: {}", db.code().code(), db.message())),
             None => Error::Unavailable(e.to_string()),
         }

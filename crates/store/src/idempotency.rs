@@ -3,10 +3,11 @@
 //!
 //! A request holds its key's lock from `idempotency_begin` until its effect
 //! commits: every write operation of the [`Store`](crate::Store) that an
-//! `Idempotency-Key` may accompany takes an optional [`Completion`] and
-//! writes the completed record in the same transaction as the effect, so a
-//! crash leaves both or neither. A completion whose lock was lost (it
-//! expired and another request took the key) fails, and the effect with it.
+//! `Idempotency-Key` may accompany takes an optional [`KeyCompletion`], and
+//! the backend's transaction helper itself writes the completed record in
+//! the same transaction as the effect, so a crash leaves both or neither. A
+//! completion whose lock was lost (it expired and another request took the
+//! key) fails, and the effect with it.
 
 use crate::Result;
 use async_trait::async_trait;
@@ -57,18 +58,19 @@ impl RecordState {
     }
 }
 
-/// The outcome of `idempotency_begin`.
+/// What `idempotency_begin` found: the key's lock for this request, or the
+/// record that holds the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Begun {
+pub enum LockOutcome {
     /// The caller holds the lock under this token.
     Started(String),
     /// A live record holds the key.
     Existing(IdempotencyRecord),
 }
 
-/// Completes a record inside an effect's transaction.
+/// The completed record a keyed write commits with its effect.
 #[derive(Debug, Clone)]
-pub struct Completion {
+pub struct KeyCompletion {
     pub org: String,
     pub principal: String,
     pub key: String,
@@ -84,8 +86,8 @@ pub struct Completion {
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync + 'static {
     /// Takes the key's lock unless a live record holds it. Of concurrent
-    /// callers exactly one gets [`Begun::Started`].
-    async fn idempotency_begin(&self, begin: &IdempotencyBegin) -> Result<Begun>;
+    /// callers exactly one gets [`LockOutcome::Started`].
+    async fn idempotency_begin(&self, begin: &IdempotencyBegin) -> Result<LockOutcome>;
     /// Drops the lock of a request that failed, so its retry runs afresh;
     /// nothing happens unless `token` still holds it.
     async fn idempotency_release(
@@ -104,56 +106,4 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     ) -> Result<Option<IdempotencyRecord>>;
     /// Deletes at most `limit` expired records; returns how many.
     async fn idempotency_sweep(&self, limit: u32) -> Result<u64>;
-}
-
-/// Columns of `idempotency_keys` in the order [`record`] reads them.
-pub(crate) const RECORD_COLUMNS: &str = "key, fingerprint, state, status, resource_kind, \
-     resource_id, body, created_at, expires_at";
-
-pub(crate) fn record(r: &impl crate::sql::Row) -> Result<IdempotencyRecord> {
-    use idem_core::clock::from_micros;
-    let state = r.text(2)?;
-    Ok(IdempotencyRecord {
-        key: r.text(0)?,
-        fingerprint: r.text(1)?,
-        state: match state.as_str() {
-            "completed" => RecordState::Completed,
-            _ => RecordState::InProgress,
-        },
-        status: r.opt_i64(3)?.map(|s| s as u16),
-        resource_kind: r.opt_text(4)?,
-        resource_id: r.opt_text(5)?,
-        body: r.opt_text(6)?,
-        created_at: from_micros(r.i64(7)?),
-        expires_at: from_micros(r.i64(8)?),
-    })
-}
-
-/// Writes a completed record, replacing the request's own in-progress row
-/// (same token) or an expired one; matches nothing when another request
-/// holds the key. Parameters: org, principal, key, fingerprint, token,
-/// status, kind, id, body, now, expires_at.
-pub(crate) const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
-     fingerprint, state, token, status, resource_kind, resource_id, body, created_at, \
-     locked_until, expires_at) \
-     VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, $8, $9, $10, $10, $11) \
-     ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-     state = 'completed', token = excluded.token, status = excluded.status, \
-     resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, \
-     body = excluded.body, locked_until = excluded.locked_until, \
-     expires_at = excluded.expires_at \
-     WHERE idempotency_keys.token = excluded.token \
-     OR idempotency_keys.expires_at <= excluded.created_at \
-     OR (idempotency_keys.state = 'in_progress' \
-         AND idempotency_keys.locked_until <= excluded.created_at)";
-
-pub(crate) fn micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
-}
-
-/// The error of a completion that matched no row: the lock was lost.
-pub(crate) fn lost(key: &str) -> crate::Error {
-    crate::Error::KeyLost(format!(
-        "the Idempotency-Key '{key}' was taken over by another request; nothing was changed"
-    ))
 }

@@ -6,19 +6,37 @@
 //! sent after its commit stays affordable with `synchronous=FULL`.
 //! [`postgres`] serves any number of `idem` nodes on one database.
 //!
+//! # Layout
+//!
+//! The two backends must behave the same, so what decides behaviour is
+//! written once: `tables` holds one module per table (tenancy, queues,
+//! tasks, jobs, dispatch, idempotency) with its statements, their
+//! parameters and the rules that choose between them, as `async` code over
+//! a connection that runs one primitive statement at a time (`driver`).
+//! A backend supplies only that connection and its transaction: opening,
+//! migrating, and the helper that runs an operation's body and completes
+//! its Idempotency-Key record in the same commit, so that no write path can
+//! leave the record out. What stays in a backend is what its dialect or
+//! its concurrency model requires: PostgreSQL's row locks and
+//! `SKIP LOCKED`, its `unnest` batches, group commit of task creates and
+//! `LISTEN/NOTIFY`; SQLite's writer thread, its in-memory key locks and its
+//! exact queue-configuration cache.
+//!
 //! Both run the same conformance suite (`tests/conformance.rs`). Every
 //! operation takes "now" from the [`Clock`](idem_core::Clock) the store was
 //! opened with, so tests move time instead of sleeping.
 
 pub mod dispatch;
+mod driver;
 pub mod error;
 pub mod idempotency;
 pub mod jobs;
+mod operations;
 pub mod postgres;
 pub mod records;
 mod sql;
 pub mod sqlite;
-mod tasks;
+mod tables;
 
 pub use dispatch::DispatchStore;
 pub use error::Error;
@@ -29,7 +47,7 @@ pub use records::*;
 use async_trait::async_trait;
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
 use idem_core::tenancy::{PrincipalKind, Role};
-use idempotency::Completion;
+use idempotency::KeyCompletion;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -51,7 +69,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         &self,
         name: &str,
         admin_key: NewApiKey,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<()>;
 
     async fn principal_create(
@@ -60,7 +78,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         name: &str,
         kind: PrincipalKind,
         role: Role,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<Principal>;
     async fn principal_get(&self, org: &str, name: &str) -> Result<Principal>;
     async fn principal_list(&self, org: &str, page: &PageRequest) -> Result<Page<Principal>>;
@@ -69,7 +87,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         org: &str,
         name: &str,
         role: Role,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<Principal>;
 
     /// Adds a key to an existing principal.
@@ -78,7 +96,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         org: &str,
         principal: &str,
         key: NewApiKey,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<ApiKey>;
     async fn api_key_list(
         &self,
@@ -98,7 +116,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     async fn signing_secret_rotate(
         &self,
         org: &str,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<SigningSecret>;
     /// Refuses to delete the organization's last secret: deliveries would go
     /// out unsigned.
@@ -109,7 +127,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         org: &str,
         name: &str,
         config: &QueueConfig,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<Queue>;
     async fn queue_get(&self, org: &str, name: &str) -> Result<Queue>;
     async fn queue_list(&self, org: &str, page: &PageRequest) -> Result<Page<Queue>>;
@@ -120,21 +138,21 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         org: &str,
         name: &str,
         patch: &QueueConfigPatch,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<Queue>;
     async fn queue_set_state(
         &self,
         org: &str,
         name: &str,
         state: QueueState,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<Queue>;
     /// Deletes the queue and every task in it, tombstones included.
     async fn queue_delete(&self, org: &str, name: &str) -> Result<()>;
     /// Cancels every task of the queue that is neither running nor final;
     /// returns how many.
     /// A completion is recorded with the answer's body, `{"cancelled": n}`.
-    async fn queue_purge(&self, org: &str, name: &str, done: Option<Completion>) -> Result<u64>;
+    async fn queue_purge(&self, org: &str, name: &str, done: Option<KeyCompletion>) -> Result<u64>;
 
     /// Creates a task, unless its ID is taken: by a live task, or by a
     /// tombstone inside its dedup window ([`Error::TaskExists`]). A
@@ -158,7 +176,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         org: &str,
         queue: &str,
         task_id: &str,
-        done: Option<Completion>,
+        done: Option<KeyCompletion>,
     ) -> Result<Task>;
 
     /// Deletes at most `limit` tombstones whose dedup window has passed,

@@ -94,7 +94,7 @@ pub struct TaskCreate {
     /// Applied over the queue's retry configuration.
     pub retry_config: RetryConfigPatch,
     /// The Idempotency-Key record to complete with the task.
-    pub completion: Option<crate::Completion>,
+    pub completion: Option<crate::idempotency::KeyCompletion>,
 }
 
 /// How many tasks of one queue are in one state (final tasks still held as

@@ -1,6 +1,4 @@
-//! What both backends share: the SQL text (`$n` placeholders, which SQLite
-//! reads as named parameters numbered in order of first appearance — keep
-//! them ascending) and the mapping of result rows to records.
+//! The mapping of result rows to records, over the rows of either backend.
 
 use crate::records::*;
 use crate::{Error, Result};
@@ -19,6 +17,7 @@ pub(crate) trait Row {
     fn text(&self, i: usize) -> Result<String>;
     fn opt_text(&self, i: usize) -> Result<Option<String>>;
     fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>>;
+    fn opt_f64(&self, i: usize) -> Result<Option<f64>>;
 }
 
 impl Row for rusqlite::Row<'_> {
@@ -35,6 +34,9 @@ impl Row for rusqlite::Row<'_> {
         Ok(self.get(i)?)
     }
     fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
+        Ok(self.get(i)?)
+    }
+    fn opt_f64(&self, i: usize) -> Result<Option<f64>> {
         Ok(self.get(i)?)
     }
 }
@@ -55,9 +57,12 @@ impl Row for tokio_postgres::Row {
     fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
         Ok(self.try_get(i)?)
     }
+    fn opt_f64(&self, i: usize) -> Result<Option<f64>> {
+        Ok(self.try_get(i)?)
+    }
 }
 
-fn corrupt(what: &str, value: &str) -> Error {
+pub(crate) fn corrupt(what: &str, value: &str) -> Error {
     Error::Internal(format!("unreadable {what} in store: {value:?}"))
 }
 
@@ -194,6 +199,9 @@ impl<R: Row> Row for Offset<'_, R> {
     fn opt_blob(&self, i: usize) -> Result<Option<Vec<u8>>> {
         self.0.opt_blob(self.1 + i)
     }
+    fn opt_f64(&self, i: usize) -> Result<Option<f64>> {
+        self.0.opt_f64(self.1 + i)
+    }
 }
 
 pub(crate) fn task(r: &impl Row) -> Result<Task> {
@@ -243,85 +251,4 @@ pub(crate) fn attempt(r: &impl Row) -> Result<Attempt> {
         error: r.opt_text(4)?,
         duration_ms: r.opt_i64(5)?.map(|d| d as u64),
     })
-}
-
-/// The SQL condition, over `tasks`, for the API state `state`; `$n` is the
-/// placeholder holding now.
-pub(crate) fn state_condition(state: idem_core::task::TaskState, now_param: &str) -> String {
-    use idem_core::task::TaskState as S;
-    match state {
-        S::Scheduled => {
-            format!("status = 'pending' AND attempt_count = 0 AND next_attempt_at > {now_param}")
-        }
-        S::Queued => format!(
-            "status = 'pending' AND NOT (attempt_count = 0 AND next_attempt_at > {now_param})"
-        ),
-        S::Running => "status = 'running'".into(),
-        S::Succeeded => "status = 'succeeded'".into(),
-        S::Failed => "status = 'failed'".into(),
-        S::Cancelled => "status = 'cancelled'".into(),
-    }
-}
-
-/// Inserts a task unless its ID is taken; a conflict changes no row.
-pub(crate) const SQL_INSERT_TASK: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
-     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at) \
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING";
-
-pub(crate) const SQL_CANCEL_PENDING_IN_QUEUE: &str = "UPDATE tasks SET status = 'cancelled', \
-     finished_at = $1, dedup_expires_at = $1 + CAST($2 AS BIGINT) \
-     WHERE org = $3 AND queue = $4 AND status = 'pending'";
-
-/// Cancels a pending task; marks a running one so no retry follows; leaves
-/// a finished one as it is. SET expressions all read the row as it was.
-pub(crate) const SQL_CANCEL_TASK: &str = "UPDATE tasks SET \
-     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END, \
-     finished_at = CASE WHEN status = 'pending' THEN $1 ELSE finished_at END, \
-     dedup_expires_at = CASE WHEN status = 'pending' THEN $1 + CAST($2 AS BIGINT) ELSE dedup_expires_at END, \
-     cancel_requested = CASE WHEN status = 'running' THEN 1 ELSE cancel_requested END \
-     WHERE uid = $3";
-
-pub(crate) const SQL_RUN_NOW: &str =
-    "UPDATE tasks SET next_attempt_at = $1 WHERE uid = $2 AND status = 'pending'";
-
-pub(crate) const SQL_ATTEMPTS: &str = "SELECT attempt, started_at, finished_at, status_code, \
-     error, duration_ms FROM attempts WHERE task_uid = $1 ORDER BY attempt";
-
-/// A job's latest run (whose time has come) is kept past its window, for the
-/// job's `last_run`.
-pub(crate) const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
-     WHERE dedup_expires_at IS NOT NULL AND dedup_expires_at <= $1 \
-     AND (job IS NULL OR EXISTS (SELECT 1 FROM tasks n WHERE n.org = tasks.org \
-     AND n.queue = tasks.queue AND n.job = tasks.job AND n.schedule_time > tasks.schedule_time \
-     AND n.schedule_time <= $1)) \
-     ORDER BY dedup_expires_at LIMIT $2";
-
-/// Tasks per organization, queue and state.
-pub(crate) const SQL_TASK_COUNTS: &str =
-    "SELECT org, queue, status, COUNT(*) FROM tasks GROUP BY org, queue, status";
-
-pub(crate) fn task_count(r: &impl Row) -> Result<TaskCount> {
-    let status = r.text(2)?;
-    Ok(TaskCount {
-        org: r.text(0)?,
-        queue: r.text(1)?,
-        status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
-        count: u64::try_from(r.i64(3)?).unwrap_or(0),
-    })
-}
-
-/// Lists a queue's tasks by ID. Parameters: org, queue, after, now, limit;
-/// now is referenced even without a state filter so both backends see the
-/// same parameter count and type.
-pub(crate) fn task_list_sql(state: Option<idem_core::task::TaskState>) -> String {
-    let filter = state
-        .map(|s| format!(" AND ({})", state_condition(s, "$4")))
-        .unwrap_or_default();
-    format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2 AND task_id > $3 \
-         AND CAST($4 AS BIGINT) IS NOT NULL{filter} \
-         ORDER BY task_id LIMIT $5"
-    )
 }

@@ -8,7 +8,7 @@ use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RetryConfigPat
 use idem_core::task::{BodyForm, Target, TaskState};
 use idem_core::tenancy::{PrincipalKind, Role, generate_api_key, generate_id, hash_api_key};
 use idem_core::{Clock, ManualClock};
-use idem_store::idempotency::{self, Completion};
+use idem_store::idempotency::{self, KeyCompletion};
 use idem_store::postgres::PostgresStore;
 use idem_store::sqlite::SqliteStore;
 use idem_store::*;
@@ -714,8 +714,8 @@ fn begin(key: &str, fingerprint: &str) -> idempotency::IdempotencyBegin {
     }
 }
 
-fn completion(key: &str, token: &str, resource: &str) -> Completion {
-    Completion {
+fn completion(key: &str, token: &str, resource: &str) -> KeyCompletion {
+    KeyCompletion {
         org: "acme".into(),
         principal: "admin".into(),
         key: key.into(),
@@ -730,7 +730,7 @@ fn completion(key: &str, token: &str, resource: &str) -> Completion {
 }
 
 /// Creates queue `name` of organization `acme`, completing `done` with it.
-async fn keyed_queue(h: &Harness, name: &str, done: Completion) -> Result<Queue> {
+async fn keyed_queue(h: &Harness, name: &str, done: KeyCompletion) -> Result<Queue> {
     h.store
         .queue_create("acme", name, &QueueConfig::default(), Some(done))
         .await
@@ -738,7 +738,7 @@ async fn keyed_queue(h: &Harness, name: &str, done: Completion) -> Result<Queue>
 
 async fn started(h: &Harness, key: &str) -> String {
     match h.store.idempotency_begin(&begin(key, "fp")).await.unwrap() {
-        idempotency::Begun::Started(token) => token,
+        idempotency::LockOutcome::Started(token) => token,
         other => panic!("{other:?}"),
     }
 }
@@ -747,7 +747,7 @@ async fn idempotency_lock_is_exclusive_until_released(h: Harness) {
     h.org("acme").await;
     let token = started(&h, "k").await;
     match h.store.idempotency_begin(&begin("k", "fp2")).await.unwrap() {
-        idempotency::Begun::Existing(r) => {
+        idempotency::LockOutcome::Existing(r) => {
             assert_eq!(r.state, idempotency::RecordState::InProgress);
             assert_eq!(r.fingerprint, "fp");
         }
@@ -758,7 +758,7 @@ async fn idempotency_lock_is_exclusive_until_released(h: Harness) {
     other.principal = "someone".into();
     assert!(matches!(
         h.store.idempotency_begin(&other).await.unwrap(),
-        idempotency::Begun::Started(_)
+        idempotency::LockOutcome::Started(_)
     ));
     h.store
         .idempotency_release("acme", "admin", "k", "not-the-token")
@@ -767,7 +767,7 @@ async fn idempotency_lock_is_exclusive_until_released(h: Harness) {
     assert!(
         matches!(
             h.store.idempotency_begin(&begin("k", "fp")).await.unwrap(),
-            idempotency::Begun::Existing(_)
+            idempotency::LockOutcome::Existing(_)
         ),
         "a stranger's release changes nothing"
     );
@@ -785,7 +785,7 @@ async fn completion_commits_with_the_effect(h: Harness) {
         .await
         .unwrap();
     match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
-        idempotency::Begun::Existing(r) => {
+        idempotency::LockOutcome::Existing(r) => {
             assert_eq!(r.state, idempotency::RecordState::Completed);
             assert_eq!(r.status, Some(201));
             assert_eq!(
@@ -834,7 +834,7 @@ async fn concurrent_begins_have_one_winner(h: Harness) {
         .collect();
     let mut winners = 0;
     for r in runs {
-        if matches!(r.await.unwrap(), idempotency::Begun::Started(_)) {
+        if matches!(r.await.unwrap(), idempotency::LockOutcome::Started(_)) {
             winners += 1;
         }
     }
@@ -883,14 +883,14 @@ async fn a_task_completes_its_key_in_its_own_commit(h: Harness) {
     h.queue("acme", "payments", 60).await;
     let token = started(&h, "k").await;
     let mut req = create("acme", "payments", "t1");
-    req.completion = Some(Completion {
+    req.completion = Some(KeyCompletion {
         resource_kind: "task",
         resource_id: "payments/t1".into(),
         ..completion("k", &token, "")
     });
     h.store.task_create(req).await.unwrap();
     match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
-        idempotency::Begun::Existing(r) => {
+        idempotency::LockOutcome::Existing(r) => {
             assert_eq!(r.state, idempotency::RecordState::Completed);
             assert_eq!(r.resource_id.as_deref(), Some("payments/t1"));
         }

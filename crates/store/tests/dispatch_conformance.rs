@@ -75,7 +75,7 @@ impl Harness {
         ids(&self.claim(max_tasks).await)
     }
 
-    async fn complete(&self, claimed: &ClaimedTask, status: Option<u16>) -> Completion {
+    async fn complete(&self, claimed: &ClaimedTask, status: Option<u16>) -> AttemptOutcome {
         let result = AttemptResult {
             task_uid: claimed.task.uid.clone(),
             attempt: claimed.attempt,
@@ -87,7 +87,7 @@ impl Harness {
         self.complete_with(result).await
     }
 
-    async fn complete_with(&self, result: AttemptResult) -> Completion {
+    async fn complete_with(&self, result: AttemptResult) -> AttemptOutcome {
         let mut out = self.store.dispatch_complete(vec![result]).await.unwrap();
         assert_eq!(out.len(), 1);
         out.remove(0)
@@ -248,7 +248,7 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
     h.task("q", "t").await;
     let first = h.claim(1).await.tasks.remove(0);
     let done = h.complete(&first, Some(503)).await;
-    let Completion::Applied(f) = done else {
+    let AttemptOutcome::Applied(f) = done else {
         panic!("{done:?}")
     };
     assert_eq!(f.status, Status::Pending);
@@ -385,7 +385,7 @@ async fn stale_attempt_result_is_ignored(h: Harness) {
     let late = h.complete(&first, Some(200)).await;
     assert_eq!(
         late,
-        Completion::Stale {
+        AttemptOutcome::Stale {
             task_uid: first.task.uid.clone()
         }
     );
@@ -393,11 +393,11 @@ async fn stale_attempt_result_is_ignored(h: Harness) {
     assert_eq!((task.status, task.attempt_count), (Status::Running, 2));
 
     let done = h.complete(&second, Some(200)).await;
-    assert!(matches!(done, Completion::Applied(ref f) if f.status == Status::Succeeded));
+    assert!(matches!(done, AttemptOutcome::Applied(ref f) if f.status == Status::Succeeded));
     // A duplicate report of an applied result is stale too.
     assert!(matches!(
         h.complete(&second, Some(500)).await,
-        Completion::Stale { .. }
+        AttemptOutcome::Stale { .. }
     ));
     assert_eq!(h.get("q", "t").await.status, Status::Succeeded);
 }
@@ -417,9 +417,9 @@ async fn a_cancel_during_an_attempt_stops_retries(h: Harness) {
         assert!(task.cancel_requested);
     }
     let failed = h.complete(&batch.tasks[0], Some(500)).await;
-    assert!(matches!(failed, Completion::Applied(ref f) if f.status == Status::Cancelled));
+    assert!(matches!(failed, AttemptOutcome::Applied(ref f) if f.status == Status::Cancelled));
     let ok = h.complete(&batch.tasks[1], Some(200)).await;
-    assert!(matches!(ok, Completion::Applied(ref f) if f.status == Status::Succeeded));
+    assert!(matches!(ok, AttemptOutcome::Applied(ref f) if f.status == Status::Succeeded));
     let cancelled = h.get("q", "fails").await;
     assert_eq!(cancelled.state(h.now()), TaskState::Cancelled);
     assert_eq!(

@@ -11,7 +11,7 @@ use idem_core::Clock;
 use idem_core::job::{CreateJob, HeaderStyle, JobConfig, JobPatch, JobRetryConfigPatch};
 use idem_core::job::{JobState, RunKind};
 use idem_core::schedule::{CatchUp, ON_TIME_TOLERANCE, run_id};
-use idem_store::dispatch::{AttemptResult, ClaimedTask, Completion, DispatchClaim};
+use idem_store::dispatch::{AttemptOutcome, AttemptResult, ClaimedTask, DispatchClaim};
 use idem_store::jobs::{FireParams, FireReport, JOBS_QUEUE, RUN_RETENTION_S};
 use idem_store::*;
 use jiff::{SignedDuration, Timestamp};
@@ -87,7 +87,7 @@ impl Harness {
             .tasks
     }
 
-    async fn complete(&self, claimed: &ClaimedTask, status: u16) -> Completion {
+    async fn complete(&self, claimed: &ClaimedTask, status: u16) -> AttemptOutcome {
         let mut out = self
             .store
             .dispatch_complete(vec![AttemptResult {
@@ -109,7 +109,7 @@ impl Harness {
         for claimed in self.claim(1000).await {
             assert!(matches!(
                 self.complete(&claimed, 200).await,
-                Completion::Applied(_)
+                AttemptOutcome::Applied(_)
             ));
         }
     }
@@ -942,7 +942,7 @@ async fn deleting_a_job_deletes_its_runs(h: Harness) {
     }
     assert!(matches!(
         h.complete(&in_flight, 200).await,
-        Completion::Stale { .. }
+        AttemptOutcome::Stale { .. }
     ));
     assert!(matches!(
         h.store.job_delete(ORG, "j").await,
@@ -1015,7 +1015,7 @@ async fn runs_are_claimed_and_completed_like_tasks(h: Harness) {
 
     h.advance_ms(1000);
     match h.complete(c, 200).await {
-        Completion::Applied(f) => {
+        AttemptOutcome::Applied(f) => {
             assert_eq!(f.status, Status::Succeeded);
             assert_eq!((f.org.as_str(), f.queue.as_str()), (ORG, JOBS_QUEUE));
             assert_eq!(f.task_id, id);
@@ -1049,14 +1049,14 @@ async fn runs_are_claimed_and_completed_like_tasks(h: Harness) {
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].task.task_id, id2);
     assert!(
-        matches!(h.complete(&c[0], 500).await, Completion::Applied(f) if f.status == Status::Pending)
+        matches!(h.complete(&c[0], 500).await, AttemptOutcome::Applied(f) if f.status == Status::Pending)
     );
     h.set(at("13:00:00"));
     let c = h.claim(10).await;
     assert_eq!(c.len(), 1, "retried");
     assert_eq!(c[0].attempt, 2);
     assert!(
-        matches!(h.complete(&c[0], 503).await, Completion::Applied(f) if f.status == Status::Failed)
+        matches!(h.complete(&c[0], 503).await, AttemptOutcome::Applied(f) if f.status == Status::Failed)
     );
     let run = h.store.job_run_get(ORG, "j", &id2).await.unwrap();
     assert_eq!((run.status, run.attempt_count), (Status::Failed, 2));

@@ -1,6 +1,6 @@
 //! Idempotency-Key on Idem's own API (SPEC 2), in the atomic mode of
 //! `idem_http`: the layer takes the key's lock, each handler passes a
-//! [`Completion`] to its store operation so the record completes in the
+//! [`KeyCompletion`] to its store operation so the record completes in the
 //! effect's transaction, and replays re-read the resource as it is now.
 
 use super::Created;
@@ -17,8 +17,8 @@ use http::{HeaderValue, StatusCode, header};
 use idem_core::tenancy::Role;
 use idem_http::record::{Begin, BeginRequest, CompletedRecord, ResourceRef, StoreError};
 use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, RecordStore, Rejection};
-use idem_store::idempotency::Completion;
-use idem_store::idempotency::{Begun, IdempotencyBegin, RecordState};
+use idem_store::idempotency::KeyCompletion;
+use idem_store::idempotency::{IdempotencyBegin, LockOutcome, RecordState};
 use idem_store::{Caller, Error as StoreErr, PageRequest};
 use serde::Serialize;
 use serde_json::json;
@@ -113,8 +113,8 @@ impl RecordStore for Records {
             .await
             .map_err(|e| StoreError(e.to_string()))?;
         let record = match begun {
-            Begun::Started(token) => return Ok(Begin::Started { token }),
-            Begun::Existing(record) => record,
+            LockOutcome::Started(token) => return Ok(Begin::Started { token }),
+            LockOutcome::Existing(record) => record,
         };
         let fingerprint: Fingerprint = record
             .fingerprint
@@ -180,9 +180,9 @@ impl Keyed {
         status: StatusCode,
         kind: &'static str,
         id: impl Into<String>,
-    ) -> Option<Completion> {
+    ) -> Option<KeyCompletion> {
         let ctx = self.0.as_ref()?;
-        Some(Completion {
+        Some(KeyCompletion {
             org: caller.org.clone(),
             principal: caller.principal.clone(),
             key: ctx.key.clone(),

@@ -133,7 +133,7 @@ impl From<StoreError> for Problem {
                 tracing::warn!(error = %msg, "store unavailable");
                 Problem::unavailable("the store is unreachable; retry shortly")
             }
-            StoreError::Internal(msg) => {
+            StoreError::Internal(msg) | StoreError::Retryable(msg) => {
                 tracing::error!(error = %msg, "store error");
                 Problem::internal("internal error")
             }

@@ -4,7 +4,7 @@
 
 use crate::App;
 use idem_store::Status;
-use idem_store::dispatch::{AttemptResult, Completion};
+use idem_store::dispatch::{AttemptOutcome, AttemptResult};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -55,14 +55,14 @@ pub(super) async fn run(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Repo
         // Completions answer in the order the results were given.
         for (reported, completion) in batch.iter().zip(completions.into_iter().flatten()) {
             let outcome = match &completion {
-                Completion::Applied(f) => match f.status {
+                AttemptOutcome::Applied(f) => match f.status {
                     Status::Succeeded => "succeeded",
                     Status::Pending => "failed_retrying",
                     Status::Failed => "failed_final",
                     Status::Cancelled => "cancelled",
                     Status::Running => "running",
                 },
-                Completion::Stale { .. } => "stale",
+                AttemptOutcome::Stale { .. } => "stale",
             };
             metrics::counter!(
                 "idem_dispatch_attempts_total",
@@ -71,7 +71,7 @@ pub(super) async fn run(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Repo
             )
             .increment(1);
             match completion {
-                Completion::Applied(f) => {
+                AttemptOutcome::Applied(f) => {
                     tracing::debug!(
                         queue = %reported.queue,
                         task_id = %reported.task_id,
@@ -81,7 +81,7 @@ pub(super) async fn run(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Repo
                     );
                     app.dispatch.publish(f)
                 }
-                Completion::Stale { task_uid } => tracing::info!(
+                AttemptOutcome::Stale { task_uid } => tracing::info!(
                     queue = %reported.queue,
                     task_id = %reported.task_id,
                     attempt = reported.result.attempt,

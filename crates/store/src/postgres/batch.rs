@@ -15,9 +15,10 @@
 //! other case (no row: a missing queue, or a row deleted since; an expired
 //! tombstone to replace) goes down the transactional path.
 
+use crate::Error;
 use crate::records::{Task, TaskSummary};
 use crate::sql as rows;
-use crate::{Error, tasks};
+use crate::tables::tasks;
 use deadpool_postgres::{Object, Pool};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -36,7 +37,7 @@ const MAX_BATCH_BYTES: usize = 4 << 20;
 /// the next collects the creates that arrive meanwhile.
 pub(super) const BATCHERS: usize = 2;
 
-/// The columns of [`super::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
+/// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
 /// array parameter per column, rows in array order. Each row is inserted
 /// only if its queue exists (`FOR KEY SHARE`, as the one-row statement) and
 /// its ID is free; `RETURNING uid` names the rows that were.
@@ -92,7 +93,7 @@ impl Row {
     }
 
     /// The parameters of the one-row statements ($1–$11), as
-    /// `task_params` orders them.
+    /// `tables::tasks::insert_args` orders them.
     pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 11] {
         [
             &self.org,

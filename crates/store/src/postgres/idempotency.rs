@@ -1,42 +1,14 @@
-//! Idempotency records on PostgreSQL: the in-progress row is the lock that
-//! every node sees.
+//! Idempotency-Key locks on PostgreSQL: the in-progress row is the lock
+//! that every node sees. Completing it is shared ([`Keyed`]).
+//!
+//! [`Keyed`]: crate::tables::idempotency::Keyed
 
-use super::{PostgresStore, execute, query_opt};
-use crate::Result;
-use crate::idempotency::{self, *};
+use super::{Pg, PostgresStore};
+use crate::driver::{Conn, args};
+use crate::idempotency::*;
+use crate::tables::idempotency::{RECORD_COLUMNS, micros, record};
+use crate::{Error, Result};
 use async_trait::async_trait;
-use deadpool_postgres::GenericClient;
-
-/// Writes `done` as completed inside the current transaction.
-pub(super) async fn complete<C: GenericClient>(
-    c: &C,
-    done: Option<&Completion>,
-    now: i64,
-) -> Result<()> {
-    let Some(d) = done else { return Ok(()) };
-    let n = execute(
-        c,
-        idempotency::SQL_COMPLETE,
-        &[
-            &d.org,
-            &d.principal,
-            &d.key,
-            &d.fingerprint,
-            &d.token,
-            &i64::from(d.status),
-            &d.resource_kind,
-            &d.resource_id,
-            &d.body,
-            &now,
-            &now.saturating_add(idempotency::micros(d.retain_for)),
-        ],
-    )
-    .await?;
-    if n == 0 {
-        return Err(idempotency::lost(&d.key));
-    }
-    Ok(())
-}
 
 const SQL_BEGIN: &str = "INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, \
      token, created_at, locked_until, expires_at) \
@@ -52,42 +24,47 @@ const SQL_BEGIN: &str = "INSERT INTO idempotency_keys (org, principal, key, fing
 
 #[async_trait]
 impl IdempotencyStore for PostgresStore {
-    async fn idempotency_begin(&self, b: &IdempotencyBegin) -> Result<Begun> {
+    async fn idempotency_begin(&self, b: &IdempotencyBegin) -> Result<LockOutcome> {
         let token = uuid::Uuid::now_v7().simple().to_string();
         let select = format!(
-            "SELECT {} FROM idempotency_keys WHERE org = $1 AND principal = $2 AND key = $3",
-            idempotency::RECORD_COLUMNS
+            "SELECT {RECORD_COLUMNS} FROM idempotency_keys \
+             WHERE org = $1 AND principal = $2 AND key = $3"
         );
         // The row is gone between a failed insert and the select only when
         // its holder released it; one more round settles it.
         for _ in 0..3 {
             let now = self.now();
             let client = self.lock_pool.get().await?;
-            let lock_for = idempotency::micros(b.lock_for);
-            let retain = idempotency::micros(b.retain_for.max(b.lock_for));
-            let won = query_opt(
-                &client,
-                SQL_BEGIN,
-                &[
-                    &b.org,
-                    &b.principal,
-                    &b.key,
-                    &b.fingerprint,
-                    &token,
-                    &now,
-                    &now.saturating_add(lock_for),
-                    &now.saturating_add(retain),
-                ],
-            )
-            .await?;
+            let c = Pg(&client);
+            let lock_for = micros(b.lock_for);
+            let retain = micros(b.retain_for.max(b.lock_for));
+            let won = c
+                .query_opt(
+                    SQL_BEGIN,
+                    &args![
+                        &b.org,
+                        &b.principal,
+                        &b.key,
+                        &b.fingerprint,
+                        &token,
+                        now,
+                        now.saturating_add(lock_for),
+                        now.saturating_add(retain),
+                    ],
+                    |_| Ok(()),
+                )
+                .await?;
             if won.is_some() {
-                return Ok(Begun::Started(token));
+                return Ok(LockOutcome::Started(token));
             }
-            if let Some(row) = query_opt(&client, &select, &[&b.org, &b.principal, &b.key]).await? {
-                return Ok(Begun::Existing(idempotency::record(&row)?));
+            let existing = c
+                .query_opt(&select, &args![&b.org, &b.principal, &b.key], record)
+                .await?;
+            if let Some(record) = existing {
+                return Ok(LockOutcome::Existing(record));
             }
         }
-        Err(crate::Error::Unavailable(
+        Err(Error::Unavailable(
             "the Idempotency-Key changed hands repeatedly; retry".into(),
         ))
     }
@@ -100,13 +77,13 @@ impl IdempotencyStore for PostgresStore {
         token: &str,
     ) -> Result<()> {
         let client = self.lock_pool.get().await?;
-        execute(
-            &client,
-            "DELETE FROM idempotency_keys WHERE org = $1 AND principal = $2 AND key = $3 \
-             AND token = $4 AND state = 'in_progress'",
-            &[&org, &principal, &key, &token],
-        )
-        .await?;
+        Pg(&client)
+            .execute(
+                "DELETE FROM idempotency_keys WHERE org = $1 AND principal = $2 AND key = $3 \
+                 AND token = $4 AND state = 'in_progress'",
+                &args![org, principal, key, token],
+            )
+            .await?;
         Ok(())
     }
 
@@ -116,26 +93,26 @@ impl IdempotencyStore for PostgresStore {
         principal: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>> {
-        let client = self.pool.get().await?;
         let sql = format!(
-            "SELECT {} FROM idempotency_keys WHERE org = $1 AND principal = $2 AND key = $3 \
-             AND expires_at > $4 AND (state = 'completed' OR locked_until > $4)",
-            idempotency::RECORD_COLUMNS
+            "SELECT {RECORD_COLUMNS} FROM idempotency_keys WHERE org = $1 AND principal = $2 \
+             AND key = $3 AND expires_at > $4 AND (state = 'completed' OR locked_until > $4)"
         );
-        query_opt(&client, &sql, &[&org, &principal, &key, &self.now()])
-            .await?
-            .map(|r| idempotency::record(&r))
-            .transpose()
+        self.read(async |c, now| {
+            c.query_opt(&sql, &args![org, principal, key, now], record)
+                .await
+        })
+        .await
     }
 
     async fn idempotency_sweep(&self, limit: u32) -> Result<u64> {
-        let client = self.pool.get().await?;
-        execute(
-            &client,
-            "DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys \
-             WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)",
-            &[&self.now(), &i64::from(limit)],
-        )
+        self.read(async |c, now| {
+            c.execute(
+                "DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys \
+                 WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)",
+                &args![now, i64::from(limit)],
+            )
+            .await
+        })
         .await
     }
 }

@@ -3,15 +3,18 @@
 //! One process owns the database file, so a request's in-progress lock
 //! lives in memory: taking it costs no write and no fsync, and a crash
 //! releases it with the process. Only completed records reach the file,
-//! written by the effect's own transaction ([`complete`]).
+//! written by the effect's own transaction ([`Keyed`]).
+//!
+//! [`Keyed`]: crate::tables::idempotency::Keyed
 
-use super::SqliteStore;
+use super::{Lite, SqliteStore};
 use crate::Result;
-use crate::idempotency::{self, *};
+use crate::driver::{Conn, args};
+use crate::idempotency::*;
+use crate::tables::idempotency::{RECORD_COLUMNS, lost, record};
 use async_trait::async_trait;
 use idem_core::clock::{from_micros, to_micros};
 use jiff::{SignedDuration, Timestamp};
-use rusqlite::{Connection, OptionalExtension, params};
 
 /// A request holding its key.
 pub(super) struct Lock {
@@ -23,40 +26,16 @@ pub(super) struct Lock {
 
 pub(super) type LockId = (String, String, String);
 
-/// Writes `done` as completed inside the current transaction.
-pub(super) fn complete(conn: &Connection, done: Option<&Completion>, now: i64) -> Result<()> {
-    let Some(d) = done else { return Ok(()) };
-    let n = conn
-        .prepare_cached(idempotency::SQL_COMPLETE)?
-        .execute(params![
-            d.org,
-            d.principal,
-            d.key,
-            d.fingerprint,
-            d.token,
-            d.status,
-            d.resource_kind,
-            d.resource_id,
-            d.body,
-            now,
-            now.saturating_add(idempotency::micros(d.retain_for)),
-        ])?;
-    if n == 0 {
-        return Err(idempotency::lost(&d.key));
-    }
-    Ok(())
-}
-
 /// Fails when another request has taken `done`'s key over (its lock expired
 /// while this request was still running). A missing lock is not a takeover:
 /// the completion's own upsert then decides.
 pub(super) fn check_still_held(
     locks: &std::sync::Mutex<std::collections::HashMap<LockId, Lock>>,
-    done: &Completion,
+    done: &KeyCompletion,
 ) -> Result<()> {
     let id = lock_id(&done.org, &done.principal, &done.key);
     match locks.lock().expect("idempotency locks").get(&id) {
-        Some(held) if held.token != done.token => Err(idempotency::lost(&done.key)),
+        Some(held) if held.token != done.token => Err(lost(&done.key)),
         _ => Ok(()),
     }
 }
@@ -67,7 +46,7 @@ fn lock_id(org: &str, principal: &str, key: &str) -> LockId {
 
 impl SqliteStore {
     /// Drops the in-memory lock a committed completion made redundant.
-    pub(super) fn unlock(&self, done: Option<&Completion>) {
+    pub(super) fn unlock(&self, done: Option<&KeyCompletion>) {
         if let Some(d) = done {
             self.drop_lock(&lock_id(&d.org, &d.principal, &d.key), &d.token);
         }
@@ -81,28 +60,24 @@ impl SqliteStore {
     }
 }
 
-fn get_record(
-    conn: &Connection,
+async fn get_record(
+    c: &Lite<'_>,
     org: &str,
     principal: &str,
     key: &str,
     now: i64,
 ) -> Result<Option<IdempotencyRecord>> {
-    conn.prepare_cached(&format!(
-        "SELECT {} FROM idempotency_keys WHERE org = $1 AND principal = $2 AND key = $3 \
-         AND expires_at > $4 AND state = 'completed'",
-        idempotency::RECORD_COLUMNS
-    ))?
-    .query_row(params![org, principal, key, now], |r| {
-        Ok(idempotency::record(r))
-    })
-    .optional()?
-    .transpose()
+    let sql = format!(
+        "SELECT {RECORD_COLUMNS} FROM idempotency_keys WHERE org = $1 AND principal = $2 \
+         AND key = $3 AND expires_at > $4 AND state = 'completed'"
+    );
+    c.query_opt(&sql, &args![org, principal, key, now], |r| record(r))
+        .await
 }
 
 #[async_trait]
 impl IdempotencyStore for SqliteStore {
-    async fn idempotency_begin(&self, b: &IdempotencyBegin) -> Result<Begun> {
+    async fn idempotency_begin(&self, b: &IdempotencyBegin) -> Result<LockOutcome> {
         let now = self.now();
         let id = lock_id(&b.org, &b.principal, &b.key);
         let token = uuid::Uuid::now_v7().simple().to_string();
@@ -113,7 +88,7 @@ impl IdempotencyStore for SqliteStore {
             if let Some(held) = locks.get(&id)
                 && held.locked_until > now
             {
-                return Ok(Begun::Existing(IdempotencyRecord {
+                return Ok(LockOutcome::Existing(IdempotencyRecord {
                     key: b.key.clone(),
                     fingerprint: held.fingerprint.clone(),
                     state: RecordState::InProgress,
@@ -138,13 +113,13 @@ impl IdempotencyStore for SqliteStore {
         }
         let (org, principal, key) = id.clone();
         let existing = self
-            .read(move |conn, now| get_record(conn, &org, &principal, &key, now))
+            .read(async move |c, now| get_record(c, &org, &principal, &key, now).await)
             .await;
         match existing {
-            Ok(None) => Ok(Begun::Started(token)),
+            Ok(None) => Ok(LockOutcome::Started(token)),
             Ok(Some(record)) => {
                 self.drop_lock(&id, &token);
-                Ok(Begun::Existing(record))
+                Ok(LockOutcome::Existing(record))
             }
             Err(e) => {
                 self.drop_lock(&id, &token);
@@ -174,7 +149,7 @@ impl IdempotencyStore for SqliteStore {
         let id = lock_id(org, principal, key);
         let (o, p, k) = id.clone();
         if let Some(record) = self
-            .read(move |conn, now| get_record(conn, &o, &p, &k, now))
+            .read(async move |c, now| get_record(c, &o, &p, &k, now).await)
             .await?
         {
             return Ok(Some(record));
@@ -203,14 +178,13 @@ impl IdempotencyStore for SqliteStore {
             let now = from_micros(now);
             locks.retain(|_, l| l.locked_until > now);
         }
-        self.write(move |conn, _| {
-            let n = conn
-                .prepare_cached(
-                    "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM \
-                     idempotency_keys WHERE expires_at <= $1 LIMIT $2)",
-                )?
-                .execute(params![now, limit])?;
-            Ok(n as u64)
+        self.write(None, async move |c, _, _| {
+            c.execute(
+                "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM \
+                 idempotency_keys WHERE expires_at <= $1 LIMIT $2)",
+                &args![now, i64::from(limit)],
+            )
+            .await
         })
         .await
     }

@@ -1,0 +1,425 @@
+//! The [`Store`](crate::Store) and [`JobStore`](crate::JobStore)
+//! implementations of both backends, written once: each operation is a
+//! shared one of [`crate::tables`], run by the backend's helpers —
+//! `read` (a reader, or a pooled connection), `write` (a transaction that
+//! completes the Idempotency-Key record it is given) and `autocommit` (a
+//! write outside a transaction on PostgreSQL, a job of SQLite's writer).
+//! The few operations whose dialects differ are the backend's own
+//! (`ping_database`, `bootstrap_once`, `delete_queue`, `create_task`,
+//! `forget_queue_config`).
+//!
+//! Arguments are moved into the operation, since SQLite runs it on
+//! another thread.
+
+/// Implements [`Store`](crate::Store) and [`JobStore`](crate::JobStore)
+/// for a backend with the helpers above.
+macro_rules! store_operations {
+    ($backend:ty) => {
+        const _: () = {
+            use async_trait::async_trait;
+            use idem_core::job::{JobConfig, JobPatch, JobState};
+            use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
+            use idem_core::tenancy::{PrincipalKind, Role};
+            use $crate::idempotency::KeyCompletion;
+            use $crate::jobs::{FireParams, FireReport, JobStore};
+            use $crate::records::*;
+            use $crate::tables::{jobs, queues, tasks, tenancy};
+            use $crate::{Result, Store};
+
+            #[async_trait]
+            impl Store for $backend {
+                async fn ping(&self) -> Result<()> {
+                    self.ping_database().await
+                }
+
+                async fn bootstrap(&self, key: NewApiKey) -> Result<bool> {
+                    self.bootstrap_once(key).await
+                }
+
+                async fn organization_create(
+                    &self,
+                    name: &str,
+                    admin_key: NewApiKey,
+                    done: Option<KeyCompletion>,
+                ) -> Result<()> {
+                    let name = name.to_string();
+                    self.write(done, async move |c, now, _| {
+                        tenancy::organization_create(c, &name, &admin_key, now).await
+                    })
+                    .await
+                }
+
+                async fn principal_create(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    kind: PrincipalKind,
+                    role: Role,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Principal> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(done, async move |c, now, _| {
+                        tenancy::principal_create(c, &org, &name, kind, role, now).await
+                    })
+                    .await
+                }
+
+                async fn principal_get(&self, org: &str, name: &str) -> Result<Principal> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.read(async move |c, _| tenancy::principal_get(c, &org, &name).await)
+                        .await
+                }
+
+                async fn principal_list(
+                    &self,
+                    org: &str,
+                    page: &PageRequest,
+                ) -> Result<Page<Principal>> {
+                    let (org, page) = (org.to_string(), page.clone());
+                    self.read(async move |c, _| tenancy::principal_list(c, &org, &page).await)
+                        .await
+                }
+
+                async fn principal_set_role(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    role: Role,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Principal> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(done, async move |c, _, _| {
+                        tenancy::principal_set_role(c, &org, &name, role).await
+                    })
+                    .await
+                }
+
+                async fn api_key_create(
+                    &self,
+                    org: &str,
+                    principal: &str,
+                    key: NewApiKey,
+                    done: Option<KeyCompletion>,
+                ) -> Result<ApiKey> {
+                    let (org, principal) = (org.to_string(), principal.to_string());
+                    self.write(done, async move |c, now, _| {
+                        tenancy::api_key_create(c, &org, &principal, &key, now).await
+                    })
+                    .await
+                }
+
+                async fn api_key_list(
+                    &self,
+                    org: &str,
+                    principal: &str,
+                    page: &PageRequest,
+                ) -> Result<Page<ApiKey>> {
+                    let (org, principal, page) =
+                        (org.to_string(), principal.to_string(), page.clone());
+                    self.read(async move |c, _| {
+                        tenancy::api_key_list(c, &org, &principal, &page).await
+                    })
+                    .await
+                }
+
+                async fn api_key_revoke(&self, org: &str, principal: &str, id: &str) -> Result<()> {
+                    let (org, principal, id) =
+                        (org.to_string(), principal.to_string(), id.to_string());
+                    self.autocommit(async move |c, _| {
+                        tenancy::api_key_revoke(c, &org, &principal, &id).await
+                    })
+                    .await
+                }
+
+                async fn api_key_authenticate(&self, key_hash: &str) -> Result<Option<Caller>> {
+                    let key_hash = key_hash.to_string();
+                    self.read(async move |c, _| tenancy::api_key_authenticate(c, &key_hash).await)
+                        .await
+                }
+
+                async fn api_key_touch(&self, id: &str) -> Result<()> {
+                    let id = id.to_string();
+                    self.autocommit(async move |c, now| tenancy::api_key_touch(c, &id, now).await)
+                        .await
+                }
+
+                async fn signing_secret_list(&self, org: &str) -> Result<Vec<SigningSecret>> {
+                    let org = org.to_string();
+                    self.read(async move |c, _| tenancy::signing_secret_list(c, &org).await)
+                        .await
+                }
+
+                async fn signing_secret_rotate(
+                    &self,
+                    org: &str,
+                    done: Option<KeyCompletion>,
+                ) -> Result<SigningSecret> {
+                    let org = org.to_string();
+                    self.write(done, async move |c, now, keyed| {
+                        tenancy::signing_secret_rotate(c, &org, now, keyed).await
+                    })
+                    .await
+                }
+
+                async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()> {
+                    let (org, id) = (org.to_string(), id.to_string());
+                    self.write(None, async move |c, _, _| {
+                        tenancy::signing_secret_delete(c, &org, &id).await
+                    })
+                    .await
+                }
+
+                async fn queue_create(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    config: &QueueConfig,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Queue> {
+                    let (org, name, config) = (org.to_string(), name.to_string(), config.clone());
+                    self.write(done, async move |c, now, _| {
+                        queues::create(c, &org, &name, &config, now).await
+                    })
+                    .await
+                }
+
+                async fn queue_get(&self, org: &str, name: &str) -> Result<Queue> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.read(async move |c, _| queues::get(c, &org, &name, "").await)
+                        .await
+                }
+
+                async fn queue_list(&self, org: &str, page: &PageRequest) -> Result<Page<Queue>> {
+                    let (org, page) = (org.to_string(), page.clone());
+                    self.read(async move |c, _| queues::list(c, &org, &page).await)
+                        .await
+                }
+
+                async fn queue_update(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    patch: &QueueConfigPatch,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Queue> {
+                    let (org, name, patch) = (org.to_string(), name.to_string(), patch.clone());
+                    let forget = self.forget_queue_config(&org, &name);
+                    self.write(done, async move |c, now, _| {
+                        forget();
+                        queues::update(c, &org, &name, &patch, now).await
+                    })
+                    .await
+                }
+
+                async fn queue_set_state(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    state: QueueState,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Queue> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(done, async move |c, now, _| {
+                        queues::set_state(c, &org, &name, state, now).await
+                    })
+                    .await
+                }
+
+                async fn queue_delete(&self, org: &str, name: &str) -> Result<()> {
+                    self.delete_queue(org, name).await
+                }
+
+                async fn queue_purge(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    done: Option<KeyCompletion>,
+                ) -> Result<u64> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(done, async move |c, now, keyed| {
+                        queues::purge(c, &org, &name, now, keyed).await
+                    })
+                    .await
+                }
+
+                async fn task_create(&self, p: TaskCreate) -> Result<Task> {
+                    self.create_task(p).await
+                }
+
+                async fn task_get(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+                    let (org, queue, task_id) =
+                        (org.to_string(), queue.to_string(), task_id.to_string());
+                    self.read(async move |c, _| tasks::require(c, &org, &queue, &task_id, "").await)
+                        .await
+                }
+
+                async fn task_list(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    filter: TaskFilter,
+                    page: &PageRequest,
+                ) -> Result<Page<Task>> {
+                    let (org, queue, page) = (org.to_string(), queue.to_string(), page.clone());
+                    self.read(async move |c, now| {
+                        tasks::list(c, &org, &queue, filter, &page, now).await
+                    })
+                    .await
+                }
+
+                async fn task_attempts(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    task_id: &str,
+                ) -> Result<Vec<Attempt>> {
+                    let (org, queue, task_id) =
+                        (org.to_string(), queue.to_string(), task_id.to_string());
+                    self.read(async move |c, _| tasks::attempts(c, &org, &queue, &task_id).await)
+                        .await
+                }
+
+                async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+                    let (org, queue, task_id) =
+                        (org.to_string(), queue.to_string(), task_id.to_string());
+                    self.write(None, async move |c, now, _| {
+                        tasks::cancel(c, &org, &queue, &task_id, now).await
+                    })
+                    .await
+                }
+
+                async fn task_run_now(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    task_id: &str,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Task> {
+                    let (org, queue, task_id) =
+                        (org.to_string(), queue.to_string(), task_id.to_string());
+                    self.write(done, async move |c, now, _| {
+                        tasks::run_now(c, &org, &queue, &task_id, now).await
+                    })
+                    .await
+                }
+
+                async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64> {
+                    self.write(None, async move |c, now, _| {
+                        tasks::sweep_tombstones(c, limit, now).await
+                    })
+                    .await
+                }
+
+                async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {
+                    self.read(async |c, _| tasks::counts_by_state(c).await)
+                        .await
+                }
+            }
+
+            #[async_trait]
+            impl JobStore for $backend {
+                async fn job_create(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    config: &JobConfig,
+                    paused: bool,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Job> {
+                    let (org, name, config) = (org.to_string(), name.to_string(), config.clone());
+                    self.write(done, async move |c, now, _| {
+                        jobs::create(c, &org, &name, &config, paused, now).await
+                    })
+                    .await
+                }
+
+                async fn job_get(&self, org: &str, name: &str) -> Result<Job> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.read(async move |c, now| jobs::get(c, &org, &name, now).await)
+                        .await
+                }
+
+                async fn job_list(&self, org: &str, page: &PageRequest) -> Result<Page<Job>> {
+                    let (org, page) = (org.to_string(), page.clone());
+                    self.read(async move |c, now| jobs::list(c, &org, &page, now).await)
+                        .await
+                }
+
+                async fn job_update(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    patch: &JobPatch,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Job> {
+                    let (org, name, patch) = (org.to_string(), name.to_string(), patch.clone());
+                    self.write(done, async move |c, now, _| {
+                        jobs::update(c, &org, &name, &patch, now).await
+                    })
+                    .await
+                }
+
+                async fn job_set_state(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    state: JobState,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Job> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(done, async move |c, now, _| {
+                        jobs::set_state(c, &org, &name, state, now).await
+                    })
+                    .await
+                }
+
+                async fn job_delete(&self, org: &str, name: &str) -> Result<()> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(None, async move |c, _, _| {
+                        jobs::delete(c, &org, &name).await
+                    })
+                    .await
+                }
+
+                async fn job_run_now(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Task> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.write(done, async move |c, now, keyed| {
+                        jobs::run_now(c, &org, &name, now, keyed).await
+                    })
+                    .await
+                }
+
+                async fn job_runs(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    page: &PageRequest,
+                ) -> Result<Page<Task>> {
+                    let (org, name, page) = (org.to_string(), name.to_string(), page.clone());
+                    self.read(async move |c, now| jobs::runs(c, &org, &name, &page, now).await)
+                        .await
+                }
+
+                async fn job_run_get(&self, org: &str, name: &str, run_id: &str) -> Result<Task> {
+                    let (org, name, run_id) =
+                        (org.to_string(), name.to_string(), run_id.to_string());
+                    self.read(async move |c, now| jobs::run_get(c, &org, &name, &run_id, now).await)
+                        .await
+                }
+
+                async fn scheduler_fire(&self, params: FireParams) -> Result<FireReport> {
+                    self.write(None, async move |c, now, _| {
+                        jobs::fire(c, now, params).await
+                    })
+                    .await
+                }
+            }
+        };
+    };
+}
+pub(crate) use store_operations;

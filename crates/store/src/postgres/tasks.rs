@@ -1,0 +1,204 @@
+//! Task creates on PostgreSQL: one statement and one commit for the common
+//! case. With the queue's configuration at hand (cached briefly), the
+//! shared rules resolve the row once; a create without a key joins a group
+//! commit ([`batch`]), one with a key inserts and completes its record in
+//! one statement. Whatever that statement cannot settle (a taken ID, a
+//! missing queue) goes to the shared transactional create.
+
+use super::{Pg, PostgresStore, batch};
+use crate::driver::{Conn, args};
+use crate::idempotency::KeyCompletion;
+use crate::records::*;
+use crate::sql::Row as _;
+use crate::tables::idempotency::micros;
+use crate::tables::tasks::TaskInsert;
+use crate::tables::{self, queues};
+use crate::{Error, Result};
+use idem_core::queue::QueueConfig;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// A task insert that checks its queue in the same statement: one round
+/// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
+/// for a concurrent queue delete and then see the queue gone. Creates
+/// without a key run its many-row form in a group commit
+/// ([`batch`]); this one only when the batchers are gone.
+pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
+     attempt_count, cancel_requested, created_at) \
+     SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, $7::bytea, \
+     $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
+     WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
+     ON CONFLICT (org, queue, task_id) DO NOTHING";
+
+/// (organization, queue) → configuration and when it was read.
+pub(super) type QueueConfigCache = HashMap<(String, String), (QueueConfig, Instant)>;
+
+/// [`SQL_INSERT_TASK_IF_QUEUE`] together with the completion of the
+/// request's Idempotency-Key record, in one statement: the insert happens
+/// only while this request holds the key (its in-progress row, locked
+/// here), and the record completes only if the insert did, so the two
+/// commit together or not at all. Answers (inserted, completed).
+const SQL_INSERT_TASK_AND_COMPLETE: &str = "WITH held AS ( \
+       SELECT 1 FROM idempotency_keys WHERE org = $1 AND principal = $12 AND key = $13 \
+       AND token = $14 AND state = 'in_progress' FOR UPDATE), \
+     ins AS ( \
+       INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
+       schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
+       cancel_requested, created_at) \
+       SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, \
+       $7::bytea, $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
+       WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
+       AND EXISTS (SELECT 1 FROM held) \
+       ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING 1), \
+     done AS ( \
+       UPDATE idempotency_keys SET fingerprint = $15, state = 'completed', \
+       status = $16::bigint, resource_kind = $17::text, resource_id = $18::text, body = NULL, \
+       locked_until = $11::bigint, expires_at = $19::bigint \
+       WHERE org = $1 AND principal = $12::text AND key = $13::text AND token = $14::text \
+       AND EXISTS (SELECT 1 FROM ins) RETURNING 1) \
+     SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM done)";
+
+/// How long a node trusts a queue's configuration for resolving the retry
+/// policy of new tasks; a PATCH reaches creates on other nodes within it.
+const QUEUE_CONFIG_TTL: Duration = Duration::from_secs(1);
+
+/// How a create ended on the fast path.
+enum Fast {
+    Created(Box<Task>),
+    /// Down the transactional path, which handles conflicts and missing
+    /// queues. `uid` is the row a failed batch may have committed after all
+    /// (the connection broke after the commit): found there, it is this
+    /// request's own task.
+    Fallback {
+        uid: Option<String>,
+    },
+}
+
+impl PostgresStore {
+    /// The one-statement create ([`Self::task_create_fast`]), or, for what
+    /// it cannot settle, the shared create in a transaction of its own,
+    /// which completes the Idempotency-Key record with it.
+    pub(super) async fn create_task(&self, mut p: TaskCreate) -> Result<Task> {
+        let now = self.now();
+        let key = p.completion.take();
+        let own_uid = match self.task_create_fast(&p, key.as_ref(), now).await? {
+            Fast::Created(task) => return Ok(*task),
+            Fast::Fallback { uid } => uid,
+        };
+        self.write_at(key, now, async |c, now, _| {
+            // FOR KEY SHARE keeps the queue from being deleted under the
+            // insert without blocking concurrent creates.
+            let queue = queues::get(c, &p.org, &p.queue, "FOR KEY SHARE").await?;
+            tables::tasks::create(c, &p, &queue.config, own_uid.as_deref(), now).await
+        })
+        .await
+    }
+}
+
+impl PostgresStore {
+    /// The queue's configuration from the cache, or read and cached; `None`
+    /// when the queue is missing.
+    async fn queue_config(&self, org: &str, queue: &str) -> Result<Option<QueueConfig>> {
+        let id = (org.to_string(), queue.to_string());
+        {
+            let cache = self.queue_configs.lock().expect("queue config cache");
+            if let Some((c, _)) = cache
+                .get(&id)
+                .filter(|(_, at)| at.elapsed() < QUEUE_CONFIG_TTL)
+            {
+                return Ok(Some(c.clone()));
+            }
+        }
+        match self
+            .read(async |c, _| queues::get(c, org, queue, "").await)
+            .await
+        {
+            Ok(q) => {
+                let mut cache = self.queue_configs.lock().expect("queue config cache");
+                if cache.len() > 10_000 {
+                    cache.clear();
+                }
+                cache.insert(id, (q.config.clone(), Instant::now()));
+                Ok(Some(q.config))
+            }
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Creates the task in one statement when its queue's configuration is
+    /// at hand and its ID is free: without a key, the statement of a group
+    /// commit ([`batch`]); with one, a statement of its own that also
+    /// completes the key's record.
+    async fn task_create_fast(
+        &self,
+        p: &TaskCreate,
+        key: Option<&KeyCompletion>,
+        now: i64,
+    ) -> Result<Fast> {
+        let Some(config) = self.queue_config(&p.org, &p.queue).await? else {
+            return Ok(Fast::Fallback { uid: None });
+        };
+        let mut ins = TaskInsert::resolve(p, &config, now)?;
+        if let Some(k) = key {
+            let client = self.pool.get().await?;
+            let expires_at = now.saturating_add(micros(k.retain_for));
+            let mut params = tables::tasks::insert_args(p, &ins, now).to_vec();
+            params.extend(args![
+                &k.principal,
+                &k.key,
+                &k.token,
+                &k.fingerprint,
+                i64::from(k.status),
+                k.resource_kind,
+                &k.resource_id,
+                expires_at,
+            ]);
+            let counts = Pg(&client)
+                .query_opt(SQL_INSERT_TASK_AND_COMPLETE, &params, |r| {
+                    Ok((r.i64(0)?, r.i64(1)?))
+                })
+                .await?;
+            return match counts {
+                Some((1, 1)) => Ok(Fast::Created(Box::new(ins.task(p, now)))),
+                Some((0, _)) => Ok(Fast::Fallback { uid: None }),
+                _ => Err(Error::Internal(
+                    "a task was inserted without its Idempotency-Key record".into(),
+                )),
+            };
+        }
+        // The row takes the insert's column values; `task` below needs
+        // none of those moved out.
+        let row = batch::Row {
+            org: p.org.clone(),
+            queue: p.queue.clone(),
+            task_id: p.task_id.clone(),
+            uid: ins.uid.clone(),
+            target: std::mem::take(&mut ins.target),
+            body_form: ins.body_form,
+            body: ins.body.take(),
+            schedule_time: ins.schedule_time,
+            dispatch_deadline_s: ins.dispatch_deadline_s,
+            retry_config: std::mem::take(&mut ins.retry_config),
+            created_at: now,
+        };
+        Ok(match self.batcher.insert(row).await {
+            Ok(batch::Outcome::Inserted) => Fast::Created(Box::new(ins.task(p, now))),
+            Ok(batch::Outcome::Exists(summary)) => return Err(Error::TaskExists(summary)),
+            Ok(batch::Outcome::NotInserted) => Fast::Fallback { uid: None },
+            Ok(batch::Outcome::Failed) => Fast::Fallback { uid: Some(ins.uid) },
+            // No batcher: a statement of its own.
+            Err(row) => {
+                let client = self.pool.get().await?;
+                let stmt = client.prepare_cached(SQL_INSERT_TASK_IF_QUEUE).await?;
+                let n = client.execute(&stmt, &row.params()).await?;
+                if n == 1 {
+                    Fast::Created(Box::new(ins.task(p, now)))
+                } else {
+                    Fast::Fallback { uid: None }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,31 @@
+//! Queues on SQLite: a change of a queue's configuration or existence drops
+//! the writer's cached configuration of it ([`super::tasks`]), in the
+//! writer, before the change.
+
+use super::SqliteStore;
+use crate::Result;
+use crate::tables::queues;
+
+impl SqliteStore {
+    pub(super) fn forget_queue_config(
+        &self,
+        org: &str,
+        name: &str,
+    ) -> impl FnOnce() + Send + use<> {
+        let cache = self.inner.queue_configs.clone();
+        let id = (org.to_string(), name.to_string());
+        move || {
+            cache.lock().expect("queue cache").remove(&id);
+        }
+    }
+
+    pub(super) async fn delete_queue(&self, org: &str, name: &str) -> Result<()> {
+        let (org, name) = (org.to_string(), name.to_string());
+        let forget = self.forget_queue_config(&org, &name);
+        self.write(None, async move |c, _, _| {
+            forget();
+            queues::delete(c, &org, &name).await
+        })
+        .await
+    }
+}

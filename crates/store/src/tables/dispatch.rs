@@ -1,0 +1,534 @@
+//! The dispatcher's statements on `tasks`, `attempts` and `queues`: a
+//! claim's bookkeeping, applying attempt results, recovering expired leases
+//! and the rules behind them (token buckets, backoff). How a claim takes
+//! rows is each backend's own: PostgreSQL locks queue and task rows with
+//! `SKIP LOCKED` so nodes never wait on each other, and records a batch of
+//! attempts with one `unnest` statement; SQLite's one writer needs neither.
+
+use crate::dispatch::*;
+use crate::driver::{Conn, args};
+use crate::records::{Attempt, Status};
+use crate::sql::{self as rows, Row};
+use crate::{Error, Result};
+use futures_util::future::try_join;
+use idem_core::backoff::{self, Next};
+use idem_core::clock::{from_micros, to_micros};
+use idem_core::queue::{QueueConfig, RateLimits};
+use std::time::Duration;
+
+/// Error text of an attempt whose node stopped reporting.
+pub(crate) const LEASE_EXPIRED: &str =
+    "lease expired: the node running the attempt stopped before reporting a result";
+
+/// The token bucket of a queue as stored: `None` tokens mean full.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Bucket {
+    pub tokens: f64,
+    pub refilled_at: i64,
+}
+
+impl Bucket {
+    /// The bucket at `now`: refilled at the queue's rate since it was last
+    /// written, never above the burst size. A clock that went backwards
+    /// refills nothing.
+    pub(crate) fn at(stored: Option<(f64, i64)>, limits: &RateLimits, now: i64) -> Bucket {
+        let burst = f64::from(limits.max_burst_size);
+        let tokens = match stored {
+            None => burst,
+            Some((tokens, at)) => {
+                let elapsed_s = (now - at).max(0) as f64 / 1e6;
+                (tokens + elapsed_s * limits.max_dispatches_per_second).min(burst)
+            }
+        };
+        Bucket {
+            tokens,
+            refilled_at: now,
+        }
+    }
+
+    /// Spends a token per task a claim took.
+    pub(crate) fn take(&mut self, tasks: usize) {
+        self.tokens -= tasks as f64;
+    }
+
+    /// Whole tokens available.
+    pub(crate) fn whole(&self) -> u32 {
+        self.tokens.max(0.0).floor().min(f64::from(u32::MAX)) as u32
+    }
+
+    /// When the next whole token will be there.
+    pub(crate) fn next_token_at(&self, limits: &RateLimits) -> i64 {
+        let missing = (1.0 - self.tokens.fract()).max(0.0);
+        let wait_us = (missing / limits.max_dispatches_per_second * 1e6).ceil() as i64;
+        self.refilled_at + wait_us.max(1)
+    }
+}
+
+/// How many of a queue's due tasks one claim may take.
+pub(crate) fn claimable(bucket: &Bucket, limits: &RateLimits, running: u64, wanted: u32) -> u32 {
+    let free = u64::from(limits.max_concurrent_dispatches).saturating_sub(running);
+    let free = u32::try_from(free).unwrap_or(u32::MAX);
+    wanted.min(free).min(bucket.whole())
+}
+
+/// The columns of a task's row a completion needs, whatever the backend.
+pub(crate) struct RunningRow {
+    pub org: String,
+    pub queue: String,
+    pub task_id: String,
+    pub uid: String,
+    pub status: Status,
+    pub attempt_count: u32,
+    pub cancel_requested: bool,
+    pub retry_config: idem_core::queue::RetryConfig,
+    pub first_attempt_at: Option<i64>,
+    pub started_at: Option<i64>,
+    pub dedup_window_s: u64,
+}
+
+/// The new state of a task after an attempt, as column values.
+pub(crate) struct NextState {
+    pub status: Status,
+    pub next_attempt_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    pub dedup_expires_at: Option<i64>,
+    pub attempt: Attempt,
+}
+
+impl RunningRow {
+    /// Whether `token` still holds this task's lease.
+    pub(crate) fn holds(&self, token: u32) -> bool {
+        self.status == Status::Running && self.attempt_count == token
+    }
+
+    /// Decides what an attempt's result makes of the task (SPEC 4): 2xx
+    /// succeeds; a failure of a task whose cancel was requested ends it;
+    /// otherwise the backoff decides between a retry and giving up.
+    pub(crate) fn outcome(&self, result: &AttemptResult, now: i64) -> NextState {
+        let status = if result.succeeded() {
+            Status::Succeeded
+        } else if self.cancel_requested {
+            Status::Cancelled
+        } else {
+            let first = from_micros(self.first_attempt_at.unwrap_or(now));
+            match backoff::after_failure(
+                &self.retry_config,
+                self.attempt_count,
+                first,
+                from_micros(now),
+                result.retry_after,
+            ) {
+                Next::GiveUp => Status::Failed,
+                Next::RetryAt(at) => {
+                    return NextState {
+                        status: Status::Pending,
+                        next_attempt_at: Some(to_micros(at)),
+                        finished_at: None,
+                        dedup_expires_at: None,
+                        attempt: self.attempt(result, now),
+                    };
+                }
+            }
+        };
+        let window = i64::try_from(self.dedup_window_s)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1_000_000);
+        NextState {
+            status,
+            next_attempt_at: None,
+            finished_at: Some(now),
+            dedup_expires_at: Some(now.saturating_add(window)),
+            attempt: self.attempt(result, now),
+        }
+    }
+
+    fn attempt(&self, result: &AttemptResult, now: i64) -> Attempt {
+        Attempt {
+            attempt: self.attempt_count,
+            started_at: from_micros(self.started_at.unwrap_or(now)),
+            finished_at: Some(from_micros(now)),
+            status_code: result.status_code,
+            error: result.error.clone(),
+            duration_ms: Some(u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
+
+    pub(crate) fn finished(&self, status: Status) -> Finished {
+        Finished {
+            org: self.org.clone(),
+            queue: self.queue.clone(),
+            task_id: self.task_id.clone(),
+            uid: self.uid.clone(),
+            status,
+        }
+    }
+
+    /// The result standing for an attempt whose lease expired.
+    pub(crate) fn lease_expired(&self, now: i64) -> AttemptResult {
+        AttemptResult {
+            task_uid: self.uid.clone(),
+            attempt: self.attempt_count,
+            status_code: None,
+            error: Some(LEASE_EXPIRED.into()),
+            duration: Duration::from_micros(
+                u64::try_from(now - self.started_at.unwrap_or(now)).unwrap_or(0),
+            ),
+            retry_after: None,
+        }
+    }
+}
+
+/// Most expired leases one claim recovers; the rest wait for the next.
+pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;
+
+/// Channel names of the PostgreSQL wake-ups.
+pub(crate) const WORK_CHANNEL: &str = "idem_dispatch_work";
+pub(crate) const FINISHED_CHANNEL: &str = "idem_task_finished";
+
+/// `org/queue/task_id/uid/status`: names never contain `/` (SPEC 3 limits
+/// them to `[A-Za-z0-9_-]`), so the payload splits unambiguously.
+pub(crate) fn encode_finished(f: &Finished) -> String {
+    format!(
+        "{}/{}/{}/{}/{}",
+        f.org,
+        f.queue,
+        f.task_id,
+        f.uid,
+        f.status.as_str()
+    )
+}
+
+pub(crate) fn decode_finished(payload: &str) -> Option<Finished> {
+    let mut parts = payload.split('/');
+    let f = Finished {
+        org: parts.next()?.to_string(),
+        queue: parts.next()?.to_string(),
+        task_id: parts.next()?.to_string(),
+        uid: parts.next()?.to_string(),
+        status: Status::parse(parts.next()?)?,
+    };
+    parts.next().is_none().then_some(f)
+}
+
+/// Reads a row of [`RUNNING_ROW`].
+pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
+    let status = r.text(4)?;
+    let config: QueueConfig = serde_json::from_str(&r.text(10)?)
+        .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
+    Ok(RunningRow {
+        org: r.text(0)?,
+        queue: r.text(1)?,
+        task_id: r.text(2)?,
+        uid: r.text(3)?,
+        status: Status::parse(&status)
+            .ok_or_else(|| Error::Internal(format!("unreadable task status {status:?}")))?,
+        attempt_count: r.i64(5)? as u32,
+        cancel_requested: r.i64(6)? != 0,
+        retry_config: serde_json::from_str(&r.text(7)?)
+            .map_err(|e| Error::Internal(format!("unreadable retry config: {e}")))?,
+        first_attempt_at: r.opt_i64(8)?,
+        started_at: r.opt_i64(9)?,
+        dedup_window_s: config.dedup_window_s,
+    })
+}
+
+/// A task's row as a completion reads it: its lease, its retry policy and
+/// its queue's dedup window; read with [`running_row`]. Callers append the
+/// condition.
+pub(crate) const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
+     t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, \
+     q.config FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
+
+/// The running row of one task.
+pub(crate) async fn running<C: Conn>(c: &C, uid: &str) -> Result<Option<RunningRow>> {
+    let sql = format!("{RUNNING_ROW} WHERE t.uid = $1");
+    c.query_opt(&sql, &args![uid], |r| running_row(r)).await
+}
+
+/// Applies an attempt's result if `row` (the task as it is now) still
+/// holds its lease; otherwise nothing changes.
+pub(crate) async fn complete<C: Conn>(
+    c: &C,
+    now: i64,
+    row: Option<&RunningRow>,
+    result: &AttemptResult,
+) -> Result<AttemptOutcome> {
+    match row.filter(|row| row.holds(result.attempt)) {
+        Some(row) => Ok(AttemptOutcome::Applied(apply(c, now, row, result).await?)),
+        None => Ok(AttemptOutcome::Stale {
+            task_uid: result.task_uid.clone(),
+        }),
+    }
+}
+
+/// Records the attempt and moves the task on; the caller checked the lease
+/// (under a row lock, on PostgreSQL). The two statements are pipelined.
+async fn apply<C: Conn>(
+    c: &C,
+    now: i64,
+    row: &RunningRow,
+    result: &AttemptResult,
+) -> Result<Finished> {
+    let next = row.outcome(result, now);
+    let attempt_json = rows::to_json(&next.attempt);
+    let task_args = args![
+        next.status.as_str(),
+        next.next_attempt_at,
+        next.finished_at,
+        next.dedup_expires_at,
+        &attempt_json,
+        &row.uid,
+    ];
+    let task = c.execute(
+        "UPDATE tasks SET status = $1, next_attempt_at = COALESCE($2, next_attempt_at), \
+         finished_at = $3, dedup_expires_at = $4, lease_expires_at = NULL, last_attempt = $5 \
+         WHERE uid = $6",
+        &task_args,
+    );
+    let attempt_args = args![
+        now,
+        next.attempt.status_code.map(i64::from),
+        &next.attempt.error,
+        next.attempt.duration_ms.map(|d| d as i64),
+        &row.uid,
+        i64::from(row.attempt_count),
+    ];
+    let attempt = c.execute(
+        "UPDATE attempts SET finished_at = $1, status_code = $2, error = $3, duration_ms = $4 \
+         WHERE task_uid = $5 AND attempt = $6",
+        &attempt_args,
+    );
+    try_join(task, attempt).await?;
+    Ok(row.finished(next.status))
+}
+
+/// A claim under way: what it may still take, when to wake, what it took.
+pub(crate) struct Claim {
+    pub now: i64,
+    /// Added to each claimed task's deadline to form its lease (µs).
+    pub grace: i64,
+    pub remaining: u32,
+    wake_at: Option<i64>,
+    batch: ClaimedBatch,
+}
+
+impl Claim {
+    /// Starts a claim by recovering expired leases (at most
+    /// [`MAX_RECOVERED_PER_CLAIM`]; the rest wait for the next claim).
+    pub(crate) async fn start<C: Conn>(c: &C, now: i64, params: DispatchClaim) -> Result<Claim> {
+        let sql = format!(
+            "{RUNNING_ROW} WHERE t.status = 'running' AND t.lease_expires_at <= $1 \
+             ORDER BY t.lease_expires_at LIMIT $2 {}",
+            c.lock("FOR UPDATE OF t SKIP LOCKED")
+        );
+        let expired = c
+            .query(&sql, &args![now, MAX_RECOVERED_PER_CLAIM], |r| {
+                running_row(r)
+            })
+            .await?;
+        let mut batch = ClaimedBatch::default();
+        for row in &expired {
+            let finished = apply(c, now, row, &row.lease_expired(now)).await?;
+            batch.recovered.push(finished);
+        }
+        Ok(Claim {
+            now,
+            grace: i64::try_from(params.lease_grace.as_micros()).unwrap_or(i64::MAX),
+            remaining: params.max_tasks,
+            wake_at: None,
+            batch,
+        })
+    }
+
+    fn wake(&mut self, at: i64) {
+        self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
+    }
+
+    /// How many of a queue's due tasks this claim takes, and the queue's
+    /// bucket: `None` when its limits allow none now (a claim then wakes
+    /// when the next token comes, if a token is what is missing).
+    pub(crate) async fn size<C: Conn>(
+        &mut self,
+        c: &C,
+        org: &str,
+        queue: &str,
+        q: &ClaimQueue,
+    ) -> Result<Option<(u32, Bucket)>> {
+        let bucket = Bucket::at(q.stored, &q.limits, self.now);
+        let running = c
+            .query_opt(
+                "SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND status = 'running'",
+                &args![org, queue],
+                |r| r.i64(0),
+            )
+            .await?
+            .unwrap_or(0);
+        let n = claimable(&bucket, &q.limits, running as u64, self.remaining);
+        if n == 0 {
+            if bucket.whole() == 0 {
+                self.wake(bucket.next_token_at(&q.limits));
+            }
+            return Ok(None);
+        }
+        Ok(Some((n, bucket)))
+    }
+
+    /// Takes the tasks a queue gave (of the `n` asked for), with the
+    /// signing secrets of their organization, read in this transaction so
+    /// that a rotation is seen by the very next attempt.
+    pub(crate) async fn took<C: Conn>(
+        &mut self,
+        c: &C,
+        org: &str,
+        q: &ClaimQueue,
+        bucket: &Bucket,
+        n: u32,
+        claimed: Vec<ClaimedTask>,
+    ) -> Result<()> {
+        let taken = claimed.len() as u32;
+        self.remaining -= taken;
+        if taken == n && bucket.whole() == 0 {
+            self.wake(bucket.next_token_at(&q.limits));
+        }
+        if !claimed.is_empty() && !self.batch.signing_secrets.contains_key(org) {
+            let secrets = c
+                .query(
+                    "SELECT secret FROM signing_secrets WHERE org = $1 \
+                     ORDER BY created_at DESC, id DESC",
+                    &args![org],
+                    |r| r.text(0),
+                )
+                .await?;
+            self.batch.signing_secrets.insert(org.to_string(), secrets);
+        }
+        self.batch.tasks.extend(claimed);
+        Ok(())
+    }
+
+    /// Ends the claim with the earliest instant more work may become
+    /// claimable: a token, the next due task of a running queue, the next
+    /// lease expiry.
+    pub(crate) async fn finish<C: Conn>(mut self, c: &C) -> Result<ClaimedBatch> {
+        let now_arg = args![self.now];
+        let next_due = c.query_opt(
+            "SELECT t.next_attempt_at FROM tasks t WHERE t.status = 'pending' \
+             AND t.next_attempt_at > $1 AND EXISTS (SELECT 1 FROM queues q \
+             WHERE q.org = t.org AND q.name = t.queue AND q.state = 'running') \
+             ORDER BY t.next_attempt_at LIMIT 1",
+            &now_arg,
+            |r| r.i64(0),
+        );
+        let next_lease = c.query_opt(
+            "SELECT min(lease_expires_at) FROM tasks WHERE status = 'running'",
+            &[],
+            |r| r.opt_i64(0),
+        );
+        let (next_due, next_lease) = try_join(next_due, next_lease).await?;
+        self.batch.wake_at = [self.wake_at, next_due, next_lease.flatten()]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(from_micros);
+        Ok(self.batch)
+    }
+}
+
+/// A queue's limits and stored token bucket, as a claim reads them.
+pub(crate) struct ClaimQueue {
+    pub limits: RateLimits,
+    pub stored: Option<(f64, i64)>,
+}
+
+impl ClaimQueue {
+    /// Reads `config, dispatch_tokens, dispatch_refilled_at` at `at`.
+    pub(crate) fn read(r: &impl Row, at: usize) -> Result<ClaimQueue> {
+        let config: QueueConfig = serde_json::from_str(&r.text(at)?)
+            .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
+        Ok(ClaimQueue {
+            limits: config.rate_limits,
+            stored: r.opt_f64(at + 1)?.zip(r.opt_i64(at + 2)?),
+        })
+    }
+}
+
+/// Debits a queue's bucket by what it gave.
+pub(crate) async fn debit<C: Conn>(c: &C, bucket: &Bucket, org: &str, queue: &str) -> Result<u64> {
+    c.execute(
+        "UPDATE queues SET dispatch_tokens = $1, dispatch_refilled_at = $2 \
+         WHERE org = $3 AND name = $4",
+        &args![bucket.tokens, bucket.refilled_at, org, queue],
+    )
+    .await
+}
+
+/// Reads a claim statement's row: the task's columns, then its lease.
+pub(crate) fn claimed_task(r: &impl Row, org: &str) -> Result<ClaimedTask> {
+    let task = rows::task(r)?;
+    Ok(ClaimedTask {
+        org: org.to_string(),
+        attempt: task.attempt_count,
+        lease_expires_at: from_micros(r.i64(rows::TASK_COLUMN_COUNT)?),
+        task,
+    })
+}
+
+/// Claimed tasks in schedule order: RETURNING gives no order guarantee.
+pub(crate) fn in_schedule_order(claimed: &mut [ClaimedTask]) {
+    claimed.sort_by(|a, b| {
+        (a.task.next_attempt_at, &a.task.uid).cmp(&(b.task.next_attempt_at, &b.task.uid))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(rate: f64, burst: u32, concurrency: u32) -> RateLimits {
+        RateLimits {
+            max_dispatches_per_second: rate,
+            max_burst_size: burst,
+            max_concurrent_dispatches: concurrency,
+        }
+    }
+
+    #[test]
+    fn an_unused_bucket_is_full_and_refills_at_the_rate() {
+        let l = limits(5.0, 3, 10);
+        let b = Bucket::at(None, &l, 1_000_000);
+        assert_eq!(b.whole(), 3);
+        let b = Bucket::at(Some((0.0, 1_000_000)), &l, 1_300_000);
+        assert_eq!(b.whole(), 1);
+        assert_eq!(b.next_token_at(&l), 1_300_000 + 100_000);
+        let b = Bucket::at(Some((0.0, 1_000_000)), &l, 60_000_000);
+        assert_eq!(b.whole(), 3, "never above the burst");
+        let b = Bucket::at(Some((2.0, 5_000_000)), &l, 1_000_000);
+        assert_eq!(b.whole(), 2, "a clock going back refills nothing");
+    }
+
+    #[test]
+    fn claimable_respects_tokens_concurrency_and_demand() {
+        let l = limits(100.0, 50, 4);
+        let full = Bucket::at(None, &l, 0);
+        assert_eq!(claimable(&full, &l, 0, 10), 4);
+        assert_eq!(claimable(&full, &l, 3, 10), 1);
+        assert_eq!(claimable(&full, &l, 9, 10), 0);
+        assert_eq!(claimable(&full, &l, 0, 2), 2);
+        let empty = Bucket::at(Some((0.5, 0)), &l, 0);
+        assert_eq!(claimable(&empty, &l, 0, 10), 0);
+    }
+
+    #[test]
+    fn finished_payload_round_trips() {
+        let f = Finished {
+            org: "default".into(),
+            queue: "q-1".into(),
+            task_id: "t_2".into(),
+            uid: "0190abc".into(),
+            status: Status::Succeeded,
+        };
+        assert_eq!(decode_finished(&encode_finished(&f)), Some(f));
+        assert_eq!(decode_finished("a/b/c/d/nonsense"), None);
+        assert_eq!(decode_finished("a/b/c/d/failed/extra"), None);
+    }
+}

@@ -1,0 +1,150 @@
+//! Queues: their configuration and state. A queue's tasks go with it.
+
+use super::idempotency::Keyed;
+use super::{after, limit, not_found};
+use crate::driver::{Conn, args};
+use crate::records::*;
+use crate::sql as rows;
+use crate::{Error, Result};
+use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
+
+pub(crate) async fn create<C: Conn>(
+    c: &C,
+    org: &str,
+    name: &str,
+    config: &QueueConfig,
+    now: i64,
+) -> Result<Queue> {
+    let sql = format!(
+        "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
+         VALUES ($1, $2, 'running', $3, $4, $4) ON CONFLICT DO NOTHING RETURNING {}",
+        rows::QUEUE_COLUMNS
+    );
+    let config = rows::to_json(config);
+    c.query_opt(&sql, &args![org, name, &config, now], |r| rows::queue(r))
+        .await?
+        .ok_or_else(|| Error::AlreadyExists {
+            kind: "queue",
+            id: name.to_string(),
+        })
+}
+
+/// The queue, read under the row lock `lock` names (PostgreSQL only).
+pub(crate) async fn get<C: Conn>(
+    c: &C,
+    org: &str,
+    name: &str,
+    lock: &'static str,
+) -> Result<Queue> {
+    let sql = format!(
+        "SELECT {} FROM queues WHERE org = $1 AND name = $2 {}",
+        rows::QUEUE_COLUMNS,
+        c.lock(lock)
+    );
+    c.query_opt(&sql, &args![org, name], |r| rows::queue(r))
+        .await?
+        .ok_or_else(|| not_found("queue", name))
+}
+
+/// The organization's queues by name; its job queue is not one of them.
+pub(crate) async fn list<C: Conn>(c: &C, org: &str, page: &PageRequest) -> Result<Page<Queue>> {
+    let sql = format!(
+        "SELECT {} FROM queues WHERE org = $1 AND name > $2 AND name <> '~jobs' \
+         ORDER BY name LIMIT $3",
+        rows::QUEUE_COLUMNS
+    );
+    let items = c
+        .query(&sql, &args![org, after(page), limit(page)], |r| {
+            rows::queue(r)
+        })
+        .await?;
+    Ok(Page::from_rows(items, page.limit, |q| q.name.clone()))
+}
+
+/// Applies `patch` to the configuration as it is under the lock.
+pub(crate) async fn update<C: Conn>(
+    c: &C,
+    org: &str,
+    name: &str,
+    patch: &QueueConfigPatch,
+    now: i64,
+) -> Result<Queue> {
+    let current = get(c, org, name, "FOR UPDATE").await?;
+    let next = current.config.apply(patch).map_err(Error::Invalid)?;
+    let sql = format!(
+        "UPDATE queues SET config = $1, updated_at = $2 WHERE org = $3 AND name = $4 \
+         RETURNING {}",
+        rows::QUEUE_COLUMNS
+    );
+    let config = rows::to_json(&next);
+    c.query_opt(&sql, &args![&config, now, org, name], |r| rows::queue(r))
+        .await?
+        .ok_or_else(|| not_found("queue", name))
+}
+
+pub(crate) async fn set_state<C: Conn>(
+    c: &C,
+    org: &str,
+    name: &str,
+    state: QueueState,
+    now: i64,
+) -> Result<Queue> {
+    let sql = format!(
+        "UPDATE queues SET state = $1, updated_at = $2 WHERE org = $3 AND name = $4 \
+         RETURNING {}",
+        rows::QUEUE_COLUMNS
+    );
+    c.query_opt(&sql, &args![state.as_str(), now, org, name], |r| {
+        rows::queue(r)
+    })
+    .await?
+    .ok_or_else(|| not_found("queue", name))
+}
+
+/// The queue, its tasks and their attempts.
+pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> {
+    let n = c
+        .execute(
+            "DELETE FROM queues WHERE org = $1 AND name = $2",
+            &args![org, name],
+        )
+        .await?;
+    if n == 0 {
+        return Err(not_found("queue", name));
+    }
+    c.execute(
+        "DELETE FROM attempts WHERE task_uid IN \
+         (SELECT uid FROM tasks WHERE org = $1 AND queue = $2)",
+        &args![org, name],
+    )
+    .await?;
+    c.execute(
+        "DELETE FROM tasks WHERE org = $1 AND queue = $2",
+        &args![org, name],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Cancels the queue's pending tasks; the record of a keyed purge keeps the
+/// answer's body.
+pub(crate) async fn purge<C: Conn>(
+    c: &C,
+    org: &str,
+    name: &str,
+    now: i64,
+    keyed: &mut Keyed,
+) -> Result<u64> {
+    let queue = get(c, org, name, "FOR SHARE").await?;
+    let window = queue.config.dedup_window_s as i64 * 1_000_000;
+    let n = c
+        .execute(
+            "UPDATE tasks SET status = 'cancelled', \
+             finished_at = $1, dedup_expires_at = $1 + CAST($2 AS BIGINT) \
+             WHERE org = $3 AND queue = $4 AND status = 'pending'",
+            &args![now, window, org, name],
+        )
+        .await?;
+    keyed.set_body(|| format!("{{\"cancelled\":{n}}}"));
+    Ok(n)
+}
