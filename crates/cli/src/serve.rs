@@ -49,8 +49,9 @@ pub struct ServeArgs {
     /// How long before its instant a cron run is created (as a task
     /// scheduled for the instant), so that the dispatcher alone stands
     /// between the instant and the delivery. Runs created ahead are
-    /// deleted when their job is paused or changed; a node that dies
-    /// leaves them to fire, late, whatever the job's `catch_up`.
+    /// deleted when their job is paused or changed. When every node was
+    /// down past their instant, a starting node judges them by the job's
+    /// `catch_up`, as if they had not been created yet.
     #[arg(long, env = "IDEM_SCHEDULE_LOOKAHEAD", default_value = "5s", value_parser = parse_duration)]
     schedule_lookahead: Duration,
     /// Refuse operations that honour Idempotency-Key when they come without

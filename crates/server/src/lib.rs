@@ -147,6 +147,7 @@ pub async fn serve(
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stop_tx = Arc::new(stop_tx);
     let sweeper = tokio::spawn(sweeper::run(app.clone(), stop_rx.clone()));
+    scheduler::drop_missed_runs(&app).await;
     let dispatcher = tokio::spawn(dispatch::run(app.clone(), stop_rx.clone()));
     let scheduler = tokio::spawn(scheduler::run(app.clone(), stop_rx.clone()));
     let telemetry = tokio::spawn(telemetry::run(stop_rx.clone()));

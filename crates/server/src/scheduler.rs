@@ -47,12 +47,39 @@ impl Handle {
     }
 }
 
-pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
-    let params = FireParams {
+fn params(app: &App) -> FireParams {
+    FireParams {
         max_jobs: MAX_JOBS_PER_PASS,
         tolerance: app.options.misfire_grace,
         lookahead: app.options.schedule_lookahead,
-    };
+    }
+}
+
+/// Before this node's dispatcher starts: runs created ahead of instants
+/// that were missed while every node was down are judged by their job's
+/// `catch_up` before anything may deliver them.
+pub async fn drop_missed_runs(app: &App) {
+    match app
+        .store
+        .scheduler_drop_missed(app.options.misfire_grace)
+        .await
+    {
+        Ok(0) => {}
+        Ok(dropped) => {
+            tracing::info!(
+                runs = dropped,
+                "runs created ahead of missed instants dropped, as their jobs' catch_up says"
+            );
+            metrics::counter!("idem_scheduler_missed_runs_dropped_total").increment(dropped);
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not judge runs created ahead of missed instants")
+        }
+    }
+}
+
+pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
+    let params = params(&app);
     loop {
         if *stop.borrow() {
             return;

@@ -133,4 +133,13 @@ pub trait JobStore: Send + Sync {
 
     /// Fires due enabled jobs, at most `max_jobs`, in one transaction.
     async fn scheduler_fire(&self, params: FireParams) -> Result<FireReport>;
+
+    /// Deletes the runs created ahead of their instant, never attempted,
+    /// whose instant is older than `tolerance` and which their job's
+    /// `catch_up` would not have fired: instants missed while every node
+    /// was down, judged as if their rows had not been written yet. A node
+    /// calls it when it starts, before its dispatcher may deliver them;
+    /// later, a run that is late has a slow dispatcher, not a missed
+    /// instant, and is left alone. Answers how many runs were dropped.
+    async fn scheduler_drop_missed(&self, tolerance: Duration) -> Result<u64>;
 }

@@ -418,6 +418,16 @@ macro_rules! store_operations {
                     })
                     .await
                 }
+
+                async fn scheduler_drop_missed(
+                    &self,
+                    tolerance: std::time::Duration,
+                ) -> Result<u64> {
+                    self.write(None, async move |c, now, _| {
+                        jobs::drop_missed_runs(c, now, tolerance).await
+                    })
+                    .await
+                }
             }
         };
     };

@@ -1294,7 +1294,65 @@ macro_rules! backends {
     };
 }
 
+/// Runs created ahead of their instant whose instant was then missed (no
+/// pass and no dispatcher ran: every node was down) follow the job's
+/// `catch_up` at the next pass, exactly as instants without a row do.
+async fn runs_created_ahead_of_missed_instants_follow_the_catch_up(h: Harness) {
+    h.set(at("12:00:00.5"));
+    for (name, policy) in [
+        ("none", CatchUp::None),
+        ("latest", CatchUp::Latest),
+        ("all", CatchUp::All),
+    ] {
+        h.create(name, &catch_up(EVERY_SECOND, policy)).await;
+    }
+    let ahead = |report: &FireReport, job: &str| fired_times(report, job).len();
+    let report = fire_ahead(&h, 5).await;
+    for job in ["none", "latest", "all"] {
+        assert_eq!(ahead(&report, job), 5, "{job}: 12:00:01 to 12:00:05 ahead");
+    }
+    // Every node down until 12:00:03.5: 01 and 02 were missed (more than a
+    // second late), 03 is on time, 04 and 05 are still ahead.
+    h.set(at("12:00:03.5"));
+    let dropped = h
+        .store
+        .scheduler_drop_missed(Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        dropped, 4,
+        "none drops both missed, latest both (03 is on time)"
+    );
+    assert_eq!(
+        h.store
+            .scheduler_drop_missed(Duration::from_secs(1))
+            .await
+            .unwrap(),
+        0,
+        "what is kept is kept"
+    );
+    assert_eq!(
+        h.run_times("none").await[..3],
+        [at("12:00:03"), at("12:00:04"), at("12:00:05")]
+    );
+    assert_eq!(
+        h.run_times("latest").await[..3],
+        [at("12:00:03"), at("12:00:04"), at("12:00:05")]
+    );
+    assert_eq!(
+        h.run_times("all").await[..5],
+        [
+            at("12:00:01"),
+            at("12:00:02"),
+            at("12:00:03"),
+            at("12:00:04"),
+            at("12:00:05")
+        ]
+    );
+}
+
 backends!(
+    runs_created_ahead_of_missed_instants_follow_the_catch_up,
     jobs_are_created_read_and_listed,
     runs_are_created_ahead_and_redone_after_a_change,
     updates_apply_and_check_the_expected_version,

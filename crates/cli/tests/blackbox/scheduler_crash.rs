@@ -128,3 +128,52 @@ async fn catch_up_after_sigkill_follows_each_policy(kind: Backend) {
 }
 
 idem_testkit::store_tests!(catch_up_after_sigkill_follows_each_policy);
+
+mod runs_created_ahead {
+    use super::*;
+
+    idem_testkit::store_tests!(catch_up_none_delivers_no_run_of_a_missed_instant);
+
+    /// `catch_up: none` after an outage delivers no run of a missed instant,
+    /// even those whose run rows were created ahead of their instant before the
+    /// node died: missed is missed, whether or not its row already existed.
+    async fn catch_up_none_delivers_no_run_of_a_missed_instant(kind: Backend) {
+        let target = Target::start().await;
+        // A lookahead longer than the outage: every instant inside it had its
+        // run created before the kill.
+        let flags = ["--misfire-grace", "1s", "--schedule-lookahead", "6s"];
+        let s = Server::start_on(Backing::new(kind).await, harness::fresh_key(), &flags).await;
+        create_job(
+            &s,
+            json!({"name": "none", "schedule": "* * * * * *", "catch_up": "none",
+                   "target": {"url": target.url("/ok")}}),
+        )
+        .await;
+        wait_runs_of(&target, "none", 2, Duration::from_secs(10)).await;
+        let (backing, key) = s.kill().await;
+        let killed = Timestamp::now();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        let restarted = Timestamp::now();
+        let s = Server::start_on(backing, key, &flags).await;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        s.post_empty("/v1/jobs/none/pause").await.ok(200);
+        let delivered: BTreeSet<Timestamp> = of_job(&target, "none")
+            .iter()
+            .map(|r| ts(r.header("idem-schedule-time").unwrap()))
+            .collect();
+        // Instants more than the grace before the restart, after the kill.
+        let grace = jiff::SignedDuration::from_secs(1);
+        let missed: Vec<&Timestamp> = delivered
+            .iter()
+            .filter(|t| **t > killed && restarted.duration_since(**t) > grace)
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "missed instants delivered: {missed:?} (killed {killed}, restarted {restarted})"
+        );
+        assert!(
+            delivered.iter().any(|t| *t > restarted),
+            "the job fires again after the restart: {delivered:?}"
+        );
+    }
+}

@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_dispatch.sql"),
     include_str!("migrations/003_idempotency.sql"),
     include_str!("migrations/004_jobs.sql"),
+    include_str!("migrations/005_missed_runs.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;

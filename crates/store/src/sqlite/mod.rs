@@ -190,6 +190,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_dispatch.sql"),
     include_str!("migrations/003_idempotency.sql"),
     include_str!("migrations/004_jobs.sql"),
+    include_str!("migrations/005_missed_runs.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

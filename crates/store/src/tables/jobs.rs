@@ -13,7 +13,7 @@ use futures_util::future::try_join_all;
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::job::{HeaderStyle, JobConfig, JobPatch, JobRetryConfig, JobState, RunKind};
 use idem_core::queue::{MAX_BURST, MAX_CONCURRENCY, MAX_RATE, QueueConfig, RateLimits};
-use idem_core::schedule::{CatchUp, due_instants, run_id};
+use idem_core::schedule::{CatchUp, due_instants, missed_runs_to_drop, run_id};
 use jiff::SignedDuration;
 
 /// The job queue's configuration: no limits of its own (a job fires what
@@ -737,4 +737,70 @@ pub(crate) async fn fire<C: Conn>(c: &C, now: i64, params: FireParams) -> Result
         .flatten();
     report.next_at = next.map(from_micros);
     Ok(report)
+}
+
+/// Scheduled runs created ahead of their instant and never attempted,
+/// whose instant is older than the cutoff; read with their job's policy.
+/// Parameter: cutoff.
+fn select_missed_runs() -> &'static str {
+    "SELECT t.org, t.job, t.uid, t.schedule_time, j.catch_up FROM tasks t \
+     JOIN jobs j ON j.org = t.org AND j.name = t.job \
+     WHERE t.job IS NOT NULL AND t.status = 'pending' AND t.attempt_count = 0 \
+     AND t.schedule_time < $1 AND t.run_kind = 'scheduled' AND t.created_at < t.schedule_time"
+}
+
+/// Whether a job has a run whose instant is on time: in `[cutoff, now]`.
+/// Parameters: org, job, cutoff, now.
+const SQL_ON_TIME_RUN: &str = "SELECT 1 FROM tasks WHERE org = $1 AND job = $2 \
+     AND schedule_time >= $3 AND schedule_time <= $4 AND run_kind = 'scheduled' LIMIT 1";
+
+/// Deletes the runs created ahead of their instant whose instant was missed
+/// (every node was down past it, so no dispatcher delivered it on time) and
+/// that the job's `catch_up` would not have fired: missed is missed, whether
+/// or not its run row was written before the outage. Runs that are kept
+/// fire late, as the policy says. Answers how many were dropped.
+pub(crate) async fn drop_missed_runs<C: Conn>(
+    c: &C,
+    now: i64,
+    tolerance: std::time::Duration,
+) -> Result<u64> {
+    let cutoff = now.saturating_sub(crate::tables::idempotency::micros(tolerance));
+    let tolerance = SignedDuration::try_from(tolerance).unwrap_or(SignedDuration::MAX);
+    // Rows a dispatcher is claiming right now are its to deliver.
+    let sql = format!(
+        "{} {}",
+        select_missed_runs(),
+        c.lock("FOR UPDATE OF t SKIP LOCKED")
+    );
+    let rows = c
+        .query(&sql, &args![cutoff], |r| {
+            Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.i64(3)?, r.text(4)?))
+        })
+        .await?;
+    let mut by_job: std::collections::BTreeMap<(String, String), (CatchUp, Vec<(i64, String)>)> =
+        std::collections::BTreeMap::new();
+    for (org, job, uid, at, catch_up) in rows {
+        let catch_up = CatchUp::parse(&catch_up).ok_or_else(|| corrupt("catch_up", &catch_up))?;
+        by_job
+            .entry((org, job))
+            .or_insert((catch_up, Vec::new()))
+            .1
+            .push((at, uid));
+    }
+    let mut dropped = 0;
+    for ((org, job), (catch_up, runs)) in by_job {
+        let on_time = catch_up == CatchUp::Latest
+            && c.query_opt(SQL_ON_TIME_RUN, &args![&org, &job, cutoff, now], |_| Ok(()))
+                .await?
+                .is_some();
+        let pending: Vec<_> = runs.iter().map(|(at, _)| from_micros(*at)).collect();
+        let drop = missed_runs_to_drop(catch_up, &pending, from_micros(now), tolerance, on_time);
+        for (at, uid) in &runs {
+            if drop.contains(&from_micros(*at)) {
+                tasks::delete(c, uid).await?;
+                dropped += 1;
+            }
+        }
+    }
+    Ok(dropped)
 }
