@@ -15,6 +15,7 @@ use idem_core::job::{HeaderStyle, JobConfig, JobPatch, JobRetryConfig, JobState,
 use idem_core::queue::{MAX_BURST, MAX_CONCURRENCY, MAX_RATE, QueueConfig, RateLimits};
 use idem_core::schedule::{CatchUp, due_instants, missed_runs_to_drop, run_id};
 use jiff::SignedDuration;
+use std::collections::BTreeMap;
 
 /// The job queue's configuration: no limits of its own (a job fires what
 /// its schedule says), runs kept for [`RUN_RETENTION_S`]. Retry policy and
@@ -749,6 +750,9 @@ fn select_missed_runs() -> &'static str {
      AND t.schedule_time < $1 AND t.run_kind = 'scheduled' AND t.created_at < t.schedule_time"
 }
 
+/// A run's schedule time (µs) and uid.
+type UnattemptedRun = (i64, String);
+
 /// Whether a job has a run whose instant is on time: in `[cutoff, now]`.
 /// Parameters: org, job, cutoff, now.
 const SQL_ON_TIME_RUN: &str = "SELECT 1 FROM tasks WHERE org = $1 AND job = $2 \
@@ -777,8 +781,7 @@ pub(crate) async fn drop_missed_runs<C: Conn>(
             Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.i64(3)?, r.text(4)?))
         })
         .await?;
-    let mut by_job: std::collections::BTreeMap<(String, String), (CatchUp, Vec<(i64, String)>)> =
-        std::collections::BTreeMap::new();
+    let mut by_job: BTreeMap<(String, String), (CatchUp, Vec<UnattemptedRun>)> = BTreeMap::new();
     for (org, job, uid, at, catch_up) in rows {
         let catch_up = CatchUp::parse(&catch_up).ok_or_else(|| corrupt("catch_up", &catch_up))?;
         by_job
