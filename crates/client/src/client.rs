@@ -238,12 +238,14 @@ impl Answer {
     }
 
     fn problem(&self) -> Option<Problem> {
-        let mut p: Problem = serde_json::from_slice(&self.body).ok()?;
-        p.retry_after = retry::retry_after(&self.headers);
-        if p.request_id.is_none() {
-            p.request_id = self.header(REQUEST_ID);
+        let mut document: idem_api::Problem = serde_json::from_slice(&self.body).ok()?;
+        if document.request_id.is_none() {
+            document.request_id = self.header(REQUEST_ID);
         }
-        Some(p)
+        Some(Problem {
+            document,
+            retry_after: retry::retry_after(&self.headers),
+        })
     }
 }
 
@@ -408,8 +410,8 @@ impl Client {
             let outcome = self.attempt(&call, &url, key.as_deref()).await;
             let retry_after = match &outcome {
                 Ok(a) => {
-                    let code = a.problem().map(|p| p.code);
-                    if !retry::transient_status(a.status, code.as_deref()) {
+                    let code = a.problem().and_then(|p| p.known_code());
+                    if !retry::transient_status(a.status, code) {
                         break outcome;
                     }
                     retry::retry_after(&a.headers)
@@ -513,13 +515,15 @@ mod tests {
     #[test]
     fn problems_display_as_one_line() {
         let p = Problem {
-            code: "TASK_ALREADY_EXISTS".into(),
-            title: "Conflict".into(),
-            status: 409,
-            detail: Some("task 'x' exists (queued)".into()),
-            request_id: Some("r1".into()),
-            instance: None,
-            extensions: None,
+            document: idem_api::Problem {
+                code: "TASK_ALREADY_EXISTS".into(),
+                title: "Conflict".into(),
+                status: 409,
+                detail: Some("task 'x' exists (queued)".into()),
+                request_id: Some("r1".into()),
+                instance: None,
+                extensions: None,
+            },
             retry_after: None,
         };
         assert_eq!(

@@ -1,39 +1,27 @@
 //! What a call can fail with.
 
-use serde::Deserialize;
-use serde_json::Value;
+use idem_api::ProblemCode;
 use std::fmt;
+use std::ops::Deref;
 use std::time::Duration;
 
-/// An RFC 9457 problem document, as Idem answers every error (SPEC 1).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// An RFC 9457 problem document as received (SPEC 1), with the answer's
+/// `Retry-After`. Its fields (`code`, `status`, `detail`, …) are the
+/// document's, reached through `Deref`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
-    /// The document's `type`: one of Idem's error codes
-    /// (`TASK_ALREADY_EXISTS`, `NOT_FOUND`, …).
-    #[serde(rename = "type")]
-    pub code: String,
-    /// The status's reason phrase (`Conflict`).
-    #[serde(default)]
-    pub title: String,
-    /// The HTTP status code.
-    pub status: u16,
-    /// What went wrong, for people.
-    #[serde(default)]
-    pub detail: Option<String>,
-    /// The `Idem-Request-Id` of the failed request, for the server's logs.
-    #[serde(default)]
-    pub request_id: Option<String>,
-    /// The request path.
-    #[serde(default)]
-    pub instance: Option<String>,
-    /// Code-specific details: `errors` (field errors) for
-    /// `INVALID_ARGUMENT`, `task` for `TASK_ALREADY_EXISTS`, `idempotency`
-    /// for the idempotency codes.
-    #[serde(default)]
-    pub extensions: Option<Value>,
+    /// The document.
+    pub document: idem_api::Problem,
     /// The answer's `Retry-After`, when it had one.
-    #[serde(skip)]
     pub retry_after: Option<Duration>,
+}
+
+impl Deref for Problem {
+    type Target = idem_api::Problem;
+
+    fn deref(&self) -> &idem_api::Problem {
+        &self.document
+    }
 }
 
 impl fmt::Display for Problem {
@@ -140,5 +128,11 @@ impl Error {
     /// The problem's code (`type`), when the server sent a problem document.
     pub fn code(&self) -> Option<&str> {
         self.problem().map(|p| p.code.as_str())
+    }
+
+    /// The problem's code in the catalogue, when the server sent a problem
+    /// document with a code this version knows.
+    pub fn problem_code(&self) -> Option<ProblemCode> {
+        self.problem().and_then(|p| p.known_code())
     }
 }

@@ -2,96 +2,32 @@
 
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;
-use crate::list::{List, ListOptions};
-use crate::tasks::{NewTarget, Target, WireTarget};
-use idem_core::job::{HeaderStyle, JobRetryConfig, JobRetryConfigPatch, JobState, RunKind};
-use idem_core::schedule::CatchUp;
-use idem_core::task::{Attempt, TaskState};
+use crate::list::ListOptions;
+use crate::tasks::NewTarget;
+use idem_api::{
+    CatchUp, CreateJob, HeaderStyle, Job, JobRetryConfigPatch, List, Preview, PreviewRequest, Run,
+    TaskState, UpdateJob,
+};
 use jiff::Timestamp;
 use reqwest::Method;
-use serde::{Deserialize, Serialize};
 
 /// A run goes through the states of a task: it is dispatched like one.
 pub type RunState = TaskState;
 
-/// A cron job as the API shows it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Job {
-    /// Unique per organization.
-    pub name: String,
-    /// The cron expression.
-    pub schedule: String,
-    /// The IANA time zone the schedule is evaluated in.
-    pub time_zone: String,
-    /// What each run delivers.
-    pub target: Target,
-    /// How long the target has to answer, in seconds.
-    pub attempt_deadline_s: u32,
-    /// How failed runs are retried.
-    pub retry_config: JobRetryConfig,
-    /// What happens to instants missed while no scheduler ran.
-    pub catch_up: CatchUp,
-    /// Which headers runs carry.
-    pub header_style: HeaderStyle,
-    /// `enabled` or `paused`.
-    pub state: JobState,
-    /// The next scheduled instant, when there is one.
-    #[serde(default)]
-    pub next_run_time: Option<Timestamp>,
-    /// The most recent run.
-    #[serde(default)]
-    pub last_run: Option<Run>,
-    /// When the job was created.
-    pub created_at: Timestamp,
-    /// When its configuration or state last changed: pass it as
-    /// [`JobUpdate::expected_updated_at`] to update only this version.
-    pub updated_at: Timestamp,
-}
-
-/// One run of a job.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Run {
-    /// Lowercase hex SHA-256 of `<org>/<job>/<schedule time>`: the same on
-    /// every node and retry, and the `Idempotency-Key` the target receives.
-    pub run_id: String,
-    /// The job's name.
-    pub job: String,
-    /// The instant it stands for (a manual run's: when it was asked for).
-    pub schedule_time: Timestamp,
-    /// `scheduled` or `manual`.
-    pub kind: RunKind,
-    /// Where the run is in its life.
-    pub state: RunState,
-    /// Attempts made so far.
-    pub attempt_count: u32,
-    /// The latest attempt.
-    #[serde(default)]
-    pub last_attempt: Option<Attempt>,
-    /// When the run was created.
-    pub created_at: Timestamp,
-    /// When it reached a final state.
-    #[serde(default)]
-    pub finished_at: Option<Timestamp>,
-}
-
 /// Job settings, each optional: on create, unset fields take the server's
-/// defaults; on update, they keep their values.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// defaults; on update, they keep their values. Sent as fields of
+/// [`CreateJob`] and [`UpdateJob`].
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobConfig {
     /// IANA time zone (default `UTC`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
     /// 1–1800 seconds (default 180).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt_deadline_s: Option<u32>,
     /// Retry policy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_config: Option<JobRetryConfigPatch>,
     /// Missed instants (default `latest`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub catch_up: Option<CatchUp>,
     /// Run headers (default `idem`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub header_style: Option<HeaderStyle>,
 }
 
@@ -153,89 +89,41 @@ pub struct JobUpdate {
     pub expected_updated_at: Option<Timestamp>,
 }
 
-/// The body of `POST /v1/jobs` and `PATCH /v1/jobs/{job}`.
-#[derive(Serialize)]
-struct WireJob<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schedule: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    target: Option<WireTarget<'a>>,
-    #[serde(flatten)]
-    config: &'a JobConfig,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    paused: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    expected_updated_at: Option<Timestamp>,
-}
-
-/// A target as JSON, an upload inlined.
-fn wire_target(target: &NewTarget) -> Result<WireTarget<'_>, Error> {
-    let (mut wire, upload) = target.wire()?;
-    if let Some(upload) = upload {
-        wire.inline(upload);
-    }
-    Ok(wire)
-}
-
 impl NewJob {
     fn payload(&self) -> Result<Payload, Error> {
-        Payload::json(&WireJob {
-            name: Some(&self.name),
-            schedule: Some(&self.schedule),
-            target: Some(wire_target(&self.target)?),
-            config: &self.config,
+        let c = self.config.clone();
+        Payload::json(&CreateJob {
+            name: self.name.clone(),
+            schedule: self.schedule.clone(),
+            time_zone: c.time_zone,
+            target: self.target.wire_inline()?,
+            attempt_deadline_s: c.attempt_deadline_s,
+            retry_config: c.retry_config,
+            catch_up: c.catch_up,
+            header_style: c.header_style,
             paused: self.paused.then_some(true),
-            expected_updated_at: None,
         })
     }
 }
 
 impl JobUpdate {
     fn payload(&self) -> Result<Payload, Error> {
-        Payload::json(&WireJob {
-            name: None,
-            schedule: self.schedule.as_deref(),
-            target: self.target.as_ref().map(wire_target).transpose()?,
-            config: &self.config,
-            paused: None,
+        let c = self.config.clone();
+        Payload::json(&UpdateJob {
+            schedule: self.schedule.clone(),
+            time_zone: c.time_zone,
+            target: self
+                .target
+                .as_ref()
+                .map(NewTarget::wire_inline)
+                .transpose()?,
+            attempt_deadline_s: c.attempt_deadline_s,
+            retry_config: c.retry_config,
+            catch_up: c.catch_up,
+            header_style: c.header_style,
             expected_updated_at: self.expected_updated_at,
         })
     }
-}
-
-/// What to preview: the next instants of a schedule.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SchedulePreview {
-    /// The cron expression.
-    pub schedule: String,
-    /// IANA time zone (default `UTC`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub time_zone: Option<String>,
-    /// Instants strictly after this one (default: now).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub after: Option<Timestamp>,
-    /// How many (default 10, at most 1000).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub count: Option<u32>,
-}
-
-impl SchedulePreview {
-    /// The next instants of `schedule` in UTC after now.
-    pub fn new(schedule: impl Into<String>) -> Self {
-        SchedulePreview {
-            schedule: schedule.into(),
-            ..SchedulePreview::default()
-        }
-    }
-}
-
-/// The answer to a preview.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Preview {
-    /// The instants, ascending, computed as the scheduler would.
-    pub times: Vec<Timestamp>,
 }
 
 /// Job operations.
@@ -323,7 +211,7 @@ impl Client {
     /// fire at, DST changes included.
     pub async fn preview_schedule(
         &self,
-        preview: &SchedulePreview,
+        preview: &PreviewRequest,
     ) -> Result<Response<Preview>, Error> {
         let call =
             Call::new(Method::POST, ["schedules", "preview"]).payload(Payload::json(preview)?);

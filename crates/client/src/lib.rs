@@ -31,7 +31,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use idem_client::{Body, Client, Error, NewQueue, NewTarget, NewTask};
+//! use idem_client::{Body, Client, Error, NewQueue, NewTarget, NewTask, ProblemCode};
 //!
 //! # async fn example() -> Result<(), Error> {
 //! let client = Client::new("http://127.0.0.1:7070", "idem_…")?;
@@ -47,7 +47,9 @@
 //!         "{} is {:?} (replayed: {})",
 //!         created.value.task_id, created.value.state, created.replayed
 //!     ),
-//!     Err(e) if e.code() == Some("TASK_ALREADY_EXISTS") => println!("already queued"),
+//!     Err(e) if e.problem_code() == Some(ProblemCode::TaskAlreadyExists) => {
+//!         println!("already queued")
+//!     }
 //!     Err(e) => return Err(e),
 //! }
 //! # Ok(())
@@ -109,22 +111,20 @@ pub use client::{
     new_idempotency_key,
 };
 pub use error::{Error, Problem};
-pub use jobs::{Job, JobConfig, JobUpdate, NewJob, Preview, Run, RunState, SchedulePreview};
-pub use list::{List, ListOptions};
-pub use queues::{NewQueue, Purged, Queue, QueueConfig};
+pub use jobs::{JobConfig, JobUpdate, NewJob, RunState};
+pub use list::ListOptions;
+pub use queues::NewQueue;
 pub use retry::RetryPolicy;
-pub use tasks::{Body, CreateOptions, NewTarget, NewTask, Target, Task, TaskFilter};
-pub use tenancy::{
-    ApiKey, NewApiKey, NewPrincipal, Organization, Principal, SigningSecret, SigningSecrets,
-};
+pub use tasks::{Body, CreateOptions, NewTarget, NewTask, TaskFilter};
 
-/// Types shared with the server, re-exported so that callers need not
-/// depend on `idem-core`.
-pub use idem_core::job::{HeaderStyle, JobRetryConfig, JobRetryConfigPatch, JobState, RunKind};
-pub use idem_core::queue::{
-    QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
+/// The wire format, re-exported so that callers need not depend on
+/// `idem-api`: what the calls return, and the parts of what they send.
+pub use idem_api::{
+    ApiKey, Attempt, CatchUp, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch, JobState,
+    List, NewApiKey, Organization, Preview, Principal, PrincipalKind, ProblemCode, Purged, Queue,
+    QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch, Role,
+    Run, RunKind, SigningSecret, SigningSecrets, Target, Task, TaskState,
 };
-pub use idem_core::schedule::CatchUp;
-pub use idem_core::task::{Attempt, TaskState};
-pub use idem_core::tenancy::{PrincipalKind, Role};
+/// Request bodies under the names this client has always given them.
+pub use idem_api::{CreatePrincipal as NewPrincipal, PreviewRequest as SchedulePreview};
 pub use jiff::Timestamp;

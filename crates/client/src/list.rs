@@ -1,18 +1,5 @@
 //! Paged lists (SPEC 1, "Lists").
 
-use serde::Deserialize;
-
-/// One page of a list: `{"items": [...], "next_page_token": …}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct List<T> {
-    /// This page's items.
-    pub items: Vec<T>,
-    /// Pass to the next call's [`ListOptions::page_token`]; `None` on the
-    /// last page.
-    #[serde(default)]
-    pub next_page_token: Option<String>,
-}
-
 /// Which page of a list to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListOptions {

@@ -9,14 +9,11 @@
 //! attempt is still running). Every other 4xx is the caller's mistake or a
 //! real conflict, and sending it again would only repeat it.
 
+use idem_api::ProblemCode;
 use rand::Rng;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use std::time::Duration;
-
-/// The problem type a server answers while the original request with the
-/// same key is still executing.
-pub const IDEMPOTENCY_KEY_IN_PROGRESS: &str = "IDEMPOTENCY_KEY_IN_PROGRESS";
 
 /// How a [`Client`](crate::Client) retries a call.
 ///
@@ -90,12 +87,12 @@ pub(crate) fn transient_transport(e: &reqwest::Error) -> bool {
     e.is_timeout() || e.is_connect() || e.is_request() || e.is_body()
 }
 
-/// Whether an answer with this status (and problem type, if any) may be
+/// Whether an answer with this status (and problem code, if any) may be
 /// retried.
-pub(crate) fn transient_status(status: StatusCode, problem_type: Option<&str>) -> bool {
+pub(crate) fn transient_status(status: StatusCode, code: Option<ProblemCode>) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS
         || status.is_server_error()
-        || (status == StatusCode::CONFLICT && problem_type == Some(IDEMPOTENCY_KEY_IN_PROGRESS))
+        || (status == StatusCode::CONFLICT && code == Some(ProblemCode::IdempotencyKeyInProgress))
 }
 
 /// `Retry-After` as delay-seconds or an HTTP date.
@@ -160,16 +157,16 @@ mod tests {
         }
         assert!(transient_status(
             StatusCode::CONFLICT,
-            Some(IDEMPOTENCY_KEY_IN_PROGRESS)
+            Some(ProblemCode::IdempotencyKeyInProgress)
         ));
         for (s, code) in [
-            (409, Some("QUEUE_ALREADY_EXISTS")),
+            (409, Some(ProblemCode::QueueAlreadyExists)),
             (409, None),
-            (400, Some("INVALID_ARGUMENT")),
-            (401, Some("UNAUTHENTICATED")),
-            (404, Some("NOT_FOUND")),
-            (410, Some("IDEMPOTENT_RESOURCE_GONE")),
-            (422, Some("IDEMPOTENCY_KEY_MISMATCH")),
+            (400, Some(ProblemCode::InvalidArgument)),
+            (401, Some(ProblemCode::Unauthenticated)),
+            (404, Some(ProblemCode::NotFound)),
+            (410, Some(ProblemCode::IdempotentResourceGone)),
+            (422, Some(ProblemCode::IdempotencyKeyMismatch)),
         ] {
             assert!(
                 !transient_status(StatusCode::from_u16(s).unwrap(), code),

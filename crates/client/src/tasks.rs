@@ -2,68 +2,16 @@
 
 use crate::client::{Call, Client, Payload, Response, Upload};
 use crate::error::Error;
-use crate::list::{List, ListOptions};
+use crate::list::ListOptions;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use idem_core::queue::{RetryConfig, RetryConfigPatch};
-use idem_core::task::{Attempt, TaskState};
+use idem_api::{Attempt, CreateTask, List, RetryConfigPatch, TargetSpec, Task, TaskState};
 use jiff::Timestamp;
 use reqwest::Method;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// A task as the API shows it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Task {
-    /// Unique per queue.
-    pub task_id: String,
-    /// The queue's name.
-    pub queue: String,
-    /// Where the task is in its life.
-    pub state: TaskState,
-    /// What it delivers.
-    pub target: Target,
-    /// When it is (or was) due.
-    pub schedule_time: Timestamp,
-    /// How long the target has to answer, in seconds.
-    pub dispatch_deadline_s: u32,
-    /// How failed deliveries are retried.
-    pub retry_config: RetryConfig,
-    /// Attempts made so far.
-    pub attempt_count: u32,
-    /// When it was created.
-    pub created_at: Timestamp,
-    /// When it reached a final state.
-    #[serde(default)]
-    pub finished_at: Option<Timestamp>,
-    /// The latest attempt.
-    #[serde(default)]
-    pub last_attempt: Option<Attempt>,
-}
-
-/// A task's target as the API shows it, its body in the form it was given.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Target {
-    /// The URL delivered to.
-    pub url: String,
-    /// The HTTP method.
-    pub method: String,
-    /// Headers sent as given.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// A text body.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// A binary body, base64.
-    #[serde(default)]
-    pub body_base64: Option<String>,
-    /// A JSON body, with its numbers spelled as sent.
-    #[serde(default)]
-    pub json: Option<Box<RawValue>>,
-}
 
 /// A task to create.
 #[derive(Debug, Clone)]
@@ -221,53 +169,22 @@ pub struct TaskFilter {
     pub state: Option<TaskState>,
 }
 
-#[derive(Serialize)]
-struct WireTask<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    task_id: Option<&'a str>,
-    target: WireTarget<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schedule_time: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dispatch_deadline_s: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_config: Option<RetryConfigPatch>,
-}
-
-/// A target as the JSON request bodies carry it (tasks and jobs).
-#[derive(Serialize)]
-pub(crate) struct WireTarget<'a> {
-    url: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    #[serde(skip_serializing_if = "no_headers")]
-    headers: Cow<'a, BTreeMap<String, String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    body_base64: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    json: Option<&'a RawValue>,
-}
-
 impl NewTarget {
     /// The target's JSON form, and the upload to send beside it when its
     /// body is a [`Body::Upload`] (whose content type is checked here).
-    pub(crate) fn wire(&self) -> Result<(WireTarget<'_>, Option<&Upload>), Error> {
-        let mut target = WireTarget {
-            url: &self.url,
-            method: self.method.as_deref(),
-            headers: Cow::Borrowed(&self.headers),
-            body: None,
-            body_base64: None,
-            json: None,
+    pub(crate) fn wire(&self) -> Result<(TargetSpec, Option<&Upload>), Error> {
+        let mut target = TargetSpec {
+            url: self.url.clone(),
+            method: self.method.clone(),
+            headers: self.headers.clone(),
+            ..TargetSpec::default()
         };
         let mut upload = None;
         match &self.body {
             None => {}
-            Some(Body::Text(s)) => target.body = Some(s),
+            Some(Body::Text(s)) => target.body = Some(s.clone()),
             Some(Body::Bytes(b)) => target.body_base64 = Some(STANDARD.encode(b)),
-            Some(Body::Json(raw)) => target.json = Some(raw),
+            Some(Body::Json(raw)) => target.json = Some(raw.clone()),
             Some(Body::Upload(u)) => {
                 if let Some(ct) = &u.content_type {
                     ct.parse::<reqwest::header::HeaderValue>()
@@ -282,28 +199,24 @@ impl NewTarget {
         }
         Ok((target, upload))
     }
-}
 
-fn no_headers(headers: &BTreeMap<String, String>) -> bool {
-    headers.is_empty()
-}
-
-impl WireTarget<'_> {
-    /// Carries `upload` inline, for routes that take JSON only: its bytes
-    /// as `body_base64`, its content type as the `Content-Type` header
-    /// unless one is set already.
-    pub(crate) fn inline(&mut self, upload: &Upload) {
-        self.body_base64 = Some(STANDARD.encode(&upload.bytes));
-        if let Some(ct) = &upload.content_type
-            && !self
-                .headers
-                .keys()
-                .any(|k| k.eq_ignore_ascii_case("content-type"))
-        {
-            self.headers
-                .to_mut()
-                .insert("Content-Type".into(), ct.clone());
+    /// The target's JSON form with an upload carried inline, for routes
+    /// that take JSON only: its bytes as `body_base64`, its content type as
+    /// the `Content-Type` header unless one is set already.
+    pub(crate) fn wire_inline(&self) -> Result<TargetSpec, Error> {
+        let (mut target, upload) = self.wire()?;
+        if let Some(upload) = upload {
+            target.body_base64 = Some(STANDARD.encode(&upload.bytes));
+            if let Some(ct) = &upload.content_type
+                && !target
+                    .headers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case("content-type"))
+            {
+                target.headers.insert("Content-Type".into(), ct.clone());
+            }
         }
+        Ok(target)
     }
 }
 
@@ -311,8 +224,8 @@ impl NewTask {
     /// The request body: JSON, or multipart when the body is an upload.
     fn payload(&self) -> Result<Payload, Error> {
         let (target, upload) = self.target.wire()?;
-        let wire = WireTask {
-            task_id: self.task_id.as_deref(),
+        let wire = CreateTask {
+            task_id: self.task_id.clone(),
             target,
             schedule_time: self.schedule_time,
             dispatch_deadline_s: self.dispatch_deadline_s,

@@ -3,106 +3,19 @@
 
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;
-use crate::list::{List, ListOptions};
-use idem_core::tenancy::{PrincipalKind, Role};
-use jiff::Timestamp;
+use crate::list::ListOptions;
+use idem_api::{
+    ApiKey, CreateOrganization, CreatePrincipal, List, NewApiKey, Organization, Principal, Role,
+    SigningSecret, SigningSecrets, UpdatePrincipal,
+};
 use reqwest::Method;
-use serde::{Deserialize, Serialize};
-
-/// A principal: who an API key acts as.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Principal {
-    /// Unique per organization.
-    pub name: String,
-    /// `service` or `person`.
-    pub kind: PrincipalKind,
-    /// What it may do.
-    pub role: Role,
-    /// When it was created.
-    pub created_at: Timestamp,
-}
-
-/// A principal to create.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NewPrincipal {
-    /// Its name.
-    pub name: String,
-    /// `service` or `person`.
-    pub kind: PrincipalKind,
-    /// Its role.
-    pub role: Role,
-}
-
-/// An API key as listed: never its secret.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ApiKey {
-    /// The key's ID (`key_…`), used to revoke it.
-    pub id: String,
-    /// The principal it acts as.
-    pub principal: String,
-    /// When it was created.
-    pub created_at: Timestamp,
-    /// When it last authenticated a request.
-    #[serde(default)]
-    pub last_used_at: Option<Timestamp>,
-}
-
-/// A new API key, with its secret: shown this once.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct NewApiKey {
-    /// The key's ID.
-    pub id: String,
-    /// The secret to send as `Authorization: Bearer …`.
-    pub key: String,
-    /// The principal it acts as.
-    pub principal: String,
-    /// When it was created.
-    pub created_at: Timestamp,
-}
-
-/// A new organization with its first admin key, shown this once.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Organization {
-    /// Its name.
-    pub name: String,
-    /// The API key of its principal `admin`.
-    pub admin_key: String,
-}
-
-/// A secret Idem signs deliveries with (`whsec_…`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct SigningSecret {
-    /// Its ID, used to delete it.
-    pub id: String,
-    /// The secret.
-    pub secret: String,
-    /// When it was created.
-    pub created_at: Timestamp,
-}
-
-/// The organization's signing secrets, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct SigningSecrets {
-    /// Newest first; the newest signs, every one verifies.
-    pub secrets: Vec<SigningSecret>,
-}
-
-#[derive(Serialize)]
-struct RoleChange {
-    role: Role,
-}
-
-#[derive(Serialize)]
-struct NewOrganization<'a> {
-    name: &'a str,
-}
 
 /// Tenancy operations.
 impl Client {
     /// `POST /v1/principals`: 201, or 409 `PRINCIPAL_ALREADY_EXISTS`.
     pub async fn create_principal(
         &self,
-        principal: &NewPrincipal,
+        principal: &CreatePrincipal,
     ) -> Result<Response<Principal>, Error> {
         let call = Call::new(Method::POST, ["principals"]).payload(Payload::json(principal)?);
         self.execute(call).await
@@ -124,7 +37,7 @@ impl Client {
         role: Role,
     ) -> Result<Response<Principal>, Error> {
         let call = Call::new(Method::PATCH, ["principals", name])
-            .payload(Payload::json(&RoleChange { role })?);
+            .payload(Payload::json(&UpdatePrincipal { role })?);
         self.execute(call).await
     }
 
@@ -157,7 +70,7 @@ impl Client {
     /// organization and its admin key.
     pub async fn create_organization(&self, name: &str) -> Result<Response<Organization>, Error> {
         let call = Call::new(Method::POST, ["organizations"])
-            .payload(Payload::json(&NewOrganization { name })?);
+            .payload(Payload::json(&CreateOrganization { name: name.into() })?);
         self.execute(call).await
     }
 

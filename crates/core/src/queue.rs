@@ -6,10 +6,10 @@
 
 use crate::field::FieldErrors;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 /// Token bucket and concurrency limits of one queue.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RateLimits {
     pub max_dispatches_per_second: f64,
     pub max_burst_size: u32,
@@ -27,7 +27,8 @@ impl Default for RateLimits {
 }
 
 /// Partial [`RateLimits`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitsPatch {
     pub max_dispatches_per_second: Option<f64>,
@@ -77,7 +78,8 @@ impl RateLimits {
 }
 
 /// How a failed delivery is retried (SPEC 4, "Backoff").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RetryConfig {
     /// Attempts in all, first included; 0 means unlimited.
     pub max_attempts: u32,
@@ -101,7 +103,8 @@ impl Default for RetryConfig {
 }
 
 /// Partial [`RetryConfig`], as sent on queue create/update and task create.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RetryConfigPatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,7 +202,8 @@ pub const DEFAULT_DEDUP_WINDOW_S: u64 = 86_400;
 pub const MAX_DEDUP_WINDOW_S: u64 = 30 * 86_400;
 
 /// Whether a queue dispatches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum QueueState {
     Running,
@@ -243,17 +247,24 @@ impl Default for QueueConfig {
     }
 }
 
-/// The configurable part of a queue create or update request.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, ToSchema)]
+/// A queue's settings, each optional: the body of a queue update, and the
+/// settings of a queue create. Unset fields keep their values (take the
+/// defaults on create).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct QueueConfigPatch {
-    #[serde(default)]
+    /// Rate and concurrency limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limits: Option<RateLimitsPatch>,
-    #[serde(default)]
+    /// Retry policy for tasks that do not set their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_config: Option<RetryConfigPatch>,
-    #[serde(default)]
+    /// 1–1800 seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatch_deadline_s: Option<u32>,
-    #[serde(default)]
+    /// Seconds a task ID stays taken after its task ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_window_s: Option<u64>,
 }
 

@@ -1,20 +1,20 @@
 //! Tasks: their states, targets and the validation of a create request.
 
 use crate::field::FieldErrors;
-use crate::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S, RetryConfigPatch};
+use crate::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
-use utoipa::ToSchema;
 
 /// A task's state as the API shows it.
 ///
 /// The store keeps `pending` for both `scheduled` and `queued`: which one a
 /// pending task is depends on the clock, so it is decided when read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     /// Its schedule time has not come yet.
@@ -119,24 +119,33 @@ impl BodyForm {
     }
 }
 
-/// The HTTP request a task delivers, as sent in a create request.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+/// The HTTP request a task or job delivers, as sent in a create request.
+// A request body, yet kept here rather than in `idem-api` (as are the job
+// bodies that contain it, `CreateJob` and `UpdateJob`): they are the inputs
+// of the rules that resolve them, and the store's suites build job
+// configurations from them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TargetSpec {
     pub url: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// UTF-8 text body.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// Binary body, base64.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_base64: Option<String>,
     /// Any JSON value (`null` included), sent as `application/json`.
-    #[serde(default, deserialize_with = "present_json")]
-    #[schema(value_type = Option<Object>)]
+    #[serde(
+        default,
+        deserialize_with = "present_json",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub json: Option<Box<RawValue>>,
 }
 
@@ -275,39 +284,23 @@ fn check_url(field: &str, url: &str, errors: &mut FieldErrors) {
     }
 }
 
-/// A task create request (`POST /v1/queues/{queue}/tasks`).
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateTask {
-    #[serde(default)]
-    pub task_id: Option<String>,
-    pub target: TargetSpec,
-    #[serde(default)]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub schedule_time: Option<Timestamp>,
-    #[serde(default)]
-    pub dispatch_deadline_s: Option<u32>,
-    #[serde(default)]
-    pub retry_config: Option<RetryConfigPatch>,
-}
-
-impl CreateTask {
-    /// Field checks that need no store: the target and the deadline.
-    pub fn validate_deadline(&self, errors: &mut FieldErrors) {
-        if let Some(d) = self.dispatch_deadline_s {
-            errors.range("dispatch_deadline_s", d, MIN_DEADLINE_S, MAX_DEADLINE_S);
-        }
+/// Checks a task's own `dispatch_deadline_s`, when it sets one; the queue's
+/// is checked with the rest of the queue's configuration.
+pub fn validate_dispatch_deadline(deadline_s: Option<u32>, errors: &mut FieldErrors) {
+    if let Some(d) = deadline_s {
+        errors.range("dispatch_deadline_s", d, MIN_DEADLINE_S, MAX_DEADLINE_S);
     }
 }
 
 /// One delivery attempt as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Attempt {
     /// 1-based.
     pub attempt: u32,
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub started_at: Timestamp,
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub finished_at: Option<Timestamp>,
     pub status_code: Option<u16>,
     pub error: Option<String>,

@@ -3,7 +3,6 @@
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use utoipa::ToSchema;
 
 /// The organization created on first start.
 pub const DEFAULT_ORGANIZATION: &str = "default";
@@ -11,9 +10,8 @@ pub const DEFAULT_ORGANIZATION: &str = "default";
 pub const ADMIN_PRINCIPAL: &str = "admin";
 
 /// What a principal may do. Ordered: each role includes the ones before it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Reads everything in its organization.
@@ -44,7 +42,8 @@ impl Role {
 }
 
 /// Whether a principal is a program or a person; informational only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PrincipalKind {
     Service,

@@ -308,7 +308,7 @@ pub async fn run(args: JobArgs) -> anyhow::Result<()> {
                 schedule: p.schedule.schedule,
                 time_zone: p.schedule.time_zone,
                 after: p.after,
-                count: p.count,
+                count: p.count.map(|n| n as usize),
             };
             cx.show(&c.preview_schedule(&preview).await?, |answer| {
                 for t in &answer.times {

@@ -3,7 +3,9 @@
 use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_seconds};
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
-use idem_client::{ListOptions, NewQueue, Queue, QueueConfig, RateLimitsPatch, RetryConfigPatch};
+use idem_client::{
+    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch,
+};
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -134,7 +136,7 @@ impl CreateArgs {
         let dispatch_deadline_s = deadline_seconds("--dispatch-deadline", self.dispatch_deadline)?;
         Ok(NewQueue {
             name: self.name.clone(),
-            config: QueueConfig {
+            config: QueueConfigPatch {
                 rate_limits: (rate != RateLimitsPatch::default()).then_some(rate),
                 retry_config: (!retry.is_empty()).then_some(retry),
                 dispatch_deadline_s,

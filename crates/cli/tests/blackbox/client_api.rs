@@ -4,7 +4,7 @@
 use crate::harness::{Backend, Server, unique};
 use idem_client::{
     Body, Client, Error, ListOptions, NewPrincipal, NewQueue, NewTarget, NewTask, PrincipalKind,
-    QueueConfig, QueueState, RetryConfigPatch, Role, TaskFilter, TaskState, Timestamp,
+    QueueConfigPatch, QueueState, RetryConfigPatch, Role, TaskFilter, TaskState, Timestamp,
 };
 use jiff::SignedDuration;
 
@@ -50,7 +50,7 @@ async fn queue_routes() {
     let updated = c
         .update_queue(
             &name,
-            &QueueConfig {
+            &QueueConfigPatch {
                 dispatch_deadline_s: Some(30),
                 ..Default::default()
             },

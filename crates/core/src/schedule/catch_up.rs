@@ -2,7 +2,6 @@
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use super::Schedule;
 
@@ -18,7 +17,8 @@ pub const ON_TIME_TOLERANCE: SignedDuration = SignedDuration::from_secs(60);
 pub const MAX_CATCH_UP: usize = 100;
 
 /// What a job does with the instants it missed while no scheduler ran.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum CatchUp {
     /// Skip missed instants; fire only those that are on time.

@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(field_of(r#"{"inner":{"n":"x"}}"#), "inner.n");
         assert_eq!(field_of(r#"{"other":1}"#), "other");
         let malformed = parse_json::<Outer>(b"{").unwrap_err();
-        assert_eq!(malformed.code, "INVALID_ARGUMENT");
+        assert_eq!(malformed.code.as_str(), "INVALID_ARGUMENT");
         assert!(malformed.extensions.is_none());
     }
 }

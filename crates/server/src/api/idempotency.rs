@@ -6,7 +6,7 @@
 use super::Created;
 use super::location;
 use super::problem::{ApiResult, Problem};
-use super::views::*;
+use super::views;
 use crate::App;
 use crate::auth::{Auth, Reader};
 use async_trait::async_trait;
@@ -14,6 +14,7 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
+use idem_api::{IdempotencyKey, ProblemCode, Resource};
 use idem_core::tenancy::Role;
 use idem_http::record::{Begin, BeginRequest, CompletedRecord, ResourceRef, StoreError};
 use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, RecordStore, Rejection};
@@ -24,7 +25,6 @@ use serde::Serialize;
 use serde_json::json;
 use std::convert::Infallible;
 use std::sync::Arc;
-use utoipa::ToSchema;
 
 /// Settings of Idempotency-Key handling.
 #[derive(Debug, Clone)]
@@ -79,12 +79,18 @@ fn render(rejection: Rejection) -> Response {
         metrics::counter!("idem_idempotency_total", "outcome" => outcome).increment(1);
     }
     let (status, code, detail) = rejection.describe();
-    let mut problem = Problem::new(status, code, detail);
+    let mut problem = Problem::new(problem_code(code), detail).with_status(status);
     problem.extensions = rejection.extensions();
     if matches!(rejection, Rejection::InProgress | Rejection::Unavailable(_)) {
         problem.retry_after = Some(1);
     }
     problem.into_response()
+}
+
+/// The catalogue's entry for a code of `idem_http`'s; each of its codes has
+/// one (a test checks).
+fn problem_code(code: &str) -> ProblemCode {
+    ProblemCode::parse(code).unwrap_or(ProblemCode::Internal)
 }
 
 fn split_scope(scope: &str) -> (&str, &str) {
@@ -202,8 +208,7 @@ struct Replays(Arc<App>);
 
 fn gone(kind: &str, id: &str) -> Response {
     Problem::new(
-        StatusCode::GONE,
-        "IDEMPOTENT_RESOURCE_GONE",
+        ProblemCode::IdempotentResourceGone,
         format!(
             "the {} this key created or changed is gone",
             kind.replace('_', " ")
@@ -259,7 +264,7 @@ impl idem_http::Replayer for Replays {
                         None => answer(
                             record.status,
                             Some(location(&["queues", &queue.name])),
-                            QueueView::from(queue),
+                            views::queue(queue),
                         ),
                     }
                 }
@@ -267,7 +272,7 @@ impl idem_http::Replayer for Replays {
                     let (queue, task_id) = id.split_once('/').unwrap_or(("", id));
                     let task = app.store.task_get(org, queue, task_id).await?;
                     let now = app.clock.now();
-                    let view = TaskView::new(task, now);
+                    let view = views::task(task, now);
                     // A create that waited answered by outcome; so does its
                     // replay (the same fingerprint means the same query),
                     // without waiting again.
@@ -287,7 +292,7 @@ impl idem_http::Replayer for Replays {
                     answer(
                         record.status,
                         Some(location(&["jobs", &job.name])),
-                        JobView::new(job, app.clock.now()),
+                        views::job(job, app.clock.now()),
                     )
                 }
                 "run" => {
@@ -296,7 +301,7 @@ impl idem_http::Replayer for Replays {
                     answer(
                         record.status,
                         Some(location(&["jobs", job, "runs", run_id])),
-                        RunView::new(run, app.clock.now()),
+                        views::run(run, app.clock.now()),
                     )
                 }
                 "principal" if admin => {
@@ -304,7 +309,7 @@ impl idem_http::Replayer for Replays {
                     answer(
                         record.status,
                         Some(location(&["principals", &p.name])),
-                        PrincipalView::from(p),
+                        views::principal(p),
                     )
                 }
                 "api_key" if admin => {
@@ -319,7 +324,7 @@ impl idem_http::Replayer for Replays {
                         Some(k) => answer(
                             record.status,
                             Some(location(&["principals", principal, "keys", &k.id])),
-                            ApiKeyView::from(k),
+                            views::api_key(k),
                         ),
                         None => gone(kind, id),
                     }
@@ -330,7 +335,7 @@ impl idem_http::Replayer for Replays {
                         Some(s) => answer(
                             record.status,
                             Some(location(&["signing-secrets", &s.id])),
-                            SigningSecretView::from(s),
+                            views::signing_secret(s),
                         ),
                         None => gone(kind, id),
                     }
@@ -358,33 +363,11 @@ fn waited(parts: &Parts) -> bool {
     super::extract::query_param(parts.uri.query(), "wait_ms").is_some()
 }
 
-/// `GET /v1/idempotency-keys/{key}`.
-#[derive(Serialize, ToSchema)]
-pub struct IdempotencyKeyView {
-    pub key: String,
-    /// `in_progress` or `completed`.
-    pub state: String,
-    /// Digest of the request's fingerprint.
-    pub fingerprint: String,
-    pub status: Option<u16>,
-    pub resource: Option<ResourceView>,
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: jiff::Timestamp,
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: jiff::Timestamp,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ResourceView {
-    pub kind: String,
-    pub id: String,
-}
-
 pub async fn get(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     Path(key): Path<String>,
-) -> ApiResult<axum::Json<IdempotencyKeyView>> {
+) -> ApiResult<axum::Json<IdempotencyKey>> {
     let record = app
         .store
         .idempotency_get(&auth.caller.org, &auth.caller.principal, &key)
@@ -395,7 +378,7 @@ pub async fn get(
         .parse::<Fingerprint>()
         .map(|f| f.digest().to_string())
         .unwrap_or(record.fingerprint);
-    Ok(axum::Json(IdempotencyKeyView {
+    Ok(axum::Json(IdempotencyKey {
         key: record.key,
         state: record.state.as_str().into(),
         fingerprint,
@@ -403,8 +386,29 @@ pub async fn get(
         resource: record
             .resource_kind
             .zip(record.resource_id)
-            .map(|(kind, id)| ResourceView { kind, id }),
+            .map(|(kind, id)| Resource { kind, id }),
         created_at: record.created_at,
         expires_at: record.expires_at,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rejection_has_its_code_in_the_catalogue() {
+        for rejection in [
+            Rejection::KeyInvalid(idem_http::KeyError::Empty),
+            Rejection::KeyMissing,
+            Rejection::TooLarge(1),
+            Rejection::Mismatch(vec!["body"]),
+            Rejection::InProgress,
+            Rejection::Unavailable("down".into()),
+        ] {
+            let (status, code, _) = rejection.describe();
+            let known = ProblemCode::parse(code).unwrap_or_else(|| panic!("{code}"));
+            assert_eq!(known.status(), status, "{code}");
+        }
+    }
 }

@@ -3,27 +3,25 @@
 use super::extract::{Json, ListParams};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
-use super::views::{JobView, List, RunView};
+use super::views;
 use super::{Created, location};
 use crate::App;
 use crate::auth::{Auth, Reader, Writer};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
+use idem_api::{CreateJob, Job, List, Preview, PreviewRequest, Run, UpdateJob};
 use idem_core::FieldErrors;
 use idem_core::job::DEFAULT_TIME_ZONE;
-use idem_core::job::{CreateJob, JobState, UpdateJob};
+use idem_core::job::JobState;
 use idem_core::schedule::{MAX_PREVIEW, Schedule};
-use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use utoipa::ToSchema;
 
 pub async fn create(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     keyed: Keyed,
     Json(req): Json<CreateJob>,
-) -> ApiResult<Created<JobView>> {
+) -> ApiResult<Created<Job>> {
     let name = req.name.clone();
     let paused = req.paused.unwrap_or(false);
     let config = req.resolve().map_err(Problem::fields)?;
@@ -40,7 +38,7 @@ pub async fn create(
     app.scheduler.jobs_changed();
     Ok(Created(
         location(&["jobs", &job.name]),
-        JobView::new(job, app.clock.now()),
+        views::job(job, app.clock.now()),
     ))
 }
 
@@ -48,20 +46,20 @@ pub async fn list(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     RawQuery(query): RawQuery,
-) -> ApiResult<axum::Json<List<JobView>>> {
+) -> ApiResult<axum::Json<List<Job>>> {
     let params = ListParams::parse(query.as_deref())?;
     let page = app.store.job_list(&auth.caller.org, &params.page).await?;
     let now = app.clock.now();
-    Ok(axum::Json(List::from_page(page, |j| JobView::new(j, now))))
+    Ok(axum::Json(views::list(page, |j| views::job(j, now))))
 }
 
 pub async fn get(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<JobView>> {
+) -> ApiResult<axum::Json<Job>> {
     let job = app.store.job_get(&auth.caller.org, &name).await?;
-    Ok(axum::Json(JobView::new(job, app.clock.now())))
+    Ok(axum::Json(views::job(job, app.clock.now())))
 }
 
 pub async fn update(
@@ -70,7 +68,7 @@ pub async fn update(
     keyed: Keyed,
     Path(name): Path<String>,
     Json(req): Json<UpdateJob>,
-) -> ApiResult<axum::Json<JobView>> {
+) -> ApiResult<axum::Json<Job>> {
     let patch = req.into_patch().map_err(Problem::fields)?;
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "job", &name);
     let job = app
@@ -78,7 +76,7 @@ pub async fn update(
         .job_update(&auth.caller.org, &name, &patch, done)
         .await?;
     app.scheduler.jobs_changed();
-    Ok(axum::Json(JobView::new(job, app.clock.now())))
+    Ok(axum::Json(views::job(job, app.clock.now())))
 }
 
 pub async fn delete(
@@ -96,14 +94,14 @@ async fn set_state(
     keyed: &Keyed,
     name: &str,
     state: JobState,
-) -> ApiResult<axum::Json<JobView>> {
+) -> ApiResult<axum::Json<Job>> {
     let done = keyed.completion(app, &auth.caller, StatusCode::OK, "job", name);
     let job = app
         .store
         .job_set_state(&auth.caller.org, name, state, done)
         .await?;
     app.scheduler.jobs_changed();
-    Ok(axum::Json(JobView::new(job, app.clock.now())))
+    Ok(axum::Json(views::job(job, app.clock.now())))
 }
 
 pub async fn pause(
@@ -111,7 +109,7 @@ pub async fn pause(
     auth: Auth<Writer>,
     keyed: Keyed,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<JobView>> {
+) -> ApiResult<axum::Json<Job>> {
     set_state(&app, &auth, &keyed, &name, JobState::Paused).await
 }
 
@@ -120,7 +118,7 @@ pub async fn resume(
     auth: Auth<Writer>,
     keyed: Keyed,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<JobView>> {
+) -> ApiResult<axum::Json<Job>> {
     set_state(&app, &auth, &keyed, &name, JobState::Enabled).await
 }
 
@@ -129,13 +127,13 @@ pub async fn run(
     auth: Auth<Writer>,
     keyed: Keyed,
     Path(name): Path<String>,
-) -> ApiResult<Created<RunView>> {
+) -> ApiResult<Created<Run>> {
     // The run's ID is known only inside the store's transaction, which
     // fills it into the completion.
     let done = keyed.completion(&app, &auth.caller, StatusCode::CREATED, "run", "");
     let run = app.store.job_run_now(&auth.caller.org, &name, done).await?;
     app.dispatch.work_available();
-    let view = RunView::new(run, app.clock.now());
+    let view = views::run(run, app.clock.now());
     Ok(Created(
         location(&["jobs", &view.job, "runs", &view.run_id]),
         view,
@@ -147,48 +145,26 @@ pub async fn runs(
     auth: Auth<Reader>,
     Path(name): Path<String>,
     RawQuery(query): RawQuery,
-) -> ApiResult<axum::Json<List<RunView>>> {
+) -> ApiResult<axum::Json<List<Run>>> {
     let params = ListParams::parse(query.as_deref())?;
     let page = app
         .store
         .job_runs(&auth.caller.org, &name, &params.page)
         .await?;
     let now = app.clock.now();
-    Ok(axum::Json(List::from_page(page, |t| RunView::new(t, now))))
+    Ok(axum::Json(views::list(page, |t| views::run(t, now))))
 }
 
 pub async fn get_run(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     Path((name, run_id)): Path<(String, String)>,
-) -> ApiResult<axum::Json<RunView>> {
+) -> ApiResult<axum::Json<Run>> {
     let run = app
         .store
         .job_run_get(&auth.caller.org, &name, &run_id)
         .await?;
-    Ok(axum::Json(RunView::new(run, app.clock.now())))
-}
-
-/// `POST /v1/schedules/preview`.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PreviewRequest {
-    pub schedule: String,
-    #[serde(default)]
-    pub time_zone: Option<String>,
-    /// Instants strictly after this one; now when absent.
-    #[serde(default)]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub after: Option<Timestamp>,
-    /// 1–1000, default 10.
-    #[serde(default)]
-    pub count: Option<usize>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct PreviewView {
-    #[schema(value_type = Vec<String>)]
-    pub times: Vec<Timestamp>,
+    Ok(axum::Json(views::run(run, app.clock.now())))
 }
 
 /// Instants a preview lists when the request does not say.
@@ -198,7 +174,7 @@ pub async fn preview(
     State(app): State<Arc<App>>,
     _auth: Auth<Reader>,
     Json(req): Json<PreviewRequest>,
-) -> ApiResult<axum::Json<PreviewView>> {
+) -> ApiResult<axum::Json<Preview>> {
     let mut errors = FieldErrors::new();
     let count = req.count.unwrap_or(DEFAULT_PREVIEW_COUNT);
     errors.range("count", count, 1, MAX_PREVIEW);
@@ -209,5 +185,5 @@ pub async fn preview(
     errors.into_result().map_err(Problem::fields)?;
     let after = req.after.unwrap_or_else(|| app.clock.now());
     let times = schedule.expect("validated").preview(after, count);
-    Ok(axum::Json(PreviewView { times }))
+    Ok(axum::Json(Preview { times }))
 }

@@ -354,8 +354,8 @@ async fn not_found() -> Problem {
 
 async fn method_not_allowed() -> Problem {
     Problem::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "NOT_FOUND",
+        idem_api::ProblemCode::NotFound,
         "this route does not support that method",
     )
+    .with_status(StatusCode::METHOD_NOT_ALLOWED)
 }

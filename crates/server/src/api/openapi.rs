@@ -2,11 +2,7 @@
 //! request and response types' derived schemas.
 
 use super::Operation;
-use super::views::*;
-use idem_core::queue::{
-    QueueConfigPatch, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
-};
-use idem_core::task::{Attempt, CreateTask, TargetSpec};
+use idem_api::*;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
@@ -91,16 +87,16 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         paths = paths.path(op.path, PathItem::new(method(&op.method), b.build()));
     }
     let components = ComponentsBuilder::new()
-        .schema_from::<QueueView>()
-        .schema_from::<TaskView>()
-        .schema_from::<TargetView>()
-        .schema_from::<PrincipalView>()
-        .schema_from::<ApiKeyView>()
-        .schema_from::<NewApiKeyView>()
-        .schema_from::<OrganizationView>()
-        .schema_from::<SigningSecretView>()
-        .schema_from::<SigningSecretsView>()
-        .schema_from::<PurgeView>()
+        .schema_from::<Queue>()
+        .schema_from::<Task>()
+        .schema_from::<Target>()
+        .schema_from::<Principal>()
+        .schema_from::<ApiKey>()
+        .schema_from::<NewApiKey>()
+        .schema_from::<Organization>()
+        .schema_from::<SigningSecret>()
+        .schema_from::<SigningSecrets>()
+        .schema_from::<Purged>()
         .schema_from::<RateLimits>()
         .schema_from::<RateLimitsPatch>()
         .schema_from::<RetryConfig>()
@@ -109,28 +105,28 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema_from::<CreateTask>()
         .schema_from::<TargetSpec>()
         .schema_from::<Attempt>()
-        .schema_from::<idem_core::queue::QueueState>()
-        .schema_from::<idem_core::task::TaskState>()
-        .schema_from::<idem_core::tenancy::Role>()
-        .schema_from::<idem_core::tenancy::PrincipalKind>()
-        .schema_from::<super::queues::CreateQueue>()
-        .schema_from::<super::tenancy::CreatePrincipal>()
-        .schema_from::<super::tenancy::UpdatePrincipal>()
-        .schema_from::<super::tenancy::CreateOrganization>()
-        .schema_from::<super::idempotency::IdempotencyKeyView>()
-        .schema_from::<super::idempotency::ResourceView>()
-        .schema_from::<JobView>()
-        .schema_from::<RunView>()
-        .schema_from::<idem_core::job::CreateJob>()
-        .schema_from::<idem_core::job::UpdateJob>()
-        .schema_from::<idem_core::job::JobRetryConfig>()
-        .schema_from::<idem_core::job::JobRetryConfigPatch>()
-        .schema_from::<idem_core::job::JobState>()
-        .schema_from::<idem_core::job::RunKind>()
-        .schema_from::<idem_core::job::HeaderStyle>()
-        .schema_from::<idem_core::schedule::CatchUp>()
-        .schema_from::<super::jobs::PreviewRequest>()
-        .schema_from::<super::jobs::PreviewView>()
+        .schema_from::<QueueState>()
+        .schema_from::<TaskState>()
+        .schema_from::<Role>()
+        .schema_from::<PrincipalKind>()
+        .schema_from::<CreateQueue>()
+        .schema_from::<CreatePrincipal>()
+        .schema_from::<UpdatePrincipal>()
+        .schema_from::<CreateOrganization>()
+        .schema_from::<IdempotencyKey>()
+        .schema_from::<Resource>()
+        .schema_from::<Job>()
+        .schema_from::<Run>()
+        .schema_from::<CreateJob>()
+        .schema_from::<UpdateJob>()
+        .schema_from::<JobRetryConfig>()
+        .schema_from::<JobRetryConfigPatch>()
+        .schema_from::<JobState>()
+        .schema_from::<RunKind>()
+        .schema_from::<HeaderStyle>()
+        .schema_from::<CatchUp>()
+        .schema_from::<PreviewRequest>()
+        .schema_from::<Preview>()
         .schema("JobList", list_schema("JobView"))
         .schema("RunList", list_schema("RunView"))
         .schema("QueueList", list_schema("QueueView"))
@@ -192,4 +188,19 @@ fn problem_schema() -> utoipa::openapi::schema::Object {
         .required("type")
         .required("status")
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_schema_an_operation_names_is_in_the_document() {
+        let ops = super::super::catalog();
+        let doc = super::document(&ops);
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for op in &ops {
+            for name in [op.request, op.response.1].into_iter().flatten() {
+                assert!(schemas.contains_key(name), "{}: {name}", op.id);
+            }
+        }
+    }
 }

@@ -1,8 +1,10 @@
-//! RFC 9457 problem documents with Idem's error codes (SPEC 10).
+//! RFC 9457 problem documents with Idem's error codes (SPEC 10), whose
+//! catalogue is `idem_api::ProblemCode`.
 
 use crate::context;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
+use idem_api::ProblemCode;
 use idem_core::FieldErrors;
 use idem_store::Error as StoreError;
 use serde_json::{Value, json};
@@ -10,22 +12,29 @@ use serde_json::{Value, json};
 /// An API failure, rendered as `application/problem+json`.
 #[derive(Debug)]
 pub struct Problem {
+    /// The code's own status, unless [`Problem::with_status`] said otherwise.
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ProblemCode,
     pub detail: String,
     pub extensions: Option<Value>,
     pub retry_after: Option<u32>,
 }
 
 impl Problem {
-    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+    pub fn new(code: ProblemCode, detail: impl Into<String>) -> Self {
         Problem {
-            status,
+            status: code.status(),
             code,
             detail: detail.into(),
             extensions: None,
             retry_after: None,
         }
+    }
+
+    /// Answers with `status` rather than the code's own.
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
     }
 
     pub fn with_extensions(mut self, extensions: Value) -> Self {
@@ -34,7 +43,7 @@ impl Problem {
     }
 
     pub fn invalid(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", detail)
+        Self::new(ProblemCode::InvalidArgument, detail)
     }
 
     /// 400 naming every bad field.
@@ -50,41 +59,36 @@ impl Problem {
     }
 
     pub fn not_found(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", detail)
+        Self::new(ProblemCode::NotFound, detail)
     }
 
     pub fn unauthenticated(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", detail)
+        Self::new(ProblemCode::Unauthenticated, detail)
     }
 
     pub fn permission_denied(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "PERMISSION_DENIED", detail)
+        Self::new(ProblemCode::PermissionDenied, detail)
     }
 
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "PAYLOAD_TOO_LARGE",
+            ProblemCode::PayloadTooLarge,
             format!("request body exceeds the limit of {limit} bytes"),
         )
     }
 
     pub fn unsupported_media_type(detail: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UNSUPPORTED_MEDIA_TYPE",
-            detail,
-        )
+        Self::new(ProblemCode::UnsupportedMediaType, detail)
     }
 
     pub fn unavailable(detail: impl Into<String>) -> Self {
-        let mut p = Self::new(StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE", detail);
+        let mut p = Self::new(ProblemCode::Unavailable, detail);
         p.retry_after = Some(1);
         p
     }
 
     pub fn internal(detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", detail)
+        Self::new(ProblemCode::Internal, detail)
     }
 }
 
@@ -96,21 +100,16 @@ impl From<StoreError> for Problem {
             }
             StoreError::AlreadyExists { kind, id } => {
                 let code = match kind {
-                    "queue" => "QUEUE_ALREADY_EXISTS",
-                    "principal" => "PRINCIPAL_ALREADY_EXISTS",
-                    "organization" => "ORGANIZATION_ALREADY_EXISTS",
-                    "job" => "JOB_ALREADY_EXISTS",
+                    "queue" => ProblemCode::QueueAlreadyExists,
+                    "principal" => ProblemCode::PrincipalAlreadyExists,
+                    "organization" => ProblemCode::OrganizationAlreadyExists,
+                    "job" => ProblemCode::JobAlreadyExists,
                     _ => return Problem::internal(format!("{kind} '{id}' collided")),
                 };
-                Problem::new(
-                    StatusCode::CONFLICT,
-                    code,
-                    format!("{kind} '{id}' already exists"),
-                )
+                Problem::new(code, format!("{kind} '{id}' already exists"))
             }
             StoreError::TaskExists(task) => Problem::new(
-                StatusCode::CONFLICT,
-                "TASK_ALREADY_EXISTS",
+                ProblemCode::TaskAlreadyExists,
                 format!("task '{}' exists ({})", task.task_id, task.state.as_str()),
             )
             .with_extensions(json!({
@@ -122,9 +121,9 @@ impl From<StoreError> for Problem {
                 }
             })),
             StoreError::FailedPrecondition(msg) => Problem::invalid(msg),
-            StoreError::Stale(msg) => Problem::new(StatusCode::CONFLICT, "STALE_VERSION", msg),
+            StoreError::Stale(msg) => Problem::new(ProblemCode::StaleVersion, msg),
             StoreError::KeyLost(msg) => {
-                let mut p = Problem::new(StatusCode::CONFLICT, "IDEMPOTENCY_KEY_IN_PROGRESS", msg);
+                let mut p = Problem::new(ProblemCode::IdempotencyKeyInProgress, msg);
                 p.retry_after = Some(1);
                 p
             }
@@ -144,18 +143,21 @@ impl From<StoreError> for Problem {
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let ctx = context::current();
-        let mut body = json!({
-            "type": self.code,
-            "title": self.status.canonical_reason().unwrap_or("Error"),
-            "status": self.status.as_u16(),
-            "detail": self.detail,
-            "request_id": ctx.as_ref().map(|c| c.request_id.clone()),
-            "instance": ctx.as_ref().map(|c| c.path.clone()),
-        });
-        if let Some(ext) = self.extensions {
-            body["extensions"] = ext;
-        }
-        let mut response = (self.status, body.to_string()).into_response();
+        let body = idem_api::Problem {
+            code: self.code.as_str().to_string(),
+            title: self
+                .status
+                .canonical_reason()
+                .unwrap_or("Error")
+                .to_string(),
+            status: self.status.as_u16(),
+            detail: Some(self.detail),
+            request_id: ctx.as_ref().map(|c| c.request_id.clone()),
+            instance: ctx.as_ref().map(|c| c.path.clone()),
+            extensions: self.extensions,
+        };
+        let body = serde_json::to_string(&body).expect("a problem document serializes");
+        let mut response = (self.status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

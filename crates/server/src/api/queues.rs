@@ -3,53 +3,29 @@
 use super::extract::{Json, ListParams};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
-use super::views::{List, PurgeView, QueueView};
+use super::views;
 use super::{Created, location};
 use crate::App;
 use crate::auth::{Admin, Auth, Reader};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
+use idem_api::{CreateQueue, List, Purged, Queue};
 use idem_core::FieldErrors;
 use idem_core::names::check_queue_name;
-use idem_core::queue::{
-    QueueConfig, QueueConfigPatch, QueueState, RateLimitsPatch, RetryConfigPatch,
-};
-use serde::Deserialize;
+use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
 use std::sync::Arc;
-use utoipa::ToSchema;
-
-/// `POST /v1/queues`.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateQueue {
-    pub name: String,
-    #[serde(default)]
-    pub rate_limits: Option<RateLimitsPatch>,
-    #[serde(default)]
-    pub retry_config: Option<RetryConfigPatch>,
-    #[serde(default)]
-    pub dispatch_deadline_s: Option<u32>,
-    #[serde(default)]
-    pub dedup_window_s: Option<u64>,
-}
 
 pub async fn create(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     keyed: Keyed,
     Json(req): Json<CreateQueue>,
-) -> ApiResult<Created<QueueView>> {
+) -> ApiResult<Created<Queue>> {
     let mut errors = FieldErrors::new();
     if let Err(e) = check_queue_name("name", &req.name) {
         errors.0.push(e);
     }
-    let patch = QueueConfigPatch {
-        rate_limits: req.rate_limits,
-        retry_config: req.retry_config,
-        dispatch_deadline_s: req.dispatch_deadline_s,
-        dedup_window_s: req.dedup_window_s,
-    };
-    let config = match QueueConfig::default().apply(&patch) {
+    let config = match QueueConfig::default().apply(&req.config()) {
         Ok(c) => Some(c),
         Err(e) => {
             errors.0.extend(e.0);
@@ -66,26 +42,29 @@ pub async fn create(
             keyed.completion(&app, &auth.caller, StatusCode::CREATED, "queue", &req.name),
         )
         .await?;
-    Ok(Created(location(&["queues", &queue.name]), queue.into()))
+    Ok(Created(
+        location(&["queues", &queue.name]),
+        views::queue(queue),
+    ))
 }
 
 pub async fn list(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     RawQuery(query): RawQuery,
-) -> ApiResult<axum::Json<List<QueueView>>> {
+) -> ApiResult<axum::Json<List<Queue>>> {
     let params = ListParams::parse(query.as_deref())?;
     let page = app.store.queue_list(&auth.caller.org, &params.page).await?;
-    Ok(axum::Json(List::from_page(page, QueueView::from)))
+    Ok(axum::Json(views::list(page, views::queue)))
 }
 
 pub async fn get(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<QueueView>> {
+) -> ApiResult<axum::Json<Queue>> {
     let queue = app.store.queue_get(&auth.caller.org, &name).await?;
-    Ok(axum::Json(queue.into()))
+    Ok(axum::Json(views::queue(queue)))
 }
 
 pub async fn update(
@@ -94,13 +73,13 @@ pub async fn update(
     keyed: Keyed,
     Path(name): Path<String>,
     Json(patch): Json<QueueConfigPatch>,
-) -> ApiResult<axum::Json<QueueView>> {
+) -> ApiResult<axum::Json<Queue>> {
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &name);
     let queue = app
         .store
         .queue_update(&auth.caller.org, &name, &patch, done)
         .await?;
-    Ok(axum::Json(queue.into()))
+    Ok(axum::Json(views::queue(queue)))
 }
 
 pub async fn delete(
@@ -118,13 +97,13 @@ async fn set_state(
     keyed: &Keyed,
     name: &str,
     state: QueueState,
-) -> ApiResult<axum::Json<QueueView>> {
+) -> ApiResult<axum::Json<Queue>> {
     let done = keyed.completion(app, &auth.caller, StatusCode::OK, "queue", name);
     let queue = app
         .store
         .queue_set_state(&auth.caller.org, name, state, done)
         .await?;
-    Ok(axum::Json(queue.into()))
+    Ok(axum::Json(views::queue(queue)))
 }
 
 pub async fn pause(
@@ -132,7 +111,7 @@ pub async fn pause(
     auth: Auth<Admin>,
     keyed: Keyed,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<QueueView>> {
+) -> ApiResult<axum::Json<Queue>> {
     set_state(&app, &auth, &keyed, &name, QueueState::Paused).await
 }
 
@@ -141,7 +120,7 @@ pub async fn resume(
     auth: Auth<Admin>,
     keyed: Keyed,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<QueueView>> {
+) -> ApiResult<axum::Json<Queue>> {
     set_state(&app, &auth, &keyed, &name, QueueState::Running).await
 }
 
@@ -150,8 +129,8 @@ pub async fn purge(
     auth: Auth<Admin>,
     keyed: Keyed,
     Path(name): Path<String>,
-) -> ApiResult<axum::Json<PurgeView>> {
+) -> ApiResult<axum::Json<Purged>> {
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &name);
     let cancelled = app.store.queue_purge(&auth.caller.org, &name, done).await?;
-    Ok(axum::Json(PurgeView { cancelled }))
+    Ok(axum::Json(Purged { cancelled }))
 }

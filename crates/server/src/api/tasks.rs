@@ -4,7 +4,7 @@
 use super::extract::{ListParams, is_json, media_type, parse_json, read_body};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
-use super::views::{List, TaskView};
+use super::views;
 use super::{Created, location};
 use crate::App;
 use crate::auth::{Auth, Reader, Writer};
@@ -12,9 +12,10 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, StatusCode};
+use idem_api::{CreateTask, List, Task};
 use idem_core::FieldErrors;
 use idem_core::names::check_task_id;
-use idem_core::task::{CreateTask, TaskState};
+use idem_core::task::{TaskState, validate_dispatch_deadline};
 use idem_store::{TaskCreate, TaskFilter};
 use std::sync::Arc;
 
@@ -250,7 +251,7 @@ pub async fn create(
     if let Err(e) = check_task_id("task_id", &task_id) {
         errors.0.push(e);
     }
-    body.validate_deadline(&mut errors);
+    validate_dispatch_deadline(body.dispatch_deadline_s, &mut errors);
     let target = std::mem::take(&mut body.target).resolve("target", &mut errors);
     errors.into_result().map_err(Problem::fields)?;
     let target = target.expect("validated");
@@ -298,7 +299,7 @@ pub async fn create(
     metrics::counter!("idem_tasks_created_total", "queue" => task.queue.clone()).increment(1);
     let loc = location(&["queues", &task.queue, "tasks", &task.task_id]);
     let Some(wait) = wait else {
-        return Ok(Created(loc, TaskView::new(task, app.clock.now())).into_response());
+        return Ok(Created(loc, views::task(task, app.clock.now())).into_response());
     };
     let task = app
         .dispatch
@@ -310,7 +311,7 @@ pub async fn create(
             wait,
         )
         .await?;
-    let view = TaskView::new(task, app.clock.now());
+    let view = views::task(task, app.clock.now());
     let status = if view.state.is_final() {
         StatusCode::OK
     } else {
@@ -340,7 +341,7 @@ pub async fn list(
     auth: Auth<Reader>,
     Path(queue): Path<String>,
     RawQuery(query): RawQuery,
-) -> ApiResult<axum::Json<List<TaskView>>> {
+) -> ApiResult<axum::Json<List<Task>>> {
     let mut params = ListParams::parse(query.as_deref())?;
     let state = match params.rest.remove("state") {
         None => None,
@@ -356,19 +357,19 @@ pub async fn list(
         .task_list(&auth.caller.org, &queue, TaskFilter { state }, &params.page)
         .await?;
     let now = app.clock.now();
-    Ok(axum::Json(List::from_page(page, |t| TaskView::new(t, now))))
+    Ok(axum::Json(views::list(page, |t| views::task(t, now))))
 }
 
 pub async fn get(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     Path((queue, task_id)): Path<(String, String)>,
-) -> ApiResult<axum::Json<TaskView>> {
+) -> ApiResult<axum::Json<Task>> {
     let task = app
         .store
         .task_get(&auth.caller.org, &queue, &task_id)
         .await?;
-    Ok(axum::Json(TaskView::new(task, app.clock.now())))
+    Ok(axum::Json(views::task(task, app.clock.now())))
 }
 
 pub async fn attempts(
@@ -390,12 +391,12 @@ pub async fn cancel(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     Path((queue, task_id)): Path<(String, String)>,
-) -> ApiResult<axum::Json<TaskView>> {
+) -> ApiResult<axum::Json<Task>> {
     let task = app
         .store
         .task_cancel(&auth.caller.org, &queue, &task_id)
         .await?;
-    Ok(axum::Json(TaskView::new(task, app.clock.now())))
+    Ok(axum::Json(views::task(task, app.clock.now())))
 }
 
 pub async fn run(
@@ -403,7 +404,7 @@ pub async fn run(
     auth: Auth<Writer>,
     keyed: Keyed,
     Path((queue, task_id)): Path<(String, String)>,
-) -> ApiResult<axum::Json<TaskView>> {
+) -> ApiResult<axum::Json<Task>> {
     let done = keyed.completion(
         &app,
         &auth.caller,
@@ -416,5 +417,5 @@ pub async fn run(
         .task_run_now(&auth.caller.org, &queue, &task_id, done)
         .await?;
     app.dispatch.work_available();
-    Ok(axum::Json(TaskView::new(task, app.clock.now())))
+    Ok(axum::Json(views::task(task, app.clock.now())))
 }

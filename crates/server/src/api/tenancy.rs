@@ -3,49 +3,25 @@
 use super::extract::{Json, ListParams};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
-use super::views::{
-    ApiKeyView, List, NewApiKeyView, OrganizationView, PrincipalView, SigningSecretView,
-    SigningSecretsView,
-};
+use super::views;
 use super::{Created, location};
 use crate::App;
 use crate::auth::{Admin, Auth};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
+use idem_api::{
+    ApiKey, CreateOrganization, CreatePrincipal, List, NewApiKey, Organization, Principal,
+    SigningSecret, SigningSecrets, UpdatePrincipal,
+};
 use idem_core::FieldErrors;
 use idem_core::names::{check_organization_name, check_principal_name};
-use idem_core::tenancy::{
-    DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_api_key, generate_id, hash_api_key,
-};
-use idem_store::NewApiKey;
-use serde::Deserialize;
+use idem_core::tenancy::{DEFAULT_ORGANIZATION, generate_api_key, generate_id, hash_api_key};
 use std::sync::Arc;
-use utoipa::ToSchema;
-
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreatePrincipal {
-    pub name: String,
-    pub kind: PrincipalKind,
-    pub role: Role,
-}
-
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdatePrincipal {
-    pub role: Role,
-}
-
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateOrganization {
-    pub name: String,
-}
 
 /// A fresh key: the plaintext for the caller, the hash for the store.
-fn fresh_key() -> (String, NewApiKey) {
+fn fresh_key() -> (String, idem_store::NewApiKey) {
     let key = generate_api_key();
-    let stored = NewApiKey {
+    let stored = idem_store::NewApiKey {
         id: generate_id("key"),
         key_hash: hash_api_key(&key),
     };
@@ -57,7 +33,7 @@ pub async fn create_principal(
     auth: Auth<Admin>,
     keyed: Keyed,
     Json(req): Json<CreatePrincipal>,
-) -> ApiResult<Created<PrincipalView>> {
+) -> ApiResult<Created<Principal>> {
     check_principal_name("name", &req.name).map_err(|e| Problem::fields(e.into()))?;
     let done = keyed.completion(
         &app,
@@ -70,20 +46,23 @@ pub async fn create_principal(
         .store
         .principal_create(&auth.caller.org, &req.name, req.kind, req.role, done)
         .await?;
-    Ok(Created(location(&["principals", &p.name]), p.into()))
+    Ok(Created(
+        location(&["principals", &p.name]),
+        views::principal(p),
+    ))
 }
 
 pub async fn list_principals(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     RawQuery(query): RawQuery,
-) -> ApiResult<axum::Json<List<PrincipalView>>> {
+) -> ApiResult<axum::Json<List<Principal>>> {
     let params = ListParams::parse(query.as_deref())?;
     let page = app
         .store
         .principal_list(&auth.caller.org, &params.page)
         .await?;
-    Ok(axum::Json(List::from_page(page, PrincipalView::from)))
+    Ok(axum::Json(views::list(page, views::principal)))
 }
 
 pub async fn update_principal(
@@ -92,14 +71,14 @@ pub async fn update_principal(
     keyed: Keyed,
     Path(name): Path<String>,
     Json(req): Json<UpdatePrincipal>,
-) -> ApiResult<axum::Json<PrincipalView>> {
+) -> ApiResult<axum::Json<Principal>> {
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "principal", &name);
     let p = app
         .store
         .principal_set_role(&auth.caller.org, &name, req.role, done)
         .await?;
     app.auth.clear();
-    Ok(axum::Json(p.into()))
+    Ok(axum::Json(views::principal(p)))
 }
 
 pub async fn create_key(
@@ -107,7 +86,7 @@ pub async fn create_key(
     auth: Auth<Admin>,
     keyed: Keyed,
     Path(principal): Path<String>,
-) -> ApiResult<Created<NewApiKeyView>> {
+) -> ApiResult<Created<NewApiKey>> {
     let (key, stored) = fresh_key();
     let done = keyed.completion(
         &app,
@@ -122,7 +101,7 @@ pub async fn create_key(
         .await?;
     Ok(Created(
         location(&["principals", &principal, "keys", &created.id]),
-        NewApiKeyView {
+        NewApiKey {
             id: created.id,
             key,
             principal: created.principal,
@@ -136,13 +115,13 @@ pub async fn list_keys(
     auth: Auth<Admin>,
     Path(principal): Path<String>,
     RawQuery(query): RawQuery,
-) -> ApiResult<axum::Json<List<ApiKeyView>>> {
+) -> ApiResult<axum::Json<List<ApiKey>>> {
     let params = ListParams::parse(query.as_deref())?;
     let page = app
         .store
         .api_key_list(&auth.caller.org, &principal, &params.page)
         .await?;
-    Ok(axum::Json(List::from_page(page, ApiKeyView::from)))
+    Ok(axum::Json(views::list(page, views::api_key)))
 }
 
 pub async fn revoke_key(
@@ -162,7 +141,7 @@ pub async fn create_organization(
     auth: Auth<Admin>,
     keyed: Keyed,
     Json(req): Json<CreateOrganization>,
-) -> ApiResult<Created<OrganizationView>> {
+) -> ApiResult<Created<Organization>> {
     if auth.caller.org != DEFAULT_ORGANIZATION {
         return Err(Problem::permission_denied(
             "only admins of the organization 'default' create organizations",
@@ -186,7 +165,7 @@ pub async fn create_organization(
         .await?;
     Ok(Created(
         location(&["organizations", &req.name]),
-        OrganizationView {
+        Organization {
             name: req.name,
             admin_key: key,
         },
@@ -196,10 +175,10 @@ pub async fn create_organization(
 pub async fn list_secrets(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
-) -> ApiResult<axum::Json<SigningSecretsView>> {
+) -> ApiResult<axum::Json<SigningSecrets>> {
     let secrets = app.store.signing_secret_list(&auth.caller.org).await?;
-    Ok(axum::Json(SigningSecretsView {
-        secrets: secrets.into_iter().map(Into::into).collect(),
+    Ok(axum::Json(SigningSecrets {
+        secrets: secrets.into_iter().map(views::signing_secret).collect(),
     }))
 }
 
@@ -207,7 +186,7 @@ pub async fn rotate_secret(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     keyed: Keyed,
-) -> ApiResult<Created<SigningSecretView>> {
+) -> ApiResult<Created<SigningSecret>> {
     // The store fills in the new secret's ID.
     let done = keyed.completion(
         &app,
@@ -222,7 +201,7 @@ pub async fn rotate_secret(
         .await?;
     Ok(Created(
         location(&["signing-secrets", &secret.id]),
-        secret.into(),
+        views::signing_secret(secret),
     ))
 }
 

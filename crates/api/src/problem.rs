@@ -1,0 +1,182 @@
+//! Problem documents (RFC 9457) and the catalogue of their `type` codes.
+
+use http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Every `type` a problem document of Idem's carries, with the status it is
+/// answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemCode {
+    /// A bad request; `extensions.errors` names each bad field.
+    InvalidArgument,
+    IdempotencyKeyInvalid,
+    IdempotencyKeyMissing,
+    Unauthenticated,
+    PermissionDenied,
+    NotFound,
+    QueueAlreadyExists,
+    /// `extensions.task` describes the task holding the ID.
+    TaskAlreadyExists,
+    JobAlreadyExists,
+    PrincipalAlreadyExists,
+    OrganizationAlreadyExists,
+    /// Another request holds the key; answered with `Retry-After`.
+    IdempotencyKeyInProgress,
+    /// `expected_updated_at` is not the resource's version.
+    StaleVersion,
+    /// What the key's request created or changed no longer exists.
+    IdempotentResourceGone,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    /// The key was used for a different request.
+    IdempotencyKeyMismatch,
+    Internal,
+    /// The store is unreachable; answered with `Retry-After`.
+    Unavailable,
+}
+
+impl ProblemCode {
+    pub const ALL: &[ProblemCode] = &[
+        Self::InvalidArgument,
+        Self::IdempotencyKeyInvalid,
+        Self::IdempotencyKeyMissing,
+        Self::Unauthenticated,
+        Self::PermissionDenied,
+        Self::NotFound,
+        Self::QueueAlreadyExists,
+        Self::TaskAlreadyExists,
+        Self::JobAlreadyExists,
+        Self::PrincipalAlreadyExists,
+        Self::OrganizationAlreadyExists,
+        Self::IdempotencyKeyInProgress,
+        Self::StaleVersion,
+        Self::IdempotentResourceGone,
+        Self::PayloadTooLarge,
+        Self::UnsupportedMediaType,
+        Self::IdempotencyKeyMismatch,
+        Self::Internal,
+        Self::Unavailable,
+    ];
+
+    /// The `type` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::IdempotencyKeyInvalid => "IDEMPOTENCY_KEY_INVALID",
+            Self::IdempotencyKeyMissing => "IDEMPOTENCY_KEY_MISSING",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::NotFound => "NOT_FOUND",
+            Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
+            Self::TaskAlreadyExists => "TASK_ALREADY_EXISTS",
+            Self::JobAlreadyExists => "JOB_ALREADY_EXISTS",
+            Self::PrincipalAlreadyExists => "PRINCIPAL_ALREADY_EXISTS",
+            Self::OrganizationAlreadyExists => "ORGANIZATION_ALREADY_EXISTS",
+            Self::IdempotencyKeyInProgress => "IDEMPOTENCY_KEY_IN_PROGRESS",
+            Self::StaleVersion => "STALE_VERSION",
+            Self::IdempotentResourceGone => "IDEMPOTENT_RESOURCE_GONE",
+            Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Self::IdempotencyKeyMismatch => "IDEMPOTENCY_KEY_MISMATCH",
+            Self::Internal => "INTERNAL",
+            Self::Unavailable => "UNAVAILABLE",
+        }
+    }
+
+    /// The code a `type` string names; `None` for a code this version does
+    /// not know (a newer server's, or a proxy's).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+
+    /// The status a problem of this code is answered with.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::InvalidArgument | Self::IdempotencyKeyInvalid | Self::IdempotencyKeyMissing => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::PermissionDenied => StatusCode::FORBIDDEN,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::QueueAlreadyExists
+            | Self::TaskAlreadyExists
+            | Self::JobAlreadyExists
+            | Self::PrincipalAlreadyExists
+            | Self::OrganizationAlreadyExists
+            | Self::IdempotencyKeyInProgress
+            | Self::StaleVersion => StatusCode::CONFLICT,
+            Self::IdempotentResourceGone => StatusCode::GONE,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::IdempotencyKeyMismatch => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A problem document (`application/problem+json`), as Idem answers every
+/// error.
+///
+/// `type` stays a string: a client must be able to read a code it does not
+/// know. [`Problem::known_code`] maps it to the catalogue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Problem {
+    /// One of Idem's error codes (`TASK_ALREADY_EXISTS`, `NOT_FOUND`, …).
+    #[serde(rename = "type")]
+    pub code: String,
+    /// The status's reason phrase (`Conflict`).
+    #[serde(default)]
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// What went wrong, for people.
+    #[serde(default)]
+    pub detail: Option<String>,
+    /// The `Idem-Request-Id` of the failed request, for the server's logs.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The request path.
+    #[serde(default)]
+    pub instance: Option<String>,
+    /// Code-specific details: `errors` (field errors) for
+    /// `INVALID_ARGUMENT`, `task` for `TASK_ALREADY_EXISTS`, `idempotency`
+    /// for the idempotency codes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Value>,
+}
+
+impl Problem {
+    /// The code in the catalogue, when `type` is one this version knows.
+    pub fn known_code(&self) -> Option<ProblemCode> {
+        ProblemCode::parse(&self.code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_through_their_names() {
+        for &code in ProblemCode::ALL {
+            assert_eq!(ProblemCode::parse(code.as_str()), Some(code));
+            assert!(code.status().is_client_error() || code.status().is_server_error());
+        }
+        assert_eq!(ProblemCode::parse("TEAPOT"), None);
+    }
+
+    #[test]
+    fn a_document_with_an_unknown_code_still_decodes() {
+        let p: Problem =
+            serde_json::from_str(r#"{"type": "SOMETHING_NEW", "status": 418}"#).unwrap();
+        assert_eq!((p.code.as_str(), p.known_code()), ("SOMETHING_NEW", None));
+    }
+}

@@ -1,0 +1,82 @@
+//! `/v1/queues`.
+
+use idem_core::queue::{
+    QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
+};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// `POST /v1/queues`: a name and the settings that differ from the
+/// defaults.
+// The settings are spelled out rather than a flattened `QueueConfigPatch`:
+// serde cannot refuse unknown fields through a flatten, nor name the path of
+// a bad field inside one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateQueue {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limits: Option<RateLimitsPatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_config: Option<RetryConfigPatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_deadline_s: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedup_window_s: Option<u64>,
+}
+
+impl CreateQueue {
+    /// A queue named `name` with the settings of `config`.
+    pub fn new(name: impl Into<String>, config: QueueConfigPatch) -> Self {
+        CreateQueue {
+            name: name.into(),
+            rate_limits: config.rate_limits,
+            retry_config: config.retry_config,
+            dispatch_deadline_s: config.dispatch_deadline_s,
+            dedup_window_s: config.dedup_window_s,
+        }
+    }
+
+    /// The settings, to apply over the defaults.
+    pub fn config(&self) -> QueueConfigPatch {
+        QueueConfigPatch {
+            rate_limits: self.rate_limits,
+            retry_config: self.retry_config,
+            dispatch_deadline_s: self.dispatch_deadline_s,
+            dedup_window_s: self.dedup_window_s,
+        }
+    }
+}
+
+/// A queue as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = QueueView))]
+pub struct Queue {
+    /// Unique per organization.
+    pub name: String,
+    /// `running` or `paused`.
+    pub state: QueueState,
+    /// Token bucket and concurrency limits.
+    pub rate_limits: RateLimits,
+    /// How failed deliveries are retried.
+    pub retry_config: RetryConfig,
+    /// How long a target has to answer, in seconds.
+    pub dispatch_deadline_s: u32,
+    /// How long a finished task's ID stays taken, in seconds.
+    pub dedup_window_s: u64,
+    /// When the queue was created.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: Timestamp,
+    /// When its configuration or state last changed.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub updated_at: Timestamp,
+}
+
+/// The answer to a purge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PurgeView))]
+pub struct Purged {
+    /// Tasks cancelled by the purge.
+    pub cancelled: u64,
+}

@@ -1,0 +1,79 @@
+//! `/v1/queues/{queue}/tasks`.
+
+use idem_core::queue::{RetryConfig, RetryConfigPatch};
+use idem_core::task::{Attempt, TargetSpec, TaskState};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+
+/// `POST /v1/queues/{queue}/tasks` (the JSON body, or the `task` part of a
+/// multipart one).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateTask {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    pub target: TargetSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub schedule_time: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_deadline_s: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_config: Option<RetryConfigPatch>,
+}
+
+/// A target as the API shows it, its body in the form it was given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TargetView))]
+pub struct Target {
+    /// The URL delivered to.
+    pub url: String,
+    /// The HTTP method.
+    pub method: String,
+    /// Headers sent as given.
+    pub headers: BTreeMap<String, String>,
+    /// A text body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// A binary body, base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_base64: Option<String>,
+    /// A JSON body, with its numbers spelled as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub json: Option<Box<RawValue>>,
+}
+
+/// A task as the API shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TaskView))]
+pub struct Task {
+    /// Unique per queue.
+    pub task_id: String,
+    /// The queue's name.
+    pub queue: String,
+    /// Where the task is in its life.
+    pub state: TaskState,
+    /// What it delivers.
+    pub target: Target,
+    /// When it is (or was) due.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub schedule_time: Timestamp,
+    /// How long the target has to answer, in seconds.
+    pub dispatch_deadline_s: u32,
+    /// How failed deliveries are retried.
+    pub retry_config: RetryConfig,
+    /// Attempts made so far.
+    pub attempt_count: u32,
+    /// When it was created.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: Timestamp,
+    /// When it reached a final state.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub finished_at: Option<Timestamp>,
+    /// The latest attempt.
+    pub last_attempt: Option<Attempt>,
+}
