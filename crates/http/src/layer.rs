@@ -454,6 +454,7 @@ where
         fingerprint,
         status: head.status.as_u16(),
         resource: None,
+        completed_at: None,
         response: Some(StoredResponse {
             status: head.status.as_u16(),
             headers: kept

@@ -43,6 +43,11 @@ pub struct CompletedRecord {
     pub resource: Option<ResourceRef>,
     /// The original answer, when the application stores answers.
     pub response: Option<StoredResponse>,
+    /// When the record was completed, when the store knows: in the atomic
+    /// mode, the instant of the effect's own commit. A resource created
+    /// after it is not the one this request made (it was deleted and made
+    /// again under the same name), and a replay must not show it.
+    pub completed_at: Option<std::time::SystemTime>,
 }
 
 /// Asks to run a keyed request.

@@ -104,6 +104,8 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         principal: &str,
         page: &PageRequest,
     ) -> Result<Page<ApiKey>>;
+    /// One key of a principal, by its ID; a revoked key is not found.
+    async fn api_key_get(&self, org: &str, principal: &str, id: &str) -> Result<ApiKey>;
     async fn api_key_revoke(&self, org: &str, principal: &str, id: &str) -> Result<()>;
     /// Resolves a key by its hash; `None` for unknown or revoked keys.
     async fn api_key_authenticate(&self, key_hash: &str) -> Result<Option<Caller>>;

@@ -122,6 +122,20 @@ macro_rules! store_operations {
                     .await
                 }
 
+                async fn api_key_get(
+                    &self,
+                    org: &str,
+                    principal: &str,
+                    id: &str,
+                ) -> Result<ApiKey> {
+                    let (org, principal, id) =
+                        (org.to_string(), principal.to_string(), id.to_string());
+                    self.read(async move |c, _| {
+                        tenancy::api_key_get(c, &org, &principal, &id).await
+                    })
+                    .await
+                }
+
                 async fn api_key_revoke(&self, org: &str, principal: &str, id: &str) -> Result<()> {
                     let (org, principal, id) =
                         (org.to_string(), principal.to_string(), id.to_string());

@@ -912,20 +912,10 @@ async fn a_task_completes_its_key_in_its_own_commit(h: Harness) {
     ));
 }
 
-macro_rules! conformance {
-    ($($test:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $test() { super::$test(super::Harness::sqlite().await).await })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $test() { super::$test(super::Harness::postgres().await).await })*
-        }
-    };
-}
-
-conformance!(
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await;
     ping_answers,
     bootstrap_creates_the_default_organization_once,
     concurrent_bootstraps_create_one_organization,
@@ -949,7 +939,7 @@ conformance!(
     a_stale_holder_cannot_complete_after_a_takeover,
     idempotency_records_expire_and_are_swept,
     a_task_completes_its_key_in_its_own_commit,
-);
+}
 
 /// Many creates at once, as group commit sees them: IDs created several
 /// times over, IDs already taken, a queue that does not exist, and a second
@@ -1071,8 +1061,11 @@ async fn concurrent_creates_replace_an_expired_tombstone_once(h: Harness) {
 mod group_commit {
     use super::*;
 
-    conformance!(
+    idem_testkit::backend_tests! {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        sqlite: Harness::sqlite().await,
+        postgres: Harness::postgres().await;
         concurrent_creates_with_duplicates_and_a_missing_queue,
         concurrent_creates_replace_an_expired_tombstone_once,
-    );
+    }
 }

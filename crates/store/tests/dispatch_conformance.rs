@@ -521,28 +521,9 @@ async fn queue_limits_are_shared_by_all_claimers(h: Harness) {
     assert_eq!(h.claim(10).await.tasks.len(), 2, "a raised limit applies");
 }
 
-macro_rules! backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Harness::sqlite().await).await
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Harness::postgres().await).await
-                }
-            )*
-        }
-    };
-}
-
-backends!(
+idem_testkit::backend_tests! {
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await;
     claims_follow_schedule_time,
     a_claim_records_the_attempt_start_and_the_org_secrets,
     paused_queues_are_not_claimed,
@@ -558,4 +539,4 @@ backends!(
     a_lease_lost_after_cancel_ends_cancelled,
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
-);
+}

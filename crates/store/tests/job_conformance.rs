@@ -1269,31 +1269,6 @@ async fn runs_are_created_ahead_and_redone_after_a_change(h: Harness) {
     );
 }
 
-macro_rules! backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Harness::sqlite().await).await
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Harness::postgres().await).await
-                }
-            )*
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn two_nodes_fire_each_instant_once() {
-                super::two_nodes_fire_each_instant_once(super::Harness::postgres().await).await
-            }
-        }
-    };
-}
-
 /// Runs created ahead of their instant whose instant was then missed (no
 /// pass and no dispatcher ran: every node was down) follow the job's
 /// `catch_up` at the next pass, exactly as instants without a row do.
@@ -1351,7 +1326,9 @@ async fn runs_created_ahead_of_missed_instants_follow_the_catch_up(h: Harness) {
     );
 }
 
-backends!(
+idem_testkit::backend_tests! {
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await;
     runs_created_ahead_of_missed_instants_follow_the_catch_up,
     jobs_are_created_read_and_listed,
     runs_are_created_ahead_and_redone_after_a_change,
@@ -1367,4 +1344,9 @@ backends!(
     deleting_a_job_deletes_its_runs,
     runs_are_claimed_and_completed_like_tasks,
     the_sweeper_keeps_a_jobs_latest_run,
-);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_fire_each_instant_once_on_postgres() {
+    two_nodes_fire_each_instant_once(Harness::postgres().await).await
+}

@@ -396,3 +396,45 @@ async fn a_given_key_is_sent_on_every_attempt() {
         "an invalid key is refused before sending"
     );
 }
+
+/// The answer to an organization's creation is lost after the server
+/// committed it: the client's retry, with the same key, gets the new
+/// organization's admin key again, and that key works.
+#[tokio::test]
+async fn lost_answer_of_an_organization_creation_is_recovered_with_its_key() {
+    for kind in [Backend::Sqlite, Backend::Postgres] {
+        let server = Server::start(kind).await;
+        let proxy = through(&server, vec![Fault::ForwardThenDrop]).await;
+        let c = client(&proxy.base, &server.admin_key, quick_retries());
+        let name = unique("org");
+        let created = c
+            .create_organization(&name)
+            .await
+            .expect("the retry recovers the organization");
+        assert_eq!(
+            (created.status, created.replayed, created.attempts),
+            (201, true, 2)
+        );
+        assert_eq!(created.value.name, name);
+        let admin = client(&server.base(), &created.value.admin_key, quick_retries());
+        let q = unique("q");
+        admin
+            .create_queue(&NewQueue::new(&q))
+            .await
+            .expect("the recovered admin key works");
+
+        // The same for an API key of a principal.
+        let proxy = through(&server, vec![Fault::ForwardThenDrop]).await;
+        let c = client(&proxy.base, &server.admin_key, quick_retries());
+        let key = c
+            .create_api_key("admin")
+            .await
+            .expect("the retry recovers the key");
+        assert!(key.replayed);
+        let again = client(&server.base(), &key.value.key, quick_retries());
+        again
+            .list_queues(&ListOptions::limit(1))
+            .await
+            .expect("the recovered key works");
+    }
+}

@@ -311,6 +311,100 @@ async fn replay_of_a_deleted_resource_is_gone(s: Server) {
     );
 }
 
+/// A resource deleted and made again under the same name is another
+/// resource: the old key answers 410, never the newcomer.
+async fn a_replay_never_names_a_resource_made_again_under_the_same_name(s: Server) {
+    let api = s.admin.clone();
+    let q = unique("q");
+    keyed_post(&api, "/v1/queues", "q-old", &json!({"name": q}))
+        .await
+        .ok(201);
+    api.delete(&format!("/v1/queues/{q}")).await.ok(204);
+    api.post("/v1/queues", json!({"name": q})).await.ok(201);
+    keyed_post(&api, "/v1/queues", "q-old", &json!({"name": q}))
+        .await
+        .problem(410, "IDEMPOTENT_RESOURCE_GONE");
+
+    let j = unique("j");
+    let job = json!({"name": j, "schedule": "0 0 1 1 *", "target": {"url": "http://127.0.0.1:9/"}});
+    keyed_post(&api, "/v1/jobs", "j-old", &job).await.ok(201);
+    api.delete(&format!("/v1/jobs/{j}")).await.ok(204);
+    api.post("/v1/jobs", job.clone()).await.ok(201);
+    keyed_post(&api, "/v1/jobs", "j-old", &job)
+        .await
+        .problem(410, "IDEMPOTENT_RESOURCE_GONE");
+
+    // A task ID reused after its window is another task.
+    let tq = unique("q");
+    api.post("/v1/queues", json!({"name": tq, "dedup_window_s": 0}))
+        .await
+        .ok(201);
+    let task = json!({"task_id": "t", "schedule_time": "2099-01-01T00:00:00Z",
+                      "target": {"url": "http://127.0.0.1:9/"}});
+    let path = format!("/v1/queues/{tq}/tasks");
+    keyed_post(&api, &path, "t-old", &task).await.ok(201);
+    api.delete(&format!("/v1/queues/{tq}/tasks/t"))
+        .await
+        .ok(200);
+    api.post(&path, task.clone()).await.ok(201);
+    keyed_post(&api, &path, "t-old", &task)
+        .await
+        .problem(410, "IDEMPOTENT_RESOURCE_GONE");
+}
+
+/// A lost answer to a secret-bearing creation is recoverable: the same
+/// caller, key and request get the same secret again while the record
+/// lives, and the record's inspection never shows it.
+async fn a_retried_secret_bearing_creation_gets_the_same_secret(s: Server) {
+    let api = s.admin.clone();
+    let p = unique("p");
+    api.post(
+        "/v1/principals",
+        json!({"name": p, "kind": "service", "role": "reader"}),
+    )
+    .await
+    .ok(201);
+    let path = format!("/v1/principals/{p}/keys");
+    let first = keyed_post(&api, &path, "k-secret", &Value::Null).await;
+    first.ok(201);
+    let again = keyed_post(&api, &path, "k-secret", &Value::Null).await;
+    again.ok(201);
+    assert!(replayed(&again));
+    assert_eq!(again.json, first.json, "the same key, id and metadata");
+    let key = first.json["key"].as_str().unwrap();
+    let location = first.header("location").unwrap().to_string();
+    let read = api.get(&location).await;
+    read.ok(200);
+    assert_eq!(read.json["id"], first.json["id"]);
+    assert!(read.json.get("key").is_none(), "a read never shows the key");
+    let record = api.get("/v1/idempotency-keys/k-secret").await;
+    record.ok(200);
+    assert!(
+        !record.text.contains(key),
+        "the record's inspection shows no secret"
+    );
+    // Revoked, the key is gone, and so is its replay.
+    api.delete(&location).await.ok(204);
+    keyed_post(&api, &path, "k-secret", &Value::Null)
+        .await
+        .problem(410, "IDEMPOTENT_RESOURCE_GONE");
+
+    let org = json!({"name": unique("org")});
+    let first = keyed_post(&api, "/v1/organizations", "o-secret", &org).await;
+    first.ok(201);
+    assert_eq!(first.header("location"), None);
+    let again = keyed_post(&api, "/v1/organizations", "o-secret", &org).await;
+    again.ok(201);
+    assert!(replayed(&again));
+    assert_eq!(again.json, first.json);
+
+    let rotated = keyed_post(&api, "/v1/signing-secrets/rotate", "s-1", &Value::Null).await;
+    rotated.ok(201);
+    let read = api.get(rotated.header("location").unwrap()).await;
+    read.ok(200);
+    assert_eq!(read.json, rotated.json);
+}
+
 async fn every_keyed_operation_replays(s: Server) {
     let api = s.admin.clone();
     let q = unique("q");
@@ -568,6 +662,8 @@ idem_testkit::store_tests!(
     concurrent_requests_with_one_key_execute_once,
     replay_does_not_recheck_the_write,
     replay_of_a_deleted_resource_is_gone,
+    a_replay_never_names_a_resource_made_again_under_the_same_name,
+    a_retried_secret_bearing_creation_gets_the_same_secret,
     every_keyed_operation_replays,
 );
 

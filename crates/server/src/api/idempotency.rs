@@ -14,13 +14,13 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use idem_api::{IdempotencyKey, ProblemCode, Resource};
+use idem_api::{IdempotencyKey, NewApiKey, Organization, ProblemCode, Resource};
 use idem_core::tenancy::Role;
 use idem_http::record::{Begin, BeginRequest, CompletedRecord, ResourceRef, StoreError};
 use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, RecordStore, Rejection};
 use idem_store::idempotency::KeyCompletion;
 use idem_store::idempotency::{IdempotencyBegin, LockOutcome, RecordState};
-use idem_store::{Caller, Error as StoreErr, PageRequest};
+use idem_store::{Caller, Error as StoreErr};
 use serde::Serialize;
 use serde_json::json;
 use std::convert::Infallible;
@@ -140,6 +140,7 @@ impl RecordStore for Records {
                     headers: vec![("content-type".into(), "application/json".into())],
                     body: body.into(),
                 }),
+                completed_at: Some(record.created_at.into()),
             }),
         })
     }
@@ -249,10 +250,20 @@ impl idem_http::Replayer for Replays {
         let (kind, id) = (resource.kind.as_str(), resource.id.as_str());
         let org = caller.org.as_str();
         let admin = caller.role >= Role::Admin;
+        // A resource made after the record is not the one this request
+        // made: it was deleted and made again under the same name.
+        let made_after = |created_at: jiff::Timestamp| {
+            record
+                .completed_at
+                .is_some_and(|done| std::time::SystemTime::from(created_at) > done)
+        };
         let reread: Result<Response, StoreErr> = async {
             Ok(match kind {
                 "queue" => {
                     let queue = app.store.queue_get(org, id).await?;
+                    if made_after(queue.created_at) {
+                        return Ok(gone(kind, id));
+                    }
                     match &record.response {
                         // A purge answers with its count, not the queue.
                         Some(stored) => (
@@ -271,6 +282,9 @@ impl idem_http::Replayer for Replays {
                 "task" => {
                     let (queue, task_id) = id.split_once('/').unwrap_or(("", id));
                     let task = app.store.task_get(org, queue, task_id).await?;
+                    if made_after(task.created_at) {
+                        return Ok(gone(kind, id));
+                    }
                     let now = app.clock.now();
                     let view = views::task(task, now);
                     // A create that waited answered by outcome; so does its
@@ -289,6 +303,9 @@ impl idem_http::Replayer for Replays {
                 }
                 "job" => {
                     let job = app.store.job_get(org, id).await?;
+                    if made_after(job.created_at) {
+                        return Ok(gone(kind, id));
+                    }
                     answer(
                         record.status,
                         Some(location(&["jobs", &job.name])),
@@ -298,6 +315,9 @@ impl idem_http::Replayer for Replays {
                 "run" => {
                     let (job, run_id) = id.split_once('/').unwrap_or(("", id));
                     let run = app.store.job_run_get(org, job, run_id).await?;
+                    if made_after(run.created_at) {
+                        return Ok(gone(kind, id));
+                    }
                     answer(
                         record.status,
                         Some(location(&["jobs", job, "runs", run_id])),
@@ -306,6 +326,9 @@ impl idem_http::Replayer for Replays {
                 }
                 "principal" if admin => {
                     let p = app.store.principal_get(org, id).await?;
+                    if made_after(p.created_at) {
+                        return Ok(gone(kind, id));
+                    }
                     answer(
                         record.status,
                         Some(location(&["principals", &p.name])),
@@ -314,20 +337,23 @@ impl idem_http::Replayer for Replays {
                 }
                 "api_key" if admin => {
                     let (principal, key_id) = id.split_once('/').unwrap_or(("", id));
-                    let page = PageRequest {
-                        limit: 1000,
-                        after: None,
+                    let k = app.store.api_key_get(org, principal, key_id).await?;
+                    // The key itself is kept with the record, for the
+                    // record's lifetime only, so that a lost answer can be
+                    // recovered with the same key and request.
+                    let Some(secret) = stashed(record, "key") else {
+                        return Ok(gone(kind, id));
                     };
-                    let keys = app.store.api_key_list(org, principal, &page).await?;
-                    match keys.items.into_iter().find(|k| k.id == key_id) {
-                        // The key itself was shown once and is not stored.
-                        Some(k) => answer(
-                            record.status,
-                            Some(location(&["principals", principal, "keys", &k.id])),
-                            views::api_key(k),
-                        ),
-                        None => gone(kind, id),
-                    }
+                    answer(
+                        record.status,
+                        Some(location(&["principals", principal, "keys", &k.id])),
+                        NewApiKey {
+                            id: k.id,
+                            key: secret,
+                            principal: k.principal,
+                            created_at: k.created_at,
+                        },
+                    )
                 }
                 "signing_secret" if admin => {
                     let secrets = app.store.signing_secret_list(org).await?;
@@ -340,13 +366,19 @@ impl idem_http::Replayer for Replays {
                         None => gone(kind, id),
                     }
                 }
-                // Organizations are never deleted; the admin key was shown
-                // once and is not stored.
-                "organization" if admin => answer(
-                    record.status,
-                    Some(location(&["organizations", id])),
-                    json!({"name": id}),
-                ),
+                // Organizations are never deleted; their first admin key is
+                // kept with the record, as an API key's is.
+                "organization" if admin => match stashed(record, "admin_key") {
+                    Some(admin_key) => answer(
+                        record.status,
+                        None,
+                        Organization {
+                            name: id.to_string(),
+                            admin_key,
+                        },
+                    ),
+                    None => gone(kind, id),
+                },
                 _ => gone(kind, id),
             })
         }
@@ -356,6 +388,23 @@ impl idem_http::Replayer for Replays {
             Err(StoreErr::NotFound { .. }) => gone(kind, id),
             Err(e) => Problem::from(e).into_response(),
         }
+    }
+}
+
+/// A secret a creation kept with its record (`{"<field>": "…"}`).
+fn stashed(record: &CompletedRecord, field: &str) -> Option<String> {
+    let body = &record.response.as_ref()?.body;
+    let stash: serde_json::Value = serde_json::from_slice(body).ok()?;
+    stash.get(field)?.as_str().map(str::to_string)
+}
+
+/// What a secret-bearing creation keeps with its Idempotency-Key record:
+/// the secret, so that the same caller retrying the same request within
+/// the record's lifetime gets it again. Nothing else reads it, and it goes
+/// with the record when the record expires.
+pub fn stash_secret(done: &mut Option<KeyCompletion>, field: &str, secret: &str) {
+    if let Some(done) = done {
+        done.body = Some(json!({ field: secret }).to_string());
     }
 }
 

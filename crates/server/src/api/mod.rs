@@ -238,6 +238,11 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::list_keys),
         ),
         (
+            op!(GET "/v1/principals/{name}/keys/{id}", "getApiKey", "Read an API key (never the key itself)", idempotent: false,
+            request: None, response: (OK, Some("ApiKeyView"))),
+            get(tenancy::get_key),
+        ),
+        (
             op!(DELETE "/v1/principals/{name}/keys/{id}", "revokeApiKey", "Revoke an API key", idempotent: false,
             request: None, response: (NO_CONTENT, None)),
             delete(tenancy::revoke_key),
@@ -256,6 +261,11 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
             request: None, response: (CREATED, Some("SigningSecretView"))),
             post(tenancy::rotate_secret),
+        ),
+        (
+            op!(GET "/v1/signing-secrets/{id}", "getSigningSecret", "Read a signing secret", idempotent: false,
+            request: None, response: (OK, Some("SigningSecretView"))),
+            get(tenancy::get_secret),
         ),
         (
             op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,

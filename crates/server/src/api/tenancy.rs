@@ -1,7 +1,7 @@
 //! Organizations, principals, API keys and signing secrets (admin routes).
 
 use super::extract::{Json, ListParams};
-use super::idempotency::Keyed;
+use super::idempotency::{Keyed, stash_secret};
 use super::problem::{ApiResult, Problem};
 use super::views;
 use super::{Created, location};
@@ -88,13 +88,14 @@ pub async fn create_key(
     Path(principal): Path<String>,
 ) -> ApiResult<Created<NewApiKey>> {
     let (key, stored) = fresh_key();
-    let done = keyed.completion(
+    let mut done = keyed.completion(
         &app,
         &auth.caller,
         StatusCode::CREATED,
         "api_key",
         format!("{principal}/{}", stored.id),
     );
+    stash_secret(&mut done, "key", &key);
     let created = app
         .store
         .api_key_create(&auth.caller.org, &principal, stored, done)
@@ -124,6 +125,18 @@ pub async fn list_keys(
     Ok(axum::Json(views::list(page, views::api_key)))
 }
 
+pub async fn get_key(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path((principal, id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<ApiKey>> {
+    let key = app
+        .store
+        .api_key_get(&auth.caller.org, &principal, &id)
+        .await?;
+    Ok(axum::Json(views::api_key(key)))
+}
+
 pub async fn revoke_key(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
@@ -141,7 +154,7 @@ pub async fn create_organization(
     auth: Auth<Admin>,
     keyed: Keyed,
     Json(req): Json<CreateOrganization>,
-) -> ApiResult<Created<Organization>> {
+) -> ApiResult<(StatusCode, axum::Json<Organization>)> {
     if auth.caller.org != DEFAULT_ORGANIZATION {
         return Err(Problem::permission_denied(
             "only admins of the organization 'default' create organizations",
@@ -153,22 +166,25 @@ pub async fn create_organization(
     }
     errors.into_result().map_err(Problem::fields)?;
     let (key, stored) = fresh_key();
-    let done = keyed.completion(
+    let mut done = keyed.completion(
         &app,
         &auth.caller,
         StatusCode::CREATED,
         "organization",
         &req.name,
     );
+    stash_secret(&mut done, "admin_key", &key);
     app.store
         .organization_create(&req.name, stored, done)
         .await?;
-    Ok(Created(
-        location(&["organizations", &req.name]),
-        Organization {
+    // No Location: an organization is not a resource its creator reads
+    // back; its admin key is how it is used.
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(Organization {
             name: req.name,
             admin_key: key,
-        },
+        }),
     ))
 }
 
@@ -180,6 +196,19 @@ pub async fn list_secrets(
     Ok(axum::Json(SigningSecrets {
         secrets: secrets.into_iter().map(views::signing_secret).collect(),
     }))
+}
+
+pub async fn get_secret(
+    State(app): State<Arc<App>>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<SigningSecret>> {
+    let secrets = app.store.signing_secret_list(&auth.caller.org).await?;
+    let secret = secrets
+        .into_iter()
+        .find(|s| s.id == id)
+        .ok_or_else(|| Problem::not_found(format!("signing secret '{id}' not found")))?;
+    Ok(axum::Json(views::signing_secret(secret)))
 }
 
 pub async fn rotate_secret(

@@ -86,7 +86,8 @@ pub(crate) fn record(r: &impl Row) -> Result<IdempotencyRecord> {
 }
 
 /// Writes a completed record, replacing the request's own in-progress row
-/// (same token) or an expired one; matches nothing when another request
+/// (same token) or an expired one; its `created_at` becomes the instant of
+/// the effect's commit, which replays compare with the resource's own; matches nothing when another request
 /// holds the key. Parameters: org, principal, key, fingerprint, token,
 /// status, kind, id, body, now, expires_at.
 const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
@@ -96,7 +97,8 @@ const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
      ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
      state = 'completed', token = excluded.token, status = excluded.status, \
      resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, \
-     body = excluded.body, locked_until = excluded.locked_until, \
+     body = excluded.body, created_at = excluded.created_at, \
+     locked_until = excluded.locked_until, \
      expires_at = excluded.expires_at \
      WHERE idempotency_keys.token = excluded.token \
      OR idempotency_keys.expires_at <= excluded.created_at \

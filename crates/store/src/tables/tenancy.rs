@@ -204,6 +204,21 @@ pub(crate) async fn api_key_list<C: Conn>(
     Ok(Page::from_rows(items, page.limit, |k| k.id.clone()))
 }
 
+pub(crate) async fn api_key_get<C: Conn>(
+    c: &C,
+    org: &str,
+    principal: &str,
+    id: &str,
+) -> Result<ApiKey> {
+    let sql = format!(
+        "SELECT {} FROM api_keys WHERE org = $1 AND principal = $2 AND id = $3",
+        rows::API_KEY_COLUMNS
+    );
+    c.query_opt(&sql, &args![org, principal, id], |r| rows::api_key(r))
+        .await?
+        .ok_or_else(|| not_found("api_key", id))
+}
+
 pub(crate) async fn api_key_revoke<C: Conn>(
     c: &C,
     org: &str,
