@@ -416,7 +416,7 @@ async fn lost_answer_of_an_organization_creation_is_recovered_with_its_key() {
             (201, true, 2)
         );
         assert_eq!(created.value.name, name);
-        let admin = client(&server.base(), &created.value.admin_key, quick_retries());
+        let admin = client(server.base(), &created.value.admin_key, quick_retries());
         let q = unique("q");
         admin
             .create_queue(&NewQueue::new(&q))
@@ -431,7 +431,7 @@ async fn lost_answer_of_an_organization_creation_is_recovered_with_its_key() {
             .await
             .expect("the retry recovers the key");
         assert!(key.replayed);
-        let again = client(&server.base(), &key.value.key, quick_retries());
+        let again = client(server.base(), &key.value.key, quick_retries());
         again
             .list_queues(&ListOptions::limit(1))
             .await
