@@ -1,4 +1,4 @@
-//! `idem proxy`: the idem-guard reverse proxy (SPEC 6) in front of a
+//! `idem proxy`: the idem-guard reverse proxy (API.md §6) in front of a
 //! service that cannot deduplicate deliveries itself.
 
 use crate::serve::{parse_duration, parse_header_name};

@@ -254,7 +254,7 @@ pub fn new_idempotency_key() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-/// SPEC 2's key syntax, checked before sending so that a bad key is a local
+/// API.md §2's key syntax, checked before sending so that a bad key is a local
 /// error rather than a 400 after a round trip.
 fn check_key(key: &str) -> Result<(), Error> {
     let ok = (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x20..=0x7e).contains(&b));
@@ -388,7 +388,7 @@ impl Client {
         mut call: Call,
     ) -> Result<Response<T>, Error> {
         // One key per logical call, on every POST and PATCH: the server
-        // ignores it where it does not apply (SPEC 2), and where it does it
+        // ignores it where it does not apply (API.md §2), and where it does it
         // turns a retry into a replay.
         let key = match call.method {
             Method::POST | Method::PATCH => {

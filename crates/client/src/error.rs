@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
 
-/// An RFC 9457 problem document as received (SPEC 1), with the answer's
+/// An RFC 9457 problem document as received (API.md §1), with the answer's
 /// `Retry-After`. Its fields (`code`, `status`, `detail`, …) are the
 /// document's, reached through `Deref`.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,4 @@
-//! `/v1/jobs` and `/v1/schedules/preview` (SPEC 5, "Scheduler: cron jobs").
+//! `/v1/jobs` and `/v1/schedules/preview` (API.md §5, "Scheduler: cron jobs").
 
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;

@@ -9,7 +9,7 @@
 //!
 //! A request whose answer is lost (a timeout, a dropped connection) may or
 //! may not have been executed. Retrying it blindly can create a task twice;
-//! not retrying it loses work. This client closes that gap the way SPEC 2
+//! not retrying it loses work. This client closes that gap the way API.md §2
 //! intends:
 //!
 //! - Every POST and PATCH carries an `Idempotency-Key`: **one** fresh

@@ -1,4 +1,4 @@
-//! Paged lists (SPEC 1, "Lists").
+//! Paged lists (API.md §1, "Lists").
 
 /// Which page of a list to read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! `/v1/queues` (SPEC 3, "Queues").
+//! `/v1/queues` (API.md §3, "Queues").
 
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;

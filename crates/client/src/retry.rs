@@ -2,7 +2,7 @@
 //!
 //! Retrying a write is only safe because every POST and PATCH carries one
 //! `Idempotency-Key` for the whole logical call: the server runs the first
-//! attempt that reaches it and replays its result to the others (SPEC 2).
+//! attempt that reaches it and replays its result to the others (API.md §2).
 //! What is retried is therefore everything that says "the answer was lost
 //! or the server could not take the request now": timeouts, connection
 //! errors, 429, 5xx, and 409 `IDEMPOTENCY_KEY_IN_PROGRESS` (the first

@@ -1,4 +1,4 @@
-//! `/v1/queues/{queue}/tasks` (SPEC 3, "Tasks").
+//! `/v1/queues/{queue}/tasks` (API.md §3, "Tasks").
 
 use crate::client::{Call, Client, Payload, Response, Upload};
 use crate::error::Error;

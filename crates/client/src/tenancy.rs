@@ -1,4 +1,4 @@
-//! Principals, API keys, organizations and signing secrets (SPEC 1,
+//! Principals, API keys, organizations and signing secrets (API.md §1,
 //! "Tenancy routes"; admin only).
 
 use crate::client::{Call, Client, Payload, Response};

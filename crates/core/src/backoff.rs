@@ -1,4 +1,4 @@
-//! When a failed delivery is tried again (SPEC 4, "Backoff").
+//! When a failed delivery is tried again (API.md §4, "Backoff").
 //!
 //! Retry `n` (n = 1 after the first failure) waits `min · 2^(n-1)` while
 //! `n-1 < max_doublings`; from there the wait grows linearly by

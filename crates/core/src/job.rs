@@ -1,4 +1,4 @@
-//! Cron jobs (SPEC 5): what a job is configured with, and the rules that
+//! Cron jobs (API.md §5): what a job is configured with, and the rules that
 //! validate a create or an update before anything is stored.
 
 use crate::field::FieldErrors;

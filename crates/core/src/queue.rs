@@ -77,7 +77,7 @@ impl RateLimits {
     }
 }
 
-/// How a failed delivery is retried (SPEC 4, "Backoff").
+/// How a failed delivery is retried (API.md §4, "Backoff").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RetryConfig {

@@ -1,4 +1,4 @@
-//! The identity a delivery carries on every attempt (SPEC 4).
+//! The identity a delivery carries on every attempt (API.md §4).
 //!
 //! Derived only from fields fixed at creation, so every retry of one task
 //! presents the same key, and a task ID reused after its dedup window — a

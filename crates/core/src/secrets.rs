@@ -1,4 +1,4 @@
-//! Signing secrets for Standard Webhooks signatures (SPEC 4, "Signing").
+//! Signing secrets for Standard Webhooks signatures (API.md §4, "Signing").
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

@@ -1,4 +1,4 @@
-//! Organizations, principals, roles and API keys (SPEC 1, "Authentication").
+//! Organizations, principals, roles and API keys (API.md §1, "Authentication").
 
 use rand::RngCore;
 use serde::{Deserialize, Serialize};

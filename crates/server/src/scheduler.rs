@@ -1,4 +1,4 @@
-//! The scheduler: turns due cron instants into runs (SPEC 5).
+//! The scheduler: turns due cron instants into runs (API.md §5).
 //!
 //! Every node runs this loop. Each pass asks the store to fire due jobs
 //! ([`JobStore::scheduler_fire`](idem_store::JobStore::scheduler_fire)),

@@ -8,7 +8,7 @@
 //! attempt count is the lease token: [`DispatchStore::dispatch_complete`]
 //! applies a result only while the task is still `running` with that count,
 //! so the late answer of an attempt whose lease was taken over changes
-//! nothing (DESIGN-NOTES I4). Expired leases are recovered by the next claim
+//! nothing (the lease invariant in ARCHITECTURE.md). Expired leases are recovered by the next claim
 //! on any node: the attempt counts as failed and the task is retried as the
 //! backoff says.
 //!

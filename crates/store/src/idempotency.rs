@@ -1,4 +1,4 @@
-//! Idempotency-Key records (SPEC 2), kept per (organization, principal,
+//! Idempotency-Key records (API.md §2), kept per (organization, principal,
 //! key).
 //!
 //! A request holds its key's lock from `idempotency_begin` until its effect

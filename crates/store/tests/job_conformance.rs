@@ -844,7 +844,7 @@ async fn manual_runs_are_runs_of_their_own(h: Harness) {
     assert_eq!(k.last_run.map(|t| t.uid), Some(on_demand.uid));
 }
 
-/// SPEC 5: "a manual run never takes the identity of the next scheduled
+/// API.md §5: "a manual run never takes the identity of the next scheduled
 /// run, so that run is not skipped" — also when it is requested at the very
 /// instant the schedule fires.
 async fn a_manual_run_at_a_scheduled_instant_skips_nothing(h: Harness) {

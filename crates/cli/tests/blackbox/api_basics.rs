@@ -162,7 +162,7 @@ async fn unauthenticated_answer_carries_a_bearer_challenge(s: Server) {
     }
 }
 
-/// SPEC 1: `GET /metrics` serves the Prometheus text format without auth.
+/// API.md §1: `GET /metrics` serves the Prometheus text format without auth.
 async fn metrics_are_public_prometheus_text(s: Server) {
     s.create_queue("q").await;
     s.create_task("q", task("t1")).await;
@@ -381,7 +381,7 @@ async fn unknown_query_parameters_are_ignored(s: Server) {
     s.get("/v1/queues/q/tasks/t1?colour=blue").await.ok(200);
 }
 
-/// The Idempotency-Key header (SPEC 2) may be attached to any request; a
+/// The Idempotency-Key header (API.md §2) may be attached to any request; a
 /// fresh key must never change what the request does.
 async fn idempotency_key_header_does_not_break_operations(s: Server) {
     let with_key = |method: Method, path: &str| {

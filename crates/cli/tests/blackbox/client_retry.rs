@@ -100,7 +100,7 @@ async fn lost_answer_is_retried_with_the_same_key_and_leaves_one_queue() {
     assert_eq!(queues_named(&server, &name).await, 1);
 }
 
-/// The same fault with SPEC 2 in force: the retry is a replay.
+/// The same fault with API.md §2 in force: the retry is a replay.
 #[tokio::test]
 async fn lost_answer_of_a_create_is_replayed() {
     let server = Server::start(Backend::Sqlite).await;

@@ -1,4 +1,4 @@
-//! Idempotency-Key on Idem's own API (SPEC 2), against the real binary on
+//! Idempotency-Key on Idem's own API (API.md §2), against the real binary on
 //! both stores.
 
 use crate::harness;

@@ -1,4 +1,4 @@
-//! Cron jobs end to end (SPEC 5): the real binary fires jobs at a local
+//! Cron jobs end to end (API.md §5): the real binary fires jobs at a local
 //! target, on SQLite and on PostgreSQL.
 
 use crate::harness::Server;

@@ -1,4 +1,4 @@
-//! Missed instants after every node was down (SPEC 5, `catch_up`): decided
+//! Missed instants after every node was down (API.md §5, `catch_up`): decided
 //! from what the store recorded, so a restart never fires an instant twice.
 
 use crate::harness;

@@ -185,7 +185,7 @@ async fn kill_after_201_loses_nothing(kind: Backend) {
 }
 
 /// The PostgreSQL store going away turns API calls and `/readyz` into 503
-/// `UNAVAILABLE` with `Retry-After` (SPEC 10), while `/healthz` (process up)
+/// `UNAVAILABLE` with `Retry-After` (API.md §10), while `/healthz` (process up)
 /// stays 200; the server recovers by itself when the store comes back.
 /// PostgreSQL only: an embedded SQLite file cannot be made unreachable.
 #[tokio::test]
@@ -249,7 +249,7 @@ async fn postgres_outage_is_unavailable_then_recovers() {
     s.create_task("q", task("after-outage")).await;
 }
 
-/// SPEC 1: API keys are stored hashed. Neither the bootstrap key nor a
+/// API.md §1: API keys are stored hashed. Neither the bootstrap key nor a
 /// created key may appear in plain text anywhere in the store.
 async fn api_keys_are_stored_hashed(kind: Backend) {
     let s = Server::start(kind).await;

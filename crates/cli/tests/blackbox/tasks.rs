@@ -904,7 +904,7 @@ async fn concurrent_creates_of_distinct_tasks_all_succeed(s: Server) {
     assert_eq!(s.all_tasks("q", "").await.len(), 30);
 }
 
-/// SPEC 3: `json` is any JSON value, `null` and other falsy values included;
+/// API.md §3: `json` is any JSON value, `null` and other falsy values included;
 /// each reads back as given.
 async fn json_target_takes_any_json_value(s: Server) {
     s.create_paused_queue("q").await;
@@ -942,7 +942,7 @@ async fn json_target_takes_any_json_value(s: Server) {
     .invalid_under("target");
 }
 
-/// SPEC 1: times are RFC 3339 in UTC with `Z`, whatever offset a client used.
+/// API.md §1: times are RFC 3339 in UTC with `Z`, whatever offset a client used.
 async fn times_are_answered_in_utc_with_z(s: Server) {
     s.create_paused_queue("q").await;
     let resp = s

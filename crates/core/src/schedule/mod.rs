@@ -1,5 +1,5 @@
 //! Cron schedules: parsing, time zones and the instants a job fires at
-//! (SPEC 5).
+//! (API.md §5).
 //!
 //! # Expressions
 //!
@@ -178,7 +178,7 @@ impl Schedule {
         times
     }
 
-    /// The instant a wall-clock time denotes under the SPEC's rules: the
+    /// The instant a wall-clock time denotes under the API.md's rules: the
     /// first occurrence of a repeated time, the end of the gap for a skipped
     /// one.
     ///

@@ -1,4 +1,4 @@
-//! The identity of a scheduled run (SPEC 5).
+//! The identity of a scheduled run (API.md §5).
 
 use jiff::Timestamp;
 use jiff::tz::Offset;

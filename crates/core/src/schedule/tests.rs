@@ -988,7 +988,7 @@ fn catch_up_serde_is_lowercase_and_defaults_to_latest() {
     assert!(serde_json::from_str::<CatchUp>("\"ALL\"").is_err());
 }
 
-// ----- Against a brute-force model of SPEC 5 -----
+// ----- Against a brute-force model of API.md §5 -----
 
 /// The instant a wall-clock minute denotes, found by brute force: the first
 /// occurrence of a repeated time, and for a skipped time the first instant

@@ -1,4 +1,4 @@
-//! Idempotency-Key on Idem's own API (SPEC 2), in the atomic mode of
+//! Idempotency-Key on Idem's own API (API.md §2), in the atomic mode of
 //! `idem_http`: the layer takes the key's lock, each handler passes a
 //! [`KeyCompletion`] to its store operation so the record completes in the
 //! effect's transaction, and replays re-read the resource as it is now.

@@ -57,7 +57,7 @@ pub struct Operation {
     pub path: &'static str,
     pub id: &'static str,
     pub summary: &'static str,
-    /// Honours `Idempotency-Key` (SPEC 2): every POST that creates or runs
+    /// Honours `Idempotency-Key` (API.md §2): every POST that creates or runs
     /// something, and the PATCH of queues, jobs and principals.
     pub idempotent: bool,
     /// Schema name of the JSON request body.

@@ -1,4 +1,4 @@
-//! RFC 9457 problem documents with Idem's error codes (SPEC 10), whose
+//! RFC 9457 problem documents with Idem's error codes (API.md §10), whose
 //! catalogue is `idem_api::ProblemCode`.
 
 use crate::context;

@@ -1,5 +1,5 @@
 //! Store records as the API shows them: the conversions into `idem_api`'s
-//! response bodies (SPEC 9).
+//! response bodies (API.md §9).
 
 use super::extract::encode_page_token;
 use base64::Engine;

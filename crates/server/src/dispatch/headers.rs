@@ -1,4 +1,4 @@
-//! What a delivery carries besides the target's own request (SPEC 4): the
+//! What a delivery carries besides the target's own request (API.md §4): the
 //! identity headers, stable across retries, and the Standard Webhooks
 //! signature.
 
@@ -42,7 +42,7 @@ pub fn delivery_headers(
             .map_err(|_| format!("target header {name} has an invalid value"))?;
         headers.append(name, value);
     }
-    // A job's run is keyed by its run ID (SPEC 5), a task by its run key.
+    // A job's run is keyed by its run ID (API.md §5), a task by its run key.
     let run_key = match &task.run {
         Some(_) => task.task_id.clone(),
         None => task_run_key(&claimed.org, &task.queue, &task.task_id, task.created_at),

@@ -1,4 +1,4 @@
-//! The dispatcher: delivers due tasks to their targets (SPEC 4).
+//! The dispatcher: delivers due tasks to their targets (API.md §4).
 //!
 //! One loop per node claims due tasks from the store, never more than it has
 //! free slots for, and starts one attempt per claimed task; the store

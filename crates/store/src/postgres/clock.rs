@@ -1,7 +1,7 @@
 //! The database's clock, as every node sees it.
 //!
 //! Leases, Idempotency-Key locks and retention compare instants written by
-//! different nodes, so they must agree on "now" (SPEC 2, DESIGN I8). Each
+//! different nodes, so they must agree on "now" (API.md §2, ARCHITECTURE.md). Each
 //! node measures the offset between its own clock and PostgreSQL's
 //! `clock_timestamp()` — taking the fastest of a few round trips, whose
 //! midpoint bounds the error by half that round trip — and keeps measuring,

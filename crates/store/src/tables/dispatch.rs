@@ -101,7 +101,7 @@ impl RunningRow {
         self.status == Status::Running && self.attempt_count == token
     }
 
-    /// Decides what an attempt's result makes of the task (SPEC 4): 2xx
+    /// Decides what an attempt's result makes of the task (API.md §4): 2xx
     /// succeeds; a failure of a task whose cancel was requested ends it;
     /// otherwise the backoff decides between a retry and giving up.
     pub(crate) fn outcome(&self, result: &AttemptResult, now: i64) -> NextState {
@@ -185,7 +185,7 @@ pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;
 pub(crate) const WORK_CHANNEL: &str = "idem_dispatch_work";
 pub(crate) const FINISHED_CHANNEL: &str = "idem_task_finished";
 
-/// `org/queue/task_id/uid/status`: names never contain `/` (SPEC 3 limits
+/// `org/queue/task_id/uid/status`: names never contain `/` (API.md §3 limits
 /// them to `[A-Za-z0-9_-]`), so the payload splits unambiguously.
 pub(crate) fn encode_finished(f: &Finished) -> String {
     format!(

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// The run ID the SPEC defines, computed here independently of Idem's code.
+/// The run ID docs/API.md defines, computed here independently of Idem's code.
 pub fn expected_run_id(org: &str, job: &str, schedule_time: &str) -> String {
     let digest = Sha256::digest(format!("{org}/{job}/{schedule_time}").as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()

@@ -245,7 +245,7 @@ async fn answer(path: &str, seen: u32) -> Response {
     }
 }
 
-/// The run key the SPEC defines, computed here independently of Idem's code.
+/// The run key docs/API.md defines, computed here independently of Idem's code.
 pub fn expected_run_key(org: &str, queue: &str, task_id: &str, created_at: &str) -> String {
     let digest = Sha256::digest(format!("{org}/{queue}/{task_id}/{created_at}").as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
