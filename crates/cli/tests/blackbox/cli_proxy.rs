@@ -161,6 +161,13 @@ async fn proxy_refuses_bad_flags() {
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(why), "{args:?}: {}", out.stderr);
     }
+    let out = refused(&["--store", "gopher://x", "--insecure-no-auth"]).await;
+    assert!(out.stderr.contains("guard store"), "{}", out.stderr);
+}
+
+/// Runs `idem proxy` in front of a closed port with `extra` flags, expecting
+/// it to refuse to start (exit 1) without ever listening.
+async fn refused(extra: &[&str]) -> Out {
     let mut cmd = command();
     cmd.args([
         "proxy",
@@ -168,52 +175,31 @@ async fn proxy_refuses_bad_flags() {
         "127.0.0.1:0",
         "--upstream",
         "http://127.0.0.1:9",
-        "--store",
-        "gopher://x",
-        "--insecure-no-auth",
-    ]);
+    ])
+    .args(extra);
     let out = Out::of(cmd).await;
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("guard store"), "{}", out.stderr);
+    assert!(!out.stdout.contains("listening"), "{}", out.stdout);
+    out
 }
 
 /// Without a signing secret the proxy refuses to start and names the flag
 /// that would let it: an unauthenticated proxy lets anyone pick new keys.
 #[tokio::test]
 async fn proxy_without_authentication_refuses_to_start() {
-    let mut cmd = command();
-    cmd.args([
-        "proxy",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        "http://127.0.0.1:9",
-        "--store",
-        "memory",
-    ]);
-    let out = Out::of(cmd).await;
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    let out = refused(&["--store", "memory"]).await;
     assert!(out.stderr.contains("--insecure-no-auth"), "{}", out.stderr);
     assert!(out.stderr.contains("--signing-secret"), "{}", out.stderr);
-    assert!(!out.stdout.contains("listening"), "{}", out.stdout);
 
     // Unsigned parts cannot join the key of a signed message.
-    let mut cmd = command();
-    cmd.args([
-        "proxy",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        "http://127.0.0.1:9",
+    let out = refused(&[
         "--store",
         "memory",
         "--signing-secret",
         "whsec_c2VjcmV0",
         "--scope-header",
         "X-Tenant",
-    ]);
-    let out = Out::of(cmd).await;
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    ])
+    .await;
     assert!(out.stderr.contains("webhook-id"), "{}", out.stderr);
-    assert!(!out.stdout.contains("listening"), "{}", out.stdout);
 }
