@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use idem_guard::proxy::{ProxyConfig, serve};
 use idem_guard::{
-    ClaimOutcome, Guard, GuardStore, MemoryStore, Outcome, PostgresStore, RedisStore, RunKey,
-    SigningSecret, SqliteStore,
+    ClaimOutcome, Guard, GuardStore, HandlerOutcome, MemoryStore, PostgresStore, RedisStore,
+    RunKey, SigningSecret, SqliteStore,
 };
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -167,7 +167,7 @@ async fn claim_finish_loop(guard: Guard, worker: usize, until: Instant) -> Vec<D
             other => panic!("a fresh key was not claimable: {other:?}"),
         };
         guard
-            .finish(&claim, Outcome::Success)
+            .finish(&claim, HandlerOutcome::Success)
             .await
             .expect("finish");
         times.push(started.elapsed());

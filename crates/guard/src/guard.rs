@@ -16,7 +16,9 @@ use tower::{Layer, Service, ServiceExt};
 
 use crate::key::{KeyConfig, KeyError, RunKey};
 use crate::response;
-use crate::store::{Claim, ClaimOutcome, ClaimTerms, Finished, GuardStore, Outcome, StoreError};
+use crate::store::{
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, StoreError,
+};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -81,9 +83,13 @@ impl Guard {
     }
 
     /// Records how a claimed attempt ended (see [`GuardStore::finish`]).
-    pub async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError> {
+    pub async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError> {
         let finished = self.store.finish(claim, outcome).await?;
-        if finished == Finished::Stale {
+        if finished == FinishResult::Stale {
             tracing::warn!(
                 run_key = %claim.key,
                 attempt_id = %claim.attempt_id,
@@ -129,7 +135,7 @@ impl Guard {
         &self,
         claim: Claim,
         work: F,
-        outcome_of: fn(&T) -> Outcome,
+        outcome_of: fn(&T) -> HandlerOutcome,
     ) -> Option<T>
     where
         F: Future<Output = T> + Send + 'static,
@@ -140,7 +146,7 @@ impl Guard {
             let result = AssertUnwindSafe(work).catch_unwind().await;
             let outcome = match &result {
                 Ok(value) => outcome_of(value),
-                Err(_) => Outcome::Failure,
+                Err(_) => HandlerOutcome::Failure,
             };
             if let Err(error) = guard.finish(&claim, outcome).await {
                 tracing::error!(
@@ -238,9 +244,9 @@ where
             let response = guard
                 .run_claimed(claim, work, |r: &Response<ResBody>| {
                     if r.status().is_success() {
-                        Outcome::Success
+                        HandlerOutcome::Success
                     } else {
-                        Outcome::Failure
+                        HandlerOutcome::Failure
                     }
                 })
                 .await;

@@ -104,6 +104,6 @@ pub use signature::{
     WebhookVerifier, check_signature_head, verify_signature,
 };
 pub use store::{
-    Claim, ClaimOutcome, ClaimTerms, Fence, Finished, GuardStore, MemoryStore, Outcome,
+    Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GuardStore, HandlerOutcome, MemoryStore,
     PostgresStore, RecordView, RedisStore, RunState, SqliteStore, StoreError, Swept, open_store,
 };

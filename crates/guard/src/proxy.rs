@@ -18,7 +18,7 @@ use crate::guard::Guard;
 use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, RunKey, Scope, inject_run_key_json};
 use crate::response;
 use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, check_signature_head, read_body};
-use crate::store::{Claim, ClaimOutcome, GuardStore, Outcome, StoreError};
+use crate::store::{Claim, ClaimOutcome, GuardStore, HandlerOutcome, StoreError};
 
 /// The fencing number of the claim, sent upstream so that its own store can
 /// refuse writes from an attempt older than one it has seen.
@@ -353,8 +353,8 @@ async fn run(state: Arc<ProxyState>, parts: Parts, body: Bytes, key: RunKey) -> 
             claim,
             work,
             |answer: &Result<Upstream, StatusCode>| match answer {
-                Ok(upstream) if upstream.status.is_success() => Outcome::Success,
-                _ => Outcome::Failure,
+                Ok(upstream) if upstream.status.is_success() => HandlerOutcome::Success,
+                _ => HandlerOutcome::Failure,
             },
         )
         .await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::Harness;
 use idem_guard::{
-    Claim, ClaimOutcome, ClaimTerms, Finished, GuardStore, Outcome, RunKey, RunState,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RunKey, RunState,
 };
 
 /// Short enough that stores on a real clock wait little.
@@ -99,12 +99,12 @@ mod suite {
         assert_ne!(old.attempt_id, new.attempt_id);
 
         assert_eq!(
-            store.finish(&old, Outcome::Failure).await.unwrap(),
-            Finished::Stale
+            store.finish(&old, HandlerOutcome::Failure).await.unwrap(),
+            FinishResult::Stale
         );
         assert_eq!(
-            store.finish(&old, Outcome::Success).await.unwrap(),
-            Finished::Stale
+            store.finish(&old, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Stale
         );
         let record = store
             .inspect(&k)
@@ -116,16 +116,16 @@ mod suite {
         assert_eq!(record.fence, new.fence);
 
         assert_eq!(
-            store.finish(&new, Outcome::Success).await.unwrap(),
-            Finished::Applied
+            store.finish(&new, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Applied
         );
         assert_eq!(
             outcome(store, &k, short_lease()).await,
             ClaimOutcome::Completed
         );
         assert_eq!(
-            store.finish(&old, Outcome::Failure).await.unwrap(),
-            Finished::Stale
+            store.finish(&old, HandlerOutcome::Failure).await.unwrap(),
+            FinishResult::Stale
         );
         assert_eq!(
             outcome(store, &k, short_lease()).await,
@@ -155,8 +155,8 @@ mod suite {
         let k = key("done");
         let claim = claimed(store, &k, short_lease()).await;
         assert_eq!(
-            store.finish(&claim, Outcome::Success).await.unwrap(),
-            Finished::Applied
+            store.finish(&claim, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Applied
         );
         assert_eq!(
             outcome(store, &k, short_lease()).await,
@@ -170,12 +170,12 @@ mod suite {
         );
         // A late failure report of the same attempt cannot undo completion.
         assert_eq!(
-            store.finish(&claim, Outcome::Failure).await.unwrap(),
-            Finished::Stale
+            store.finish(&claim, HandlerOutcome::Failure).await.unwrap(),
+            FinishResult::Stale
         );
         assert_eq!(
-            store.finish(&claim, Outcome::Success).await.unwrap(),
-            Finished::Stale
+            store.finish(&claim, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Stale
         );
         let record = store.inspect(&k).await.unwrap().expect("record");
         assert_eq!(record.state, RunState::Completed);
@@ -187,8 +187,8 @@ mod suite {
         let k = key("fail");
         let first = claimed(store, &k, long_lease()).await;
         assert_eq!(
-            store.finish(&first, Outcome::Failure).await.unwrap(),
-            Finished::Applied
+            store.finish(&first, HandlerOutcome::Failure).await.unwrap(),
+            FinishResult::Applied
         );
         assert_eq!(store.inspect(&k).await.unwrap(), None);
         // No waiting for the (hour-long) lease.
@@ -206,7 +206,7 @@ mod suite {
         for _ in 0..5 {
             let claim = claimed(store, &k, short_retention()).await;
             fences.push(claim.fence);
-            store.finish(&claim, Outcome::Failure).await.unwrap();
+            store.finish(&claim, HandlerOutcome::Failure).await.unwrap();
         }
         // Take over an expired lease.
         let abandoned = claimed(store, &k, short_retention()).await;
@@ -214,13 +214,16 @@ mod suite {
         h.advance(PAST_LEASE).await;
         let taken_over = claimed(store, &k, short_retention()).await;
         fences.push(taken_over.fence);
-        store.finish(&taken_over, Outcome::Success).await.unwrap();
+        store
+            .finish(&taken_over, HandlerOutcome::Success)
+            .await
+            .unwrap();
         // A completed record past its retention is a new run.
         h.advance(PAST_RETENTION).await;
         let after_retention = claimed(store, &k, short_retention()).await;
         fences.push(after_retention.fence);
         store
-            .finish(&after_retention, Outcome::Failure)
+            .finish(&after_retention, HandlerOutcome::Failure)
             .await
             .unwrap();
         // Even once the watermark itself was swept.
@@ -238,7 +241,7 @@ mod suite {
         let store = h.store.as_ref();
         let k = key("expired");
         let first = claimed(store, &k, short_retention()).await;
-        store.finish(&first, Outcome::Success).await.unwrap();
+        store.finish(&first, HandlerOutcome::Success).await.unwrap();
         assert_eq!(
             outcome(store, &k, short_retention()).await,
             ClaimOutcome::Completed
@@ -257,15 +260,15 @@ mod suite {
         for k in &expiring {
             let claim = claimed(store, k, short_retention()).await;
             first_fences.push(claim.fence);
-            store.finish(&claim, Outcome::Success).await.unwrap();
+            store.finish(&claim, HandlerOutcome::Success).await.unwrap();
         }
         // A released key leaves only its fence watermark behind.
         let released = key("sweep-released");
         let claim = claimed(store, &released, short_retention()).await;
-        store.finish(&claim, Outcome::Failure).await.unwrap();
+        store.finish(&claim, HandlerOutcome::Failure).await.unwrap();
         let kept = key("sweep-kept");
         let claim = claimed(store, &kept, long_lease()).await;
-        store.finish(&claim, Outcome::Success).await.unwrap();
+        store.finish(&claim, HandlerOutcome::Success).await.unwrap();
 
         h.advance(PAST_RETENTION).await;
         let mut batches = Vec::new();
@@ -306,16 +309,16 @@ mod suite {
         let a = claimed(store, &key("a"), long_lease()).await;
         let b = claimed(store, &key("b"), long_lease()).await;
         assert_eq!(
-            store.finish(&a, Outcome::Success).await.unwrap(),
-            Finished::Applied
+            store.finish(&a, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Applied
         );
         assert_eq!(
             outcome(store, &key("b"), long_lease()).await,
             ClaimOutcome::InProgress
         );
         assert_eq!(
-            store.finish(&b, Outcome::Failure).await.unwrap(),
-            Finished::Applied
+            store.finish(&b, HandlerOutcome::Failure).await.unwrap(),
+            FinishResult::Applied
         );
         assert_eq!(
             outcome(store, &key("a"), long_lease()).await,

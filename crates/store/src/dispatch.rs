@@ -72,7 +72,7 @@ pub struct ClaimedBatch {
     pub signing_secrets: BTreeMap<String, Vec<String>>,
     /// Tasks whose lease had expired, recovered by this claim (their attempt
     /// counted as failed).
-    pub recovered: Vec<Finished>,
+    pub recovered: Vec<TaskFinished>,
     /// The earliest instant more work may become claimable without anything
     /// else happening: the next due task of a running queue, the next lease
     /// expiry, or the next token of a rate-limited queue with due tasks.
@@ -106,7 +106,7 @@ impl AttemptResult {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttemptOutcome {
     /// Recorded; the task is now in this state.
-    Applied(Finished),
+    Applied(TaskFinished),
     /// The task no longer holds this lease (taken over after expiry,
     /// deleted with its queue): nothing changed.
     Stale { task_uid: String },
@@ -114,7 +114,7 @@ pub enum AttemptOutcome {
 
 /// A task's state after an attempt ended: final, or pending for a retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finished {
+pub struct TaskFinished {
     pub org: String,
     pub queue: String,
     pub task_id: String,
@@ -122,7 +122,7 @@ pub struct Finished {
     pub status: Status,
 }
 
-impl Finished {
+impl TaskFinished {
     pub fn is_final(&self) -> bool {
         !matches!(self.status, Status::Pending | Status::Running)
     }
@@ -134,7 +134,7 @@ pub enum DispatchSignal {
     /// New or newly due work may be claimable.
     Work,
     /// A task reached a final state on some node.
-    TaskFinished(Finished),
+    TaskFinished(TaskFinished),
 }
 
 /// The dispatcher's storage operations; every [`Store`](crate::Store) has

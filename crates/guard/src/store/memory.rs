@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::{
-    Claim, ClaimOutcome, ClaimTerms, Finished, GuardStore, Outcome, RecordView, RunState,
-    StoreError, Swept, existing_blocks, next_fence,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RecordView,
+    RunState, StoreError, Swept, existing_blocks, next_fence,
 };
 use crate::clock::{Clock, SystemClock, duration_micros, micros};
 use crate::key::RunKey;
@@ -108,26 +108,30 @@ impl GuardStore for MemoryStore {
         }))
     }
 
-    async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError> {
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError> {
         let mut tables = self.lock();
         let holds = tables
             .records
             .get(&claim.key)
             .is_some_and(|r| r.attempt_id == claim.attempt_id && r.state == RunState::InProgress);
         if !holds {
-            return Ok(Finished::Stale);
+            return Ok(FinishResult::Stale);
         }
         match outcome {
-            Outcome::Success => {
+            HandlerOutcome::Success => {
                 if let Some(r) = tables.records.get_mut(&claim.key) {
                     r.state = RunState::Completed;
                 }
             }
-            Outcome::Failure => {
+            HandlerOutcome::Failure => {
                 tables.records.remove(&claim.key);
             }
         }
-        Ok(Finished::Applied)
+        Ok(FinishResult::Applied)
     }
 
     async fn sweep(&self, limit: usize) -> Result<Swept, StoreError> {

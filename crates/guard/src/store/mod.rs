@@ -101,7 +101,7 @@ pub enum ClaimOutcome {
 
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum HandlerOutcome {
     /// The effect happened: record `completed`.
     Success,
     /// It did not: delete the record so that a retry can claim at once.
@@ -110,7 +110,7 @@ pub enum Outcome {
 
 /// The answer to a finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finished {
+pub enum FinishResult {
     /// The record held this attempt and was updated or deleted.
     Applied,
     /// The record no longer holds this attempt (another took over an
@@ -191,7 +191,11 @@ pub trait GuardStore: Send + Sync + std::fmt::Debug + 'static {
 
     /// Only if the record still holds `claim.attempt_id` and is
     /// `in_progress`: success marks it `completed`, failure deletes it.
-    async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError>;
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError>;
 
     /// Deletes at most `limit` records and at most `limit` fence watermarks
     /// past their `expire_at`.

@@ -10,8 +10,8 @@ use tokio_postgres::NoTls;
 use uuid::Uuid;
 
 use super::{
-    Claim, ClaimOutcome, ClaimTerms, Finished, GuardStore, Outcome, RecordView, RunState,
-    StoreError, Swept, fence_from_db, parse_attempt, parse_state,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RecordView,
+    RunState, StoreError, Swept, fence_from_db, parse_attempt, parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -198,20 +198,24 @@ impl GuardStore for PostgresStore {
         })
     }
 
-    async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError> {
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError> {
         let client = self.pool.get().await?;
         let sql = match outcome {
-            Outcome::Success => FINISH_SUCCESS,
-            Outcome::Failure => FINISH_FAILURE,
+            HandlerOutcome::Success => FINISH_SUCCESS,
+            HandlerOutcome::Failure => FINISH_FAILURE,
         };
         let stmt = client.prepare_cached(sql).await?;
         let changed = client
             .execute(&stmt, &[&claim.key.as_str(), &claim.attempt_id.to_string()])
             .await?;
         Ok(if changed == 1 {
-            Finished::Applied
+            FinishResult::Applied
         } else {
-            Finished::Stale
+            FinishResult::Stale
         })
     }
 

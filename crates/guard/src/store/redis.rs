@@ -16,8 +16,8 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use uuid::Uuid;
 
 use super::{
-    Claim, ClaimOutcome, ClaimTerms, Fence, Finished, GuardStore, Outcome, RecordView, StoreError,
-    Swept, parse_attempt, parse_state,
+    Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GuardStore, HandlerOutcome, RecordView,
+    StoreError, Swept, parse_attempt, parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -210,10 +210,14 @@ impl GuardStore for RedisStore {
         }
     }
 
-    async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError> {
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError> {
         let outcome = match outcome {
-            Outcome::Success => "success",
-            Outcome::Failure => "failure",
+            HandlerOutcome::Success => "success",
+            HandlerOutcome::Failure => "failure",
         };
         let changed: i64 = self
             .finish
@@ -225,9 +229,9 @@ impl GuardStore for RedisStore {
             .invoke_async(&mut self.conn.clone())
             .await?;
         Ok(if changed == 1 {
-            Finished::Applied
+            FinishResult::Applied
         } else {
-            Finished::Stale
+            FinishResult::Stale
         })
     }
 

@@ -11,8 +11,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use uuid::Uuid;
 
 use super::{
-    Claim, ClaimOutcome, ClaimTerms, Finished, GuardStore, Outcome, RecordView, StoreError, Swept,
-    existing_blocks, fence_from_db, next_fence, parse_attempt, parse_state,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RecordView,
+    StoreError, Swept, existing_blocks, fence_from_db, next_fence, parse_attempt, parse_state,
 };
 use crate::clock::{Clock, SystemClock, duration_micros, micros};
 use crate::key::RunKey;
@@ -153,25 +153,29 @@ impl GuardStore for SqliteStore {
         .await
     }
 
-    async fn finish(&self, claim: &Claim, outcome: Outcome) -> Result<Finished, StoreError> {
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError> {
         let key = claim.key.clone();
         let attempt = claim.attempt_id.to_string();
         self.with_conn(move |conn, _now| {
             let sql = match outcome {
-                Outcome::Success => {
+                HandlerOutcome::Success => {
                     "UPDATE idem_guard_runs SET state = 'completed'
                      WHERE key = ?1 AND attempt_id = ?2 AND state = 'in_progress'"
                 }
-                Outcome::Failure => {
+                HandlerOutcome::Failure => {
                     "DELETE FROM idem_guard_runs
                      WHERE key = ?1 AND attempt_id = ?2 AND state = 'in_progress'"
                 }
             };
             let changed = conn.execute(sql, params![key.as_str(), attempt])?;
             Ok(if changed == 1 {
-                Finished::Applied
+                FinishResult::Applied
             } else {
-                Finished::Stale
+                FinishResult::Stale
             })
         })
         .await

@@ -2,7 +2,7 @@
 //! tasks reaching a final state.
 
 use super::POLL_INTERVAL;
-use idem_store::dispatch::Finished;
+use idem_store::dispatch::TaskFinished;
 use idem_store::{Status, Store, Task};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
@@ -14,7 +14,7 @@ pub struct Handle {
     pub(super) local_work: Notify,
     /// Wakes the task that tells other nodes (see `signals`).
     pub(super) remote_work: Notify,
-    finished: broadcast::Sender<Finished>,
+    finished: broadcast::Sender<TaskFinished>,
 }
 
 impl Default for Handle {
@@ -39,7 +39,7 @@ impl Handle {
     /// failed attempt after a cancel request), on this node or — on
     /// PostgreSQL — any node. Sent after the state is committed. A receiver
     /// that lags misses events (`RecvError::Lagged`) and should re-read.
-    pub fn subscribe_finished(&self) -> broadcast::Receiver<Finished> {
+    pub fn subscribe_finished(&self) -> broadcast::Receiver<TaskFinished> {
         self.finished.subscribe()
     }
 
@@ -91,7 +91,7 @@ impl Handle {
     }
 
     /// Announces a task's new state to subscribers, if it is final.
-    pub(super) fn publish(&self, finished: Finished) {
+    pub(super) fn publish(&self, finished: TaskFinished) {
         if finished.is_final() {
             // No subscriber is not an error: nobody is waiting.
             let _ = self.finished.send(finished);

@@ -32,7 +32,8 @@ impl DispatchStore for PostgresStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         self.write(None, async |c, now, _| {
             let batch = claim(c, now, params).await?;
-            let finals: Vec<&Finished> = batch.recovered.iter().filter(|f| f.is_final()).collect();
+            let finals: Vec<&TaskFinished> =
+                batch.recovered.iter().filter(|f| f.is_final()).collect();
             notify_finished(c.0, &finals).await?;
             Ok(batch)
         })
@@ -63,7 +64,7 @@ impl DispatchStore for PostgresStore {
                 table::complete(c, now, row, result)
             }))
             .await?;
-            let finals: Vec<&Finished> = outcomes
+            let finals: Vec<&TaskFinished> = outcomes
                 .iter()
                 .filter_map(|o| match o {
                     AttemptOutcome::Applied(f) if f.is_final() => Some(f),
@@ -153,7 +154,7 @@ async fn listen(config: tokio_postgres::Config, signals: mpsc::Sender<DispatchSi
     }
 }
 
-async fn notify_finished<C: GenericClient>(c: &C, finals: &[&Finished]) -> Result<()> {
+async fn notify_finished<C: GenericClient>(c: &C, finals: &[&TaskFinished]) -> Result<()> {
     if finals.is_empty() {
         return Ok(());
     }

@@ -153,8 +153,8 @@ impl RunningRow {
         }
     }
 
-    pub(crate) fn finished(&self, status: Status) -> Finished {
-        Finished {
+    pub(crate) fn finished(&self, status: Status) -> TaskFinished {
+        TaskFinished {
             org: self.org.clone(),
             queue: self.queue.clone(),
             task_id: self.task_id.clone(),
@@ -187,7 +187,7 @@ pub(crate) const FINISHED_CHANNEL: &str = "idem_task_finished";
 
 /// `org/queue/task_id/uid/status`: names never contain `/` (API.md §3 limits
 /// them to `[A-Za-z0-9_-]`), so the payload splits unambiguously.
-pub(crate) fn encode_finished(f: &Finished) -> String {
+pub(crate) fn encode_finished(f: &TaskFinished) -> String {
     format!(
         "{}/{}/{}/{}/{}",
         f.org,
@@ -198,9 +198,9 @@ pub(crate) fn encode_finished(f: &Finished) -> String {
     )
 }
 
-pub(crate) fn decode_finished(payload: &str) -> Option<Finished> {
+pub(crate) fn decode_finished(payload: &str) -> Option<TaskFinished> {
     let mut parts = payload.split('/');
-    let f = Finished {
+    let f = TaskFinished {
         org: parts.next()?.to_string(),
         queue: parts.next()?.to_string(),
         task_id: parts.next()?.to_string(),
@@ -269,7 +269,7 @@ async fn apply<C: Conn>(
     now: i64,
     row: &RunningRow,
     result: &AttemptResult,
-) -> Result<Finished> {
+) -> Result<TaskFinished> {
     let next = row.outcome(result, now);
     let attempt_json = rows::to_json(&next.attempt);
     let task_args = args![
@@ -520,7 +520,7 @@ mod tests {
 
     #[test]
     fn finished_payload_round_trips() {
-        let f = Finished {
+        let f = TaskFinished {
             org: "default".into(),
             queue: "q-1".into(),
             task_id: "t_2".into(),
