@@ -66,7 +66,8 @@ pub struct ServeArgs {
     #[arg(long, env = "IDEM_IDEMPOTENCY_LOCK", default_value = "60s", value_parser = parse_duration)]
     idempotency_lock: Duration,
     /// An origin allowed to call the API from a browser (repeatable; a
-    /// comma-separated list in the environment).
+    /// comma-separated list in the environment); `*` allows any origin,
+    /// without credentials (the API authenticates by bearer key).
     #[arg(long = "cors-origin", env = "IDEM_CORS_ORIGIN", value_delimiter = ',')]
     cors_origins: Vec<String>,
     /// The request-ID header whose value becomes a task's ID when a create

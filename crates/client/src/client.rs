@@ -60,14 +60,26 @@ struct Inner {
     retry: RetryPolicy,
 }
 
-/// Configures a [`Client`].
-#[derive(Debug, Clone)]
+/// Configures a [`Client`]. Its `Debug` never shows the API key.
+#[derive(Clone)]
 pub struct ClientBuilder {
     base: String,
     api_key: Option<String>,
     retry: RetryPolicy,
     connect_timeout: Duration,
     user_agent: String,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base", &self.base)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("retry", &self.retry)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("user_agent", &self.user_agent)
+            .finish()
+    }
 }
 
 impl ClientBuilder {
@@ -470,6 +482,19 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_api_key() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let secret = "idem_do-not-print-me";
+        let builder = Client::builder("http://127.0.0.1:7070").api_key(secret);
+        let shown = format!("{builder:?}");
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("redacted"), "{shown}");
+        let client = builder.build().unwrap();
+        let shown = format!("{client:?}");
+        assert!(!shown.contains(secret), "{shown}");
+    }
 
     #[test]
     fn https_and_other_schemes_are_refused_with_a_clear_error() {

@@ -113,12 +113,21 @@ pub fn router(app: Arc<App>) -> Router {
 fn cors(origins: &[String], request_id_header: &http::HeaderName) -> tower_http::cors::CorsLayer {
     use http::{HeaderName, HeaderValue, Method, header};
     use tower_http::cors::{AllowOrigin, CorsLayer};
-    let origins: Vec<HeaderValue> = origins
-        .iter()
-        .filter_map(|o| HeaderValue::from_str(o).ok())
-        .collect();
+    // `*` means any origin. The API authenticates with a bearer key, never
+    // a cookie, so no credentials are allowed and any origin is safe to
+    // name; a list holding `*` would make tower-http panic.
+    let allow = if origins.iter().any(|o| o.trim() == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(
+            origins
+                .iter()
+                .filter_map(|o| HeaderValue::from_str(o).ok())
+                .collect::<Vec<_>>(),
+        )
+    };
     CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
+        .allow_origin(allow)
         .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
         .allow_headers([
             header::AUTHORIZATION,

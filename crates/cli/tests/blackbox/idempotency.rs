@@ -532,6 +532,23 @@ async fn records_expire_after_the_ttl(kind: Backend) {
     assert!(!replayed(&r));
 }
 
+/// `--cors-origin '*'` starts (it used to panic) and allows any origin,
+/// without credentials: the API authenticates by bearer key, not cookie.
+async fn any_origin_is_allowed_with_a_star(kind: Backend) {
+    let s = Server::start_with(kind, &["--cors-origin", "*"]).await;
+    let r = s
+        .anonymous()
+        .request(Method::OPTIONS, "/v1/queues")
+        .header("Origin", "https://anywhere.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", "idempotency-key")
+        .send()
+        .await;
+    assert!(r.status == 200 || r.status == 204, "{}", r.text);
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(r.header("access-control-allow-credentials"), None);
+}
+
 async fn browsers_may_send_keys_and_read_replays(kind: Backend) {
     let s = Server::start_with(kind, &["--cors-origin", "https://app.example"]).await;
     let r = s
@@ -673,6 +690,7 @@ mod per_store {
         a_required_key_is_enforced,
         records_expire_after_the_ttl,
         browsers_may_send_keys_and_read_replays,
+        any_origin_is_allowed_with_a_star,
         crash_between_effect_and_record_is_impossible,
     );
 }
