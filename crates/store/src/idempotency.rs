@@ -40,6 +40,10 @@ pub struct IdempotencyRecord {
     /// A response body kept for replays that cannot re-read a resource.
     pub body: Option<String>,
     pub created_at: Timestamp,
+    /// For a completed record, the instant its effect committed: a resource
+    /// created after it is not the one this request made. `None` while in
+    /// progress.
+    pub completed_at: Option<Timestamp>,
     pub expires_at: Timestamp,
 }
 

@@ -781,12 +781,16 @@ async fn idempotency_lock_is_exclusive_until_released(h: Harness) {
 async fn completion_commits_with_the_effect(h: Harness) {
     h.org("acme").await;
     let token = started(&h, "k").await;
-    keyed_queue(&h, "q", completion("k", &token, "q"))
+    // The effect commits later than the lock was taken: the record says
+    // when the effect committed, which replays compare with the resource.
+    h.advance(5);
+    let queue = keyed_queue(&h, "q", completion("k", &token, "q"))
         .await
         .unwrap();
     match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
         idempotency::LockOutcome::Existing(r) => {
             assert_eq!(r.state, idempotency::RecordState::Completed);
+            assert_eq!(r.completed_at, Some(queue.created_at));
             assert_eq!(r.status, Some(201));
             assert_eq!(
                 (r.resource_kind.as_deref(), r.resource_id.as_deref()),
@@ -801,7 +805,10 @@ async fn completion_commits_with_the_effect(h: Harness) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(got.expires_at, start() + SignedDuration::from_hours(1));
+    assert_eq!(
+        got.expires_at,
+        queue.created_at + SignedDuration::from_hours(1)
+    );
 }
 
 async fn a_failed_effect_leaves_no_completed_record(h: Harness) {
@@ -888,11 +895,13 @@ async fn a_task_completes_its_key_in_its_own_commit(h: Harness) {
         resource_id: "payments/t1".into(),
         ..completion("k", &token, "")
     });
-    h.store.task_create(req).await.unwrap();
+    h.advance(5);
+    let task = h.store.task_create(req).await.unwrap();
     match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
         idempotency::LockOutcome::Existing(r) => {
             assert_eq!(r.state, idempotency::RecordState::Completed);
             assert_eq!(r.resource_id.as_deref(), Some("payments/t1"));
+            assert_eq!(r.completed_at, Some(task.created_at), "the effect's commit");
         }
         other => panic!("{other:?}"),
     }

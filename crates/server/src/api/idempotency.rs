@@ -140,7 +140,7 @@ impl RecordStore for Records {
                     headers: vec![("content-type".into(), "application/json".into())],
                     body: body.into(),
                 }),
-                completed_at: Some(record.created_at.into()),
+                completed_at: record.completed_at.map(Into::into),
             }),
         })
     }
@@ -251,19 +251,22 @@ impl idem_http::Replayer for Replays {
         let org = caller.org.as_str();
         let admin = caller.role >= Role::Admin;
         // A resource made after the record is not the one this request
-        // made: it was deleted and made again under the same name.
-        let made_after = |created_at: jiff::Timestamp| {
-            record
-                .completed_at
-                .is_some_and(|done| std::time::SystemTime::from(created_at) > done)
+        // made: it was deleted and made again under the same name. It is
+        // answered as the gone resource it replaced.
+        let ours = |created_at: jiff::Timestamp| match record.completed_at {
+            Some(done) if std::time::SystemTime::from(created_at) > done => {
+                Err(StoreErr::NotFound {
+                    kind: "resource",
+                    id: id.to_string(),
+                })
+            }
+            _ => Ok(()),
         };
         let reread: Result<Response, StoreErr> = async {
             Ok(match kind {
                 "queue" => {
                     let queue = app.store.queue_get(org, id).await?;
-                    if made_after(queue.created_at) {
-                        return Ok(gone(kind, id));
-                    }
+                    ours(queue.created_at)?;
                     match &record.response {
                         // A purge answers with its count, not the queue.
                         Some(stored) => (
@@ -282,9 +285,7 @@ impl idem_http::Replayer for Replays {
                 "task" => {
                     let (queue, task_id) = id.split_once('/').unwrap_or(("", id));
                     let task = app.store.task_get(org, queue, task_id).await?;
-                    if made_after(task.created_at) {
-                        return Ok(gone(kind, id));
-                    }
+                    ours(task.created_at)?;
                     let now = app.clock.now();
                     let view = views::task(task, now);
                     // A create that waited answered by outcome; so does its
@@ -303,9 +304,7 @@ impl idem_http::Replayer for Replays {
                 }
                 "job" => {
                     let job = app.store.job_get(org, id).await?;
-                    if made_after(job.created_at) {
-                        return Ok(gone(kind, id));
-                    }
+                    ours(job.created_at)?;
                     answer(
                         record.status,
                         Some(location(&["jobs", &job.name])),
@@ -315,9 +314,7 @@ impl idem_http::Replayer for Replays {
                 "run" => {
                     let (job, run_id) = id.split_once('/').unwrap_or(("", id));
                     let run = app.store.job_run_get(org, job, run_id).await?;
-                    if made_after(run.created_at) {
-                        return Ok(gone(kind, id));
-                    }
+                    ours(run.created_at)?;
                     answer(
                         record.status,
                         Some(location(&["jobs", job, "runs", run_id])),
@@ -326,9 +323,7 @@ impl idem_http::Replayer for Replays {
                 }
                 "principal" if admin => {
                     let p = app.store.principal_get(org, id).await?;
-                    if made_after(p.created_at) {
-                        return Ok(gone(kind, id));
-                    }
+                    ours(p.created_at)?;
                     answer(
                         record.status,
                         Some(location(&["principals", &p.name])),

@@ -54,7 +54,7 @@ const SQL_INSERT_TASK_AND_COMPLETE: &str = "WITH held AS ( \
      done AS ( \
        UPDATE idempotency_keys SET fingerprint = $15, state = 'completed', \
        status = $16::bigint, resource_kind = $17::text, resource_id = $18::text, body = NULL, \
-       created_at = $11::bigint, locked_until = $11::bigint, expires_at = $19::bigint \
+       locked_until = $11::bigint, expires_at = $19::bigint \
        WHERE org = $1 AND principal = $12::text AND key = $13::text AND token = $14::text \
        AND EXISTS (SELECT 1 FROM ins) RETURNING 1) \
      SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM done)";

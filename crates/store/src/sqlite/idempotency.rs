@@ -97,6 +97,7 @@ impl IdempotencyStore for SqliteStore {
                     resource_id: None,
                     body: None,
                     created_at: held.created_at,
+                    completed_at: None,
                     expires_at: held.locked_until,
                 }));
             }
@@ -167,6 +168,7 @@ impl IdempotencyStore for SqliteStore {
                 resource_id: None,
                 body: None,
                 created_at: l.created_at,
+                completed_at: None,
                 expires_at: l.locked_until,
             }))
     }

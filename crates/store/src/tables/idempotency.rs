@@ -65,10 +65,11 @@ impl Keyed {
 
 /// Columns of `idempotency_keys` in the order [`record`] reads them.
 pub(crate) const RECORD_COLUMNS: &str = "key, fingerprint, state, status, resource_kind, \
-     resource_id, body, created_at, expires_at";
+     resource_id, body, created_at, expires_at, locked_until";
 
 pub(crate) fn record(r: &impl Row) -> Result<IdempotencyRecord> {
     let state = r.text(2)?;
+    let completed = state == "completed";
     Ok(IdempotencyRecord {
         key: r.text(0)?,
         fingerprint: r.text(1)?,
@@ -81,13 +82,17 @@ pub(crate) fn record(r: &impl Row) -> Result<IdempotencyRecord> {
         resource_id: r.opt_text(5)?,
         body: r.opt_text(6)?,
         created_at: from_micros(r.i64(7)?),
+        // Every completion, in the shared statement below and in
+        // PostgreSQL's one-statement keyed create, sets `locked_until` to
+        // the effect's own `now`: that is when it committed.
+        completed_at: completed.then(|| r.i64(9)).transpose()?.map(from_micros),
         expires_at: from_micros(r.i64(8)?),
     })
 }
 
 /// Writes a completed record, replacing the request's own in-progress row
-/// (same token) or an expired one; its `created_at` becomes the instant of
-/// the effect's commit, which replays compare with the resource's own; matches nothing when another request
+/// (same token) or an expired one; its `locked_until` becomes the instant
+/// of the effect's commit, which replays compare with the resource's own; matches nothing when another request
 /// holds the key. Parameters: org, principal, key, fingerprint, token,
 /// status, kind, id, body, now, expires_at.
 const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
@@ -97,8 +102,7 @@ const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
      ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
      state = 'completed', token = excluded.token, status = excluded.status, \
      resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, \
-     body = excluded.body, created_at = excluded.created_at, \
-     locked_until = excluded.locked_until, \
+     body = excluded.body, locked_until = excluded.locked_until, \
      expires_at = excluded.expires_at \
      WHERE idempotency_keys.token = excluded.token \
      OR idempotency_keys.expires_at <= excluded.created_at \
