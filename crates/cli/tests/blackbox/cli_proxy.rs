@@ -203,3 +203,68 @@ async fn proxy_without_authentication_refuses_to_start() {
     .await;
     assert!(out.stderr.contains("webhook-id"), "{}", out.stderr);
 }
+
+/// The binary's key flags reach the proxy: a named identity header, a
+/// query-parameter scope, and the run key written into the JSON body.
+#[tokio::test]
+async fn proxy_flags_choose_identity_scope_and_body_field() {
+    let target = crate::harness::target::Target::start().await;
+    let p = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--insecure-no-auth",
+            "--identity-header",
+            "X-Idempotency-Key",
+            "--scope-query",
+            "region",
+            "--run-key-json-field",
+            "run_key",
+        ],
+        &[],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let send = |region: &str| {
+        http.post(format!("{}/ok?region={region}", p.base))
+            .header("X-Idempotency-Key", "delivery-1")
+            .json(&json!({"amount": 100}))
+            .send()
+    };
+    assert_eq!(send("eu").await.unwrap().status(), 200);
+    let again = send("eu").await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(
+        again
+            .headers()
+            .get("idempotent-replayed")
+            .map(|v| v.to_str().unwrap()),
+        Some("true")
+    );
+    assert_eq!(
+        send("us").await.unwrap().status(),
+        200,
+        "another scope, another run"
+    );
+    let received = target.received();
+    assert_eq!(received.len(), 2, "{received:?}");
+    let body: Value = serde_json::from_slice(&received[0].body).unwrap();
+    assert_eq!(body["amount"], 100);
+    assert_eq!(
+        body["run_key"].as_str(),
+        received[0].header("idempotency-key"),
+        "the run key is in the body and the header"
+    );
+    let no_identity = http
+        .post(format!("{}/ok?region=eu", p.base))
+        .header("Idempotency-Key", "")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_identity.status(), 400);
+}
