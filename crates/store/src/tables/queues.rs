@@ -1,7 +1,7 @@
 //! Queues: their configuration and state. A queue's tasks go with it.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found};
+use super::{after, limit, not_found, tasks};
 use crate::driver::{Conn, args};
 use crate::records::*;
 use crate::sql as rows;
@@ -112,6 +112,7 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
     if n == 0 {
         return Err(not_found("queue", name));
     }
+    tasks::lock_for_delete(c, "org = $1 AND queue = $2", &args![org, name]).await?;
     c.execute(
         "DELETE FROM attempts WHERE task_uid IN \
          (SELECT uid FROM tasks WHERE org = $1 AND queue = $2)",

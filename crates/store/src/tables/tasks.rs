@@ -2,7 +2,7 @@
 //! and sweeping the tombstones whose dedup window has passed.
 
 use super::{after, limit, not_found, queues};
-use crate::driver::{Conn, Value, args};
+use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
 use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, target_columns, to_json};
 use crate::{Error, Result};
@@ -270,8 +270,29 @@ pub(crate) async fn require<C: Conn>(
     }
 }
 
+/// Locks the tasks matching `filter` (a condition on `tasks` over
+/// `params`) before their attempts are deleted. The completer locks a task,
+/// then writes its attempt; a delete taking them in the other order would
+/// deadlock with a delivery finishing at that moment. SQLite has one writer
+/// and needs no lock.
+pub(crate) async fn lock_for_delete<C: Conn>(
+    c: &C,
+    filter: &str,
+    params: &[Value<'_>],
+) -> Result<()> {
+    if C::DIALECT == Dialect::Postgres {
+        c.execute(
+            &format!("SELECT 1 FROM tasks WHERE {filter} FOR UPDATE"),
+            params,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// The task with its attempts.
 pub(crate) async fn delete<C: Conn>(c: &C, uid: &str) -> Result<()> {
+    lock_for_delete(c, "uid = $1", &args![uid]).await?;
     c.execute("DELETE FROM attempts WHERE task_uid = $1", &args![uid])
         .await?;
     c.execute("DELETE FROM tasks WHERE uid = $1", &args![uid])
