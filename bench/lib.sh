@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idem-target}"
 cargo build --release -q -p idem -p idem-bench
 bin="$CARGO_TARGET_DIR/release"
 admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
-key="bench-admin-key-$(date +%s)"
+key="bench-admin-key-$(date +%s)-0123456789abcdef"
 work=$(mktemp -d)
 trap 'stop_server; rm -rf "$work"' EXIT
 

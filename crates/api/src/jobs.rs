@@ -41,6 +41,11 @@ pub struct Job {
     /// names in `expected_updated_at`.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub updated_at: Timestamp,
+    /// Why the scheduler paused the job: it could not fire it (its stored
+    /// schedule no longer parses). Null otherwise; cleared when the job is
+    /// changed or resumed.
+    #[serde(default)]
+    pub paused_reason: Option<String>,
 }
 
 /// One run of a job.

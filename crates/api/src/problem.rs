@@ -25,6 +25,9 @@ pub enum ProblemCode {
     IdempotencyKeyInProgress,
     /// `expected_updated_at` is not the resource's version.
     StaleVersion,
+    /// A well-formed request the resource's current state does not allow
+    /// (a finished task run again, the last signing secret or admin key).
+    FailedPrecondition,
     /// What the key's request created or changed no longer exists.
     IdempotentResourceGone,
     PayloadTooLarge,
@@ -51,6 +54,7 @@ impl ProblemCode {
         Self::OrganizationAlreadyExists,
         Self::IdempotencyKeyInProgress,
         Self::StaleVersion,
+        Self::FailedPrecondition,
         Self::IdempotentResourceGone,
         Self::PayloadTooLarge,
         Self::UnsupportedMediaType,
@@ -75,6 +79,7 @@ impl ProblemCode {
             Self::OrganizationAlreadyExists => "ORGANIZATION_ALREADY_EXISTS",
             Self::IdempotencyKeyInProgress => "IDEMPOTENCY_KEY_IN_PROGRESS",
             Self::StaleVersion => "STALE_VERSION",
+            Self::FailedPrecondition => "FAILED_PRECONDITION",
             Self::IdempotentResourceGone => "IDEMPOTENT_RESOURCE_GONE",
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
@@ -105,7 +110,8 @@ impl ProblemCode {
             | Self::PrincipalAlreadyExists
             | Self::OrganizationAlreadyExists
             | Self::IdempotencyKeyInProgress
-            | Self::StaleVersion => StatusCode::CONFLICT,
+            | Self::StaleVersion
+            | Self::FailedPrecondition => StatusCode::CONFLICT,
             Self::IdempotentResourceGone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -7,7 +7,7 @@ use idem_core::{Clock, SystemClock};
 use idem_server::{App, Options};
 use idem_store::postgres::{DatabaseClock, PostgresStore};
 use idem_store::sqlite::SqliteStore;
-use idem_store::{NewApiKey, Store};
+use idem_store::{Bootstrap, NewApiKey, Store};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,8 +27,10 @@ pub struct ServeArgs {
     /// Most PostgreSQL connections this node holds.
     #[arg(long, env = "IDEM_DATABASE_MAX_CONNECTIONS", default_value_t = 32)]
     database_max_connections: usize,
-    /// API key of the first admin, instead of a generated one; ignored once
-    /// the store holds any key.
+    /// API key of the first admin of organization `default`, instead of a
+    /// generated one (at least 32 characters). Used when the store is empty,
+    /// or when no admin of `default` holds a key any more (it is then given
+    /// to principal `admin`); ignored otherwise.
     #[arg(long, env = "IDEM_BOOTSTRAP_KEY", hide_env_values = true)]
     bootstrap_key: Option<String>,
     /// Largest accepted request body, in bytes.
@@ -84,6 +86,29 @@ pub struct ServeArgs {
     log_format: LogFormat,
 }
 
+/// Fewer characters than a generated key's entropy would need make a key
+/// that can be guessed; an administrator's key guards every organization.
+const MIN_BOOTSTRAP_KEY_CHARS: usize = 32;
+
+/// Checked before the store is opened, and never through clap, whose
+/// message would echo the refused key.
+fn check_bootstrap_key(s: &str) -> anyhow::Result<()> {
+    let chars = s.chars().count();
+    if s.trim() != s || s.chars().any(char::is_control) {
+        anyhow::bail!(
+            "--bootstrap-key (IDEM_BOOTSTRAP_KEY) must not have spaces at either end \
+             or control characters"
+        );
+    }
+    if chars < MIN_BOOTSTRAP_KEY_CHARS {
+        anyhow::bail!(
+            "--bootstrap-key (IDEM_BOOTSTRAP_KEY) must be at least {MIN_BOOTSTRAP_KEY_CHARS} \
+             characters long, it has {chars}; without it, a generated key is printed"
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn parse_header_name(s: &str) -> Result<reqwest::header::HeaderName, String> {
     reqwest::header::HeaderName::from_bytes(s.trim().as_bytes())
         .map_err(|_| format!("{s:?} is not a header name"))
@@ -134,32 +159,56 @@ async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<A
     })
 }
 
-/// Creates the first organization's admin on an empty store. A generated
-/// key is printed once, on stdout, for the operator to keep.
+/// Makes sure organization `default` has an admin holding a key: on an
+/// empty store, or one where no admin of `default` holds a key any more,
+/// the given key (or a generated one, printed once on stdout for the
+/// operator to keep) becomes its principal `admin`'s. Otherwise nothing
+/// changes and the given key is ignored.
 async fn bootstrap(store: &dyn Store, given: Option<&str>) -> anyhow::Result<()> {
     let key = match given {
-        Some(k) if k.trim().is_empty() => anyhow::bail!("--bootstrap-key must not be empty"),
         Some(k) => k.to_string(),
         None => generate_api_key(),
     };
-    let created = store
+    let outcome = store
         .bootstrap(NewApiKey {
             id: generate_id("key"),
             key_hash: hash_api_key(&key),
         })
         .await
-        .context("creating the default organization")?;
-    if created {
-        tracing::info!("created organization 'default' with principal 'admin'");
-        if given.is_none() {
-            println!("admin API key (shown once): {key}");
+        .context("making sure organization 'default' has an admin key")?;
+    match outcome {
+        Bootstrap::Created => {
+            tracing::info!("created organization 'default' with principal 'admin'");
         }
+        Bootstrap::Restored => tracing::warn!(
+            "no admin of organization 'default' held an API key: principal 'admin' is an \
+             admin again, holding the {} key",
+            if given.is_some() {
+                "bootstrap"
+            } else {
+                "printed"
+            }
+        ),
+        Bootstrap::Unchanged => {
+            if given.is_some() {
+                tracing::info!(
+                    "organization 'default' has an admin key already; the bootstrap key is ignored"
+                );
+            }
+            return Ok(());
+        }
+    }
+    if given.is_none() {
+        println!("admin API key (shown once): {key}");
     }
     Ok(())
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
+    if let Some(key) = &args.bootstrap_key {
+        check_bootstrap_key(key)?;
+    }
     // Nodes sharing a PostgreSQL database read time from it, so that their
     // leases and Idempotency-Key locks agree.
     let clock: Arc<dyn Clock> = match &args.database_url {
@@ -219,8 +268,21 @@ pub async fn shutdown_signal() {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{check_bootstrap_key, parse_duration};
     use std::time::Duration;
+
+    #[test]
+    fn a_bootstrap_key_has_at_least_32_characters() {
+        let short = "k".repeat(31);
+        let err = check_bootstrap_key(&short).unwrap_err().to_string();
+        assert!(err.contains("at least 32 characters"), "{err}");
+        assert!(!err.contains(&short), "the message echoes the key: {err}");
+        assert!(check_bootstrap_key("").is_err());
+        assert!(check_bootstrap_key(&format!(" {}", "k".repeat(40))).is_err());
+        assert!(check_bootstrap_key(&format!("{}\n", "k".repeat(40))).is_err());
+        check_bootstrap_key(&"k".repeat(32)).unwrap();
+        check_bootstrap_key(&"é".repeat(32)).unwrap();
+    }
 
     #[test]
     fn parses_the_short_human_form() {

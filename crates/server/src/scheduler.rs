@@ -126,6 +126,17 @@ fn until(app: &App, next_at: Option<jiff::Timestamp>, lookahead: Duration) -> Du
 }
 
 fn record(app: &App, report: &FireReport) {
+    for job in &report.paused {
+        tracing::warn!(
+            org = %job.org,
+            job = %job.job,
+            reason = %job.reason,
+            "job paused: the scheduler cannot fire it; the other jobs keep firing"
+        );
+    }
+    if !report.paused.is_empty() {
+        metrics::counter!("idem_scheduler_jobs_paused_total").increment(report.paused.len() as u64);
+    }
     if report.fired.is_empty() {
         return;
     }

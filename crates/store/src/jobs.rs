@@ -77,10 +77,22 @@ pub struct FiredRun {
     pub created_at: Timestamp,
 }
 
+/// A job the scheduler paused because it could not fire it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PausedJob {
+    pub org: String,
+    pub job: String,
+    /// What was wrong, as the job's `paused_reason` now says.
+    pub reason: String,
+}
+
 /// What one pass of the scheduler did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FireReport {
     pub fired: Vec<FiredRun>,
+    /// Jobs that could not be fired (their stored schedule no longer
+    /// parses): paused, so that the other jobs keep firing.
+    pub paused: Vec<PausedJob>,
     /// Jobs looked at (fired, or skipped by their catch-up policy).
     pub jobs: u32,
     /// The earliest `next_run_at` of any enabled job after this pass, as far

@@ -58,10 +58,12 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// Whether the store answers; `/readyz`.
     async fn ping(&self) -> Result<()>;
 
-    /// On an empty store (no API key at all), creates organization
-    /// `default` with an admin principal holding `key`, and a signing
-    /// secret. Returns whether it did; safe to race from several nodes.
-    async fn bootstrap(&self, key: NewApiKey) -> Result<bool>;
+    /// Makes sure organization `default` exists and an admin of it holds a
+    /// key: on an empty store, creates it with an admin principal holding
+    /// `key` and a signing secret; when it exists but no admin of it holds a
+    /// key, gives `key` to its principal `admin` (made an admin); otherwise
+    /// changes nothing. Safe to race from several nodes.
+    async fn bootstrap(&self, key: NewApiKey) -> Result<Bootstrap>;
 
     /// Creates an organization with its admin principal, key and signing
     /// secret, in one transaction.

@@ -32,7 +32,7 @@ macro_rules! store_operations {
                     self.ping_database().await
                 }
 
-                async fn bootstrap(&self, key: NewApiKey) -> Result<bool> {
+                async fn bootstrap(&self, key: NewApiKey) -> Result<Bootstrap> {
                     self.bootstrap_once(key).await
                 }
 
@@ -139,7 +139,7 @@ macro_rules! store_operations {
                 async fn api_key_revoke(&self, org: &str, principal: &str, id: &str) -> Result<()> {
                     let (org, principal, id) =
                         (org.to_string(), principal.to_string(), id.to_string());
-                    self.autocommit(async move |c, _| {
+                    self.write(None, async move |c, _, _| {
                         tenancy::api_key_revoke(c, &org, &principal, &id).await
                     })
                     .await

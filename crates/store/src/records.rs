@@ -39,6 +39,20 @@ pub struct NewApiKey {
     pub key_hash: String,
 }
 
+/// What [`Store::bootstrap`](crate::Store::bootstrap) did to organization
+/// `default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bootstrap {
+    /// It did not exist: it was created, its principal `admin` holding the key.
+    Created,
+    /// It existed, but no admin of it held a key (a store written before the
+    /// last admin key could no longer be revoked, or edited by hand): the key
+    /// was given to its principal `admin`, which is an admin again.
+    Restored,
+    /// An admin of it holds a key: nothing changed.
+    Unchanged,
+}
+
 /// Who a valid API key speaks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
@@ -197,6 +211,8 @@ pub struct Job {
     pub last_run: Option<Task>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Why the scheduler paused the job, when it could not fire it.
+    pub paused_reason: Option<String>,
 }
 
 impl Task {

@@ -119,8 +119,22 @@ fn page(limit: u32, after: Option<String>) -> PageRequest {
 
 async fn bootstrap_creates_the_default_organization_once(h: Harness) {
     let key = new_key();
-    assert!(h.store.bootstrap(key.clone()).await.unwrap());
-    assert!(!h.store.bootstrap(new_key()).await.unwrap());
+    assert_eq!(
+        h.store.bootstrap(key.clone()).await.unwrap(),
+        Bootstrap::Created
+    );
+    let ignored = new_key();
+    assert_eq!(
+        h.store.bootstrap(ignored.clone()).await.unwrap(),
+        Bootstrap::Unchanged
+    );
+    assert_eq!(
+        h.store
+            .api_key_authenticate(&ignored.key_hash)
+            .await
+            .unwrap(),
+        None
+    );
     let caller = h
         .store
         .api_key_authenticate(&key.key_hash)
@@ -151,7 +165,7 @@ async fn concurrent_bootstraps_create_one_organization(h: Harness) {
         .collect();
     let mut created = 0;
     for r in runs {
-        created += r.await.unwrap() as u32;
+        created += u32::from(r.await.unwrap() == Bootstrap::Created);
     }
     assert_eq!(created, 1);
 }
@@ -322,6 +336,104 @@ async fn api_keys_authenticate_until_revoked(h: Harness) {
         .unwrap()
         .unwrap();
     assert_eq!(caller.role, Role::Reader);
+}
+
+fn refused(r: Result<impl std::fmt::Debug>) {
+    assert!(matches!(r, Err(Error::FailedPrecondition(_))), "{r:?}");
+}
+
+async fn an_organization_keeps_an_admin_holding_a_key(h: Harness) {
+    let key = new_key();
+    h.store
+        .organization_create("acme", key.clone(), None)
+        .await
+        .unwrap();
+    refused(h.store.api_key_revoke("acme", "admin", &key.id).await);
+    refused(
+        h.store
+            .principal_set_role("acme", "admin", Role::Writer, None)
+            .await,
+    );
+    // An admin without a key does not count.
+    h.store
+        .principal_create("acme", "bob", PrincipalKind::Person, Role::Admin, None)
+        .await
+        .unwrap();
+    refused(
+        h.store
+            .principal_set_role("acme", "admin", Role::Reader, None)
+            .await,
+    );
+    let caller = h.store.api_key_authenticate(&key.key_hash).await.unwrap();
+    assert_eq!(caller.map(|c| c.role), Some(Role::Admin), "nothing changed");
+    let bob_key = new_key();
+    h.store
+        .api_key_create("acme", "bob", bob_key.clone(), None)
+        .await
+        .unwrap();
+    h.store
+        .principal_set_role("acme", "admin", Role::Writer, None)
+        .await
+        .unwrap();
+    h.store
+        .api_key_revoke("acme", "admin", &key.id)
+        .await
+        .unwrap();
+    refused(h.store.api_key_revoke("acme", "bob", &bob_key.id).await);
+    refused(
+        h.store
+            .principal_set_role("acme", "bob", Role::Writer, None)
+            .await,
+    );
+    // Another organization's admins are no help.
+    h.org("other").await;
+    refused(h.store.api_key_revoke("acme", "bob", &bob_key.id).await);
+}
+
+/// Two admins demoting each other at once: one wins, one admin is left.
+async fn concurrent_demotions_leave_an_admin(h: Harness) {
+    h.store
+        .organization_create("acme", new_key(), None)
+        .await
+        .unwrap();
+    h.store
+        .principal_create("acme", "bob", PrincipalKind::Person, Role::Admin, None)
+        .await
+        .unwrap();
+    h.store
+        .api_key_create("acme", "bob", new_key(), None)
+        .await
+        .unwrap();
+    let demotions: Vec<_> = ["admin", "bob"]
+        .into_iter()
+        .map(|name| {
+            let store = h.store.clone();
+            tokio::spawn(async move {
+                store
+                    .principal_set_role("acme", name, Role::Writer, None)
+                    .await
+            })
+        })
+        .collect();
+    let mut done = 0;
+    for d in demotions {
+        match d.await.unwrap() {
+            Ok(_) => done += 1,
+            Err(Error::FailedPrecondition(_)) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(done, 1);
+    let admins = h
+        .store
+        .principal_list("acme", &page(10, None))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|p| p.role == Role::Admin)
+        .count();
+    assert_eq!(admins, 1);
 }
 
 async fn signing_secrets_rotate_and_keep_at_least_one(h: Harness) {
@@ -927,6 +1039,8 @@ idem_testkit::backend_tests! {
     postgres: Harness::postgres().await;
     ping_answers,
     bootstrap_creates_the_default_organization_once,
+    an_organization_keeps_an_admin_holding_a_key,
+    concurrent_demotions_leave_an_admin,
     concurrent_bootstraps_create_one_organization,
     organizations_are_unique_and_come_with_admin_and_secret,
     principals_are_created_listed_paged_and_changed,

@@ -25,7 +25,7 @@ Exit codes:
   2  usage error: unknown flag, missing or malformed argument
   3  the server refused the request as invalid (400, 413, 415, 422)
   4  not found (404, 410)
-  5  conflict: already exists, in progress, stale (409)
+  5  conflict: already exists, in progress, stale, not allowed in the current state (409)
   6  unauthenticated or permission denied (401, 403)
   7  unavailable: 429, 5xx or no answer, after retries";
 

@@ -799,7 +799,7 @@ async fn run_refuses_a_cancelled_task(s: Server) {
     let cancelled = s.delete("/v1/queues/q/tasks/t1").await.ok(200).json.clone();
     s.post_empty("/v1/queues/q/tasks/t1/run")
         .await
-        .problem(400, "INVALID_ARGUMENT");
+        .problem(409, "FAILED_PRECONDITION");
     let after = s.get_task("q", "t1").await;
     assert_eq!(after["state"], "cancelled");
     assert_eq!(after["finished_at"], cancelled["finished_at"]);

@@ -705,7 +705,7 @@ async fn last_signing_secret_cannot_be_deleted(s: Server) {
     let last = id_string(&list[0]["id"]);
     s.delete(&format!("/v1/signing-secrets/{last}"))
         .await
-        .problem(400, "INVALID_ARGUMENT");
+        .problem(409, "FAILED_PRECONDITION");
     let still = secrets(&s).await;
     assert_eq!(still.len(), 1);
     assert_eq!(id_string(&still[0]["id"]), last);

@@ -120,7 +120,9 @@ impl From<StoreError> for Problem {
                     "finished_at": task.finished_at,
                 }
             })),
-            StoreError::FailedPrecondition(msg) => Problem::invalid(msg),
+            StoreError::FailedPrecondition(msg) => {
+                Problem::new(ProblemCode::FailedPrecondition, msg)
+            }
             StoreError::Stale(msg) => Problem::new(ProblemCode::StaleVersion, msg),
             StoreError::KeyLost(msg) => {
                 let mut p = Problem::new(ProblemCode::IdempotencyKeyInProgress, msg);

@@ -92,6 +92,7 @@ pub fn job(j: Job, now: Timestamp) -> api::Job {
         last_run: j.last_run.map(|t| run(t, now)),
         created_at: j.created_at,
         updated_at: j.updated_at,
+        paused_reason: j.paused_reason,
     }
 }
 

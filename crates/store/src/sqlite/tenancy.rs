@@ -2,11 +2,11 @@
 
 use super::SqliteStore;
 use crate::Result;
-use crate::records::NewApiKey;
+use crate::records::{Bootstrap, NewApiKey};
 use crate::tables::tenancy;
 
 impl SqliteStore {
-    pub(super) async fn bootstrap_once(&self, key: NewApiKey) -> Result<bool> {
+    pub(super) async fn bootstrap_once(&self, key: NewApiKey) -> Result<Bootstrap> {
         self.write(None, async move |c, now, _| {
             tenancy::bootstrap(c, &key, now).await
         })

@@ -34,8 +34,8 @@ fn jobs_queue_config() -> QueueConfig {
 
 const JOB_COLUMNS: &str = "j.name, j.schedule, j.time_zone, j.target, j.body_form, \
      j.body, j.attempt_deadline_s, j.retry_config, j.catch_up, j.header_style, j.state, \
-     j.next_run_at, j.created_at, j.updated_at, j.since, j.last_fired_at";
-const JOB_COLUMN_COUNT: usize = 16;
+     j.next_run_at, j.created_at, j.updated_at, j.since, j.last_fired_at, j.paused_reason";
+const JOB_COLUMN_COUNT: usize = 17;
 
 /// Selects jobs with their last run: the newest run whose schedule time
 /// has come (runs created ahead of their instant are not "last" yet).
@@ -106,6 +106,7 @@ fn job_columns(r: &impl Row) -> Result<JobRow> {
             last_run: None,
             created_at: from_micros(r.i64(12)?),
             updated_at: from_micros(r.i64(13)?),
+            paused_reason: r.opt_text(16)?,
         },
         since: r.i64(14)?,
         last_fired_at: r.opt_i64(15)?,
@@ -156,11 +157,17 @@ const SQL_INSERT_JOB: &str = "INSERT INTO jobs (org, name, schedule, time_zone, 
 const SQL_UPDATE_JOB: &str = "UPDATE jobs SET schedule = $1, time_zone = $2, \
      target = $3, body_form = $4, body = $5, attempt_deadline_s = $6, retry_config = $7, \
      catch_up = $8, header_style = $9, next_run_at = $10, updated_at = $11, since = $12, \
-     last_fired_at = $13 WHERE org = $14 AND name = $15";
+     last_fired_at = $13, paused_reason = NULL WHERE org = $14 AND name = $15";
 
 /// Parameters: state, next_run_at, now, since, last_fired_at, org, name.
 const SQL_SET_JOB_STATE: &str = "UPDATE jobs SET state = $1, next_run_at = $2, \
-     updated_at = $3, since = $4, last_fired_at = $5 WHERE org = $6 AND name = $7";
+     updated_at = $3, since = $4, last_fired_at = $5, paused_reason = NULL \
+     WHERE org = $6 AND name = $7";
+
+/// Pauses a job the scheduler cannot fire, saying why. Parameters: reason,
+/// now, org, name.
+const SQL_PAUSE_BROKEN: &str = "UPDATE jobs SET state = 'paused', next_run_at = NULL, \
+     paused_reason = $1, updated_at = $2 WHERE org = $3 AND name = $4";
 
 /// Deletes the scheduled runs created ahead of their instant, which carry
 /// the configuration and state they were created under. Parameters: org,
@@ -327,10 +334,18 @@ fn plan(org: &str, row: &JobRow, now: i64, params: &FireParams) -> Result<Plan> 
     })
 }
 
+/// A stored schedule that no longer parses (written by another version, or
+/// edited by hand) is the job's own problem, not the store's: the scheduler
+/// pauses the job with this message, and resuming it is refused until a new
+/// schedule is set.
 fn stored_schedule(config: &JobConfig) -> Result<idem_core::schedule::Schedule> {
-    config
-        .parsed_schedule()
-        .map_err(|e| Error::Internal(format!("stored schedule does not parse: {e:?}")))
+    config.parsed_schedule().map_err(|e| {
+        Error::FailedPrecondition(format!(
+            "the stored schedule {:?} (time zone {:?}) no longer parses: {e}; \
+             set a new schedule, then resume the job",
+            config.schedule, config.time_zone
+        ))
+    })
 }
 
 /// The first instant at or after `since` that `config` fires, for a job
@@ -624,8 +639,12 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
     if n == 0 {
         return Err(not_found("job", name));
     }
-    tasks::lock_for_delete(c, "org = $1 AND queue = '~jobs' AND job = $2", &args![org, name])
-        .await?;
+    tasks::lock_for_delete(
+        c,
+        "org = $1 AND queue = '~jobs' AND job = $2",
+        &args![org, name],
+    )
+    .await?;
     c.execute(SQL_DELETE_RUN_ATTEMPTS, &args![org, name])
         .await?;
     c.execute(SQL_DELETE_RUNS, &args![org, name]).await?;
@@ -694,15 +713,32 @@ pub(crate) async fn run_get<C: Conn>(
 pub(crate) async fn fire<C: Conn>(c: &C, now: i64, params: FireParams) -> Result<FireReport> {
     let sql = format!("{} {}", select_due(), c.lock("FOR UPDATE OF j SKIP LOCKED"));
     let horizon = params.horizon(now);
+    // A row is read and planned on its own, so that one job that cannot
+    // be fired is paused instead of failing the pass of every organization.
     let due = c
         .query(&sql, &args![horizon, i64::from(params.max_jobs)], |r| {
-            Ok((r.text(DUE_ORG_COLUMN)?, job_columns(r)?))
+            Ok((r.text(DUE_ORG_COLUMN)?, r.text(0)?, job_columns(r)))
         })
         .await?;
     let mut jobs = Vec::with_capacity(due.len());
-    for (org, row) in due {
-        let plan = plan(&org, &row, now, &params)?;
-        jobs.push((org, row, plan));
+    let mut broken = Vec::new();
+    for (org, name, row) in due {
+        match row.and_then(|row| Ok((plan(&org, &row, now, &params)?, row))) {
+            Ok((plan, row)) => jobs.push((org, row, plan)),
+            Err(e) => broken.push(PausedJob {
+                org,
+                job: name,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    for job in &broken {
+        delete_future_runs(c, &job.org, &job.job, now).await?;
+        c.execute(
+            SQL_PAUSE_BROKEN,
+            &args![&job.reason, now, &job.org, &job.job],
+        )
+        .await?;
     }
     let inserted = try_join_all(jobs.iter().flat_map(|(org, row, plan)| {
         plan.runs
@@ -733,7 +769,8 @@ pub(crate) async fn fire<C: Conn>(c: &C, now: i64, params: FireParams) -> Result
         .await
     }))
     .await?;
-    report.jobs = jobs.len() as u32;
+    report.jobs = (jobs.len() + broken.len()) as u32;
+    report.paused = broken;
     let next = c
         .query_opt(SQL_NEXT_DUE, &[], |r| r.opt_i64(0))
         .await?

@@ -10,17 +10,72 @@ use idem_core::clock::from_micros;
 use idem_core::secrets::generate_signing_secret;
 use idem_core::tenancy::{ADMIN_PRINCIPAL, DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_id};
 
-/// Creates organization `default` with `key` unless some key exists. On
-/// PostgreSQL the caller serializes racing nodes first.
-pub(crate) async fn bootstrap<C: Conn>(c: &C, key: &NewApiKey, now: i64) -> Result<bool> {
-    let any = c
-        .query_opt("SELECT 1 FROM api_keys LIMIT 1", &[], |_| Ok(()))
-        .await?;
-    if any.is_some() {
-        return Ok(false);
+/// Makes sure organization `default` exists and an admin of it holds a
+/// key: creates it on an empty store, gives `key` to its principal `admin`
+/// when no admin holds one, and otherwise changes nothing. On PostgreSQL the
+/// caller serializes racing nodes first.
+pub(crate) async fn bootstrap<C: Conn>(c: &C, key: &NewApiKey, now: i64) -> Result<Bootstrap> {
+    if !lock_organization(c, DEFAULT_ORGANIZATION).await? {
+        organization_create(c, DEFAULT_ORGANIZATION, key, now).await?;
+        return Ok(Bootstrap::Created);
     }
-    organization_create(c, DEFAULT_ORGANIZATION, key, now).await?;
-    Ok(true)
+    if has_usable_admin(c, DEFAULT_ORGANIZATION).await? {
+        return Ok(Bootstrap::Unchanged);
+    }
+    c.execute(
+        "INSERT INTO principals (org, name, kind, role, created_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (org, name) DO UPDATE SET role = excluded.role",
+        &args![
+            DEFAULT_ORGANIZATION,
+            ADMIN_PRINCIPAL,
+            PrincipalKind::Service.as_str(),
+            Role::Admin.as_str(),
+            now
+        ],
+    )
+    .await?;
+    insert_key(c, DEFAULT_ORGANIZATION, ADMIN_PRINCIPAL, key, now).await?;
+    Ok(Bootstrap::Restored)
+}
+
+/// Locks the organization's row, so that the changes that could leave it
+/// without an admin key (a demotion, a revocation) run one at a time and
+/// each sees what the one before committed; `false` if there is none. A
+/// `NO KEY` lock, so that it does not hold up rows that refer to it.
+async fn lock_organization<C: Conn>(c: &C, org: &str) -> Result<bool> {
+    let sql = format!(
+        "SELECT 1 FROM organizations WHERE name = $1 {}",
+        c.lock("FOR NO KEY UPDATE")
+    );
+    Ok(c.query_opt(&sql, &args![org], |_| Ok(())).await?.is_some())
+}
+
+/// Whether an admin of the organization holds a key: without one, nobody
+/// can manage its principals, keys or secrets any more.
+async fn has_usable_admin<C: Conn>(c: &C, org: &str) -> Result<bool> {
+    let found = c
+        .query_opt(
+            "SELECT 1 FROM api_keys k JOIN principals p ON p.org = k.org AND p.name = k.principal \
+             WHERE k.org = $1 AND p.role = $2 LIMIT 1",
+            &args![org, Role::Admin.as_str()],
+            |_| Ok(()),
+        )
+        .await?;
+    Ok(found.is_some())
+}
+
+/// Refuses a change, made in the current transaction, that left the
+/// organization without an admin holding a key; the caller's error rolls
+/// it back.
+async fn keep_an_admin<C: Conn>(c: &C, org: &str, what: &str) -> Result<()> {
+    if has_usable_admin(c, org).await? {
+        return Ok(());
+    }
+    Err(Error::FailedPrecondition(format!(
+        "{what} would leave the organization without an admin holding an API key, \
+         and nobody could manage it any more; give another principal the admin role \
+         and a key first"
+    )))
 }
 
 /// The organization with its admin principal, key and signing secret.
@@ -154,15 +209,21 @@ pub(crate) async fn principal_set_role<C: Conn>(
     name: &str,
     role: Role,
 ) -> Result<Principal> {
+    lock_organization(c, org).await?;
     let sql = format!(
         "UPDATE principals SET role = $1 WHERE org = $2 AND name = $3 RETURNING {}",
         rows::PRINCIPAL_COLUMNS
     );
-    c.query_opt(&sql, &args![role.as_str(), org, name], |r| {
-        rows::principal(r)
-    })
-    .await?
-    .ok_or_else(|| not_found("principal", name))
+    let principal = c
+        .query_opt(&sql, &args![role.as_str(), org, name], |r| {
+            rows::principal(r)
+        })
+        .await?
+        .ok_or_else(|| not_found("principal", name))?;
+    if role != Role::Admin {
+        keep_an_admin(c, org, &format!("making '{name}' a {}", role.as_str())).await?;
+    }
+    Ok(principal)
 }
 
 pub(crate) async fn api_key_create<C: Conn>(
@@ -225,6 +286,7 @@ pub(crate) async fn api_key_revoke<C: Conn>(
     principal: &str,
     id: &str,
 ) -> Result<()> {
+    lock_organization(c, org).await?;
     principal_get(c, org, principal).await?;
     let n = c
         .execute(
@@ -235,7 +297,7 @@ pub(crate) async fn api_key_revoke<C: Conn>(
     if n == 0 {
         return Err(not_found("api_key", id));
     }
-    Ok(())
+    keep_an_admin(c, org, &format!("revoking key '{id}' of '{principal}'")).await
 }
 
 pub(crate) async fn api_key_authenticate<C: Conn>(c: &C, key_hash: &str) -> Result<Option<Caller>> {
