@@ -113,7 +113,9 @@ fn parse_target_allow(s: &str) -> Result<Exception, String> {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum TargetPolicyMode {
+    /// Any address: for a server whose only user is its operator.
     AllowAll,
+    /// Refuse private, loopback, link-local and reserved addresses.
     DenyPrivate,
 }
 

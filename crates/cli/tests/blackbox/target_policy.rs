@@ -1,6 +1,7 @@
 //! `--target-policy deny-private` and its `--target-allow` exceptions: IP
 //! literals are refused at create, names on the address they resolve to,
-//! for tasks and job runs, on both stores.
+//! for tasks and job runs, on both stores; and the attempt errors tenants
+//! read.
 
 use crate::harness::jobs::create_job;
 use crate::harness::target::*;
@@ -260,6 +261,30 @@ async fn a_bad_exception_stops_the_server(backend: Backend) {
     assert!(out.stderr.contains("10.0.0.0/33"), "{}", out.stderr);
 }
 
+/// What a tenant reads of a failed attempt is the kind of failure, not the
+/// network internals behind it.
+async fn attempt_errors_name_the_kind_of_failure_only(backend: Backend) {
+    let s = Server::start(backend).await;
+    let target = Target::start().await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    s.create_queue_with(json!({"name": "q", "retry_config": {"max_attempts": 1}}))
+        .await;
+    s.create_task("q", task("closed", &format!("http://127.0.0.1:{closed}/")))
+        .await;
+    s.create_task("q", task("reset", &target.reset_url())).await;
+    let closed = wait_state(&s, "q", "closed", "failed", WITHIN).await;
+    assert_eq!(closed["last_attempt"]["error"], "connection refused");
+    let reset = wait_state(&s, "q", "reset", "failed", WITHIN).await;
+    let error = reset["last_attempt"]["error"].as_str().unwrap();
+    assert!(
+        ["connection reset", "connection closed before the answer"].contains(&error),
+        "{error}"
+    );
+}
+
 idem_testkit::store_tests!(
     literal_private_addresses_are_refused_at_create,
     a_name_resolving_to_a_private_address_fails_at_connect,
@@ -269,4 +294,5 @@ idem_testkit::store_tests!(
     an_allowed_host_is_delivered_by_name_only,
     environment_twins_set_the_policy,
     a_bad_exception_stops_the_server,
+    attempt_errors_name_the_kind_of_failure_only,
 );
