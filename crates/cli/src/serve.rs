@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use idem_core::target_policy::{Exception, Mode, TargetPolicy};
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_core::{Clock, SystemClock};
 use idem_server::{App, Options};
@@ -81,6 +82,23 @@ pub struct ServeArgs {
     /// ID is ignored.
     #[arg(long, env = "IDEM_REQUEST_ID_HEADER", default_value = "x-fc-request-id", value_parser = parse_header_name)]
     request_id_header: reqwest::header::HeaderName,
+    /// Which addresses tasks and job runs may be delivered to. `allow-all`
+    /// suits a server whose only user is its operator; a server shared by
+    /// tenants should use `deny-private`, which refuses loopback,
+    /// link-local (cloud metadata services included), private, shared
+    /// (CGNAT), unique-local, multicast and reserved addresses, judged on
+    /// the address each connection goes to after DNS resolution. A refused
+    /// attempt fails the task at once with `refused by target policy`; a
+    /// create whose URL holds a refused IP literal answers 400. Under
+    /// `deny-private` deliveries ignore HTTP(S)_PROXY.
+    #[arg(long, env = "IDEM_TARGET_POLICY", value_enum, default_value_t = TargetPolicyMode::AllowAll)]
+    target_policy: TargetPolicyMode,
+    /// An exception to `--target-policy deny-private` (repeatable; a
+    /// comma-separated list in the environment): a network in CIDR form
+    /// (`10.1.0.0/16`), one address (`127.0.0.1`), or a host name
+    /// (`hooks.internal`) whose every address may be reached.
+    #[arg(long = "target-allow", env = "IDEM_TARGET_ALLOW", value_delimiter = ',', value_parser = parse_target_allow)]
+    target_allow: Vec<Exception>,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -112,6 +130,18 @@ fn check_bootstrap_key(s: &str) -> anyhow::Result<()> {
 pub(crate) fn parse_header_name(s: &str) -> Result<reqwest::header::HeaderName, String> {
     reqwest::header::HeaderName::from_bytes(s.trim().as_bytes())
         .map_err(|_| format!("{s:?} is not a header name"))
+}
+
+fn parse_target_allow(s: &str) -> Result<Exception, String> {
+    s.parse()
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TargetPolicyMode {
+    /// Any address: for a server whose only user is its operator.
+    AllowAll,
+    /// Refuse private, loopback, link-local and reserved addresses.
+    DenyPrivate,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -219,6 +249,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let store = open_store(&args, clock.clone()).await?;
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
+    let mode = match args.target_policy {
+        TargetPolicyMode::AllowAll => Mode::AllowAll,
+        TargetPolicyMode::DenyPrivate => Mode::DenyPrivate,
+    };
+    if mode == Mode::AllowAll && !args.target_allow.is_empty() {
+        tracing::warn!("--target-allow has no effect under --target-policy allow-all");
+    }
+    let target_policy = TargetPolicy::new(mode, args.target_allow);
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
@@ -239,6 +277,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             cors_origins: args.cors_origins,
             request_id_header: args.request_id_header,
+            target_policy,
             ..Options::default()
         },
     );

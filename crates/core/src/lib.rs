@@ -13,6 +13,7 @@ pub mod queue;
 pub mod run_key;
 pub mod schedule;
 pub mod secrets;
+pub mod target_policy;
 pub mod task;
 pub mod tenancy;
 

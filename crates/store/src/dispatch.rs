@@ -94,6 +94,9 @@ pub struct AttemptResult {
     pub duration: Duration,
     /// A `Retry-After` the target sent with 429 or 503.
     pub retry_after: Option<Duration>,
+    /// The failure is one no retry can change (the target policy refused
+    /// the address): the task fails without further attempts.
+    pub give_up: bool,
 }
 
 impl AttemptResult {

@@ -83,6 +83,7 @@ impl Harness {
             error: status.is_none().then(|| "connection refused".to_string()),
             duration: Duration::from_millis(7),
             retry_after: None,
+            give_up: false,
         };
         self.complete_with(result).await
     }
@@ -274,6 +275,7 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
         error: None,
         duration: Duration::from_millis(1),
         retry_after: Some(Duration::from_secs(30)),
+        give_up: false,
     };
     h.complete_with(result).await;
     let task = h.get("q", "t").await;
@@ -285,6 +287,38 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
     let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, [Some(503), Some(429)]);
     assert!(attempts.iter().all(|a| a.finished_at.is_some()));
+}
+
+async fn a_failure_that_gives_up_ends_the_task_with_attempts_left(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let first = h.claim(1).await.tasks.remove(0);
+    let done = h
+        .complete_with(AttemptResult {
+            task_uid: first.task.uid.clone(),
+            attempt: first.attempt,
+            status_code: None,
+            error: Some("refused by target policy".into()),
+            duration: Duration::from_millis(1),
+            retry_after: None,
+            give_up: true,
+        })
+        .await;
+    let AttemptOutcome::Applied(f) = done else {
+        panic!("{done:?}")
+    };
+    assert_eq!(
+        f.status,
+        Status::Failed,
+        "no retry, though 4 attempts remain"
+    );
+    let task = h.get("q", "t").await;
+    assert_eq!(task.state(h.now()), TaskState::Failed);
+    assert!(task.finished_at.is_some());
+    let last = task.last_attempt.unwrap();
+    assert_eq!(last.error.as_deref(), Some("refused by target policy"));
+    h.advance_ms(120_000);
+    assert!(h.claim(1).await.tasks.is_empty(), "never claimed again");
 }
 
 async fn final_states_set_the_dedup_expiry(h: Harness) {
@@ -530,6 +564,7 @@ idem_testkit::backend_tests! {
     concurrency_limit_caps_running_tasks,
     token_bucket_limits_the_claim_rate,
     a_failure_is_retried_after_the_backoff,
+    a_failure_that_gives_up_ends_the_task_with_attempts_left,
     final_states_set_the_dedup_expiry,
     retry_duration_ends_retries,
     an_expired_lease_is_redelivered,

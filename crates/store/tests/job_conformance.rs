@@ -97,6 +97,7 @@ impl Harness {
                 error: None,
                 duration: Duration::from_millis(7),
                 retry_after: None,
+                give_up: false,
             }])
             .await
             .unwrap();

@@ -28,6 +28,7 @@ mod scheduler;
 mod scheduler_crash;
 mod scheduler_nodes;
 mod startup;
+mod target_policy;
 mod tasks;
 mod tenancy;
 mod wait;

@@ -9,7 +9,7 @@ use crate::App;
 use crate::auth::{Auth, Reader, Writer};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use idem_api::{CreateJob, Job, List, Preview, PreviewRequest, Run, UpdateJob};
+use idem_api::{CreateJob, Job, List, Preview, PreviewRequest, Run, TargetSpec, UpdateJob};
 use idem_core::FieldErrors;
 use idem_core::job::DEFAULT_TIME_ZONE;
 use idem_core::job::JobState;
@@ -24,7 +24,8 @@ pub async fn create(
 ) -> ApiResult<Created<Job>> {
     let name = req.name.clone();
     let paused = req.paused.unwrap_or(false);
-    let config = req.resolve().map_err(Problem::fields)?;
+    let refused = refused_target(&app, Some(&req.target));
+    let config = with_refusal(req.resolve(), refused).map_err(Problem::fields)?;
     let job = app
         .store
         .job_create(
@@ -69,7 +70,8 @@ pub async fn update(
     Path(name): Path<String>,
     Json(req): Json<UpdateJob>,
 ) -> ApiResult<axum::Json<Job>> {
-    let patch = req.into_patch().map_err(Problem::fields)?;
+    let refused = refused_target(&app, req.target.as_ref());
+    let patch = with_refusal(req.into_patch(), refused).map_err(Problem::fields)?;
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "job", &name);
     let job = app
         .store
@@ -165,6 +167,32 @@ pub async fn get_run(
         .job_run_get(&auth.caller.org, &name, &run_id)
         .await?;
     Ok(axum::Json(views::run(run, app.clock.now())))
+}
+
+/// The error of a target whose IP literal the target policy refuses.
+fn refused_target(app: &App, target: Option<&TargetSpec>) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    if let Some(t) = target {
+        app.options
+            .target_policy
+            .check_target_url("target.url", &t.url, &mut errors);
+    }
+    errors
+}
+
+/// Reports the refusal with the request's other errors, all at once.
+fn with_refusal<T>(
+    resolved: Result<T, FieldErrors>,
+    refused: FieldErrors,
+) -> Result<T, FieldErrors> {
+    match resolved {
+        Err(mut errors) => {
+            errors.0.extend(refused.0);
+            Err(errors)
+        }
+        Ok(_) if !refused.is_empty() => Err(refused),
+        Ok(v) => Ok(v),
+    }
 }
 
 /// Instants a preview lists when the request does not say.

@@ -252,6 +252,9 @@ pub async fn create(
         errors.0.push(e);
     }
     validate_dispatch_deadline(body.dispatch_deadline_s, &mut errors);
+    app.options
+        .target_policy
+        .check_target_url("target.url", &body.target.url, &mut errors);
     let target = std::mem::take(&mut body.target).resolve("target", &mut errors);
     errors.into_result().map_err(Problem::fields)?;
     let target = target.expect("validated");

@@ -1,6 +1,7 @@
 //! One attempt: one delivery of one claimed task, and what it measures.
 
 use super::{client, headers};
+use idem_core::target_policy::TargetPolicy;
 use idem_store::dispatch::{AttemptResult, ClaimedTask};
 use idem_webhooks::SigningSecret;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ const ABANDONED: &str = "dispatcher shut down before the target answered";
 /// One attempt of one claimed task.
 pub(super) struct Attempt {
     pub(super) client: reqwest::Client,
+    pub(super) policy: Arc<TargetPolicy>,
     pub(super) clock: Arc<dyn idem_core::Clock>,
     pub(super) claimed: ClaimedTask,
     /// The organization's secrets, parsed once per claim.
@@ -52,11 +54,7 @@ impl Attempt {
         }
         let answer = tokio::select! {
             answer = self.exchange() => answer,
-            _ = abandon.wait_for(|a| *a) => client::Answer {
-                status_code: None,
-                error: Some(ABANDONED.into()),
-                retry_after: None,
-            },
+            _ = abandon.wait_for(|a| *a) => client::Answer::failed(ABANDONED),
         };
         let duration = started.elapsed();
         metrics::histogram!(
@@ -77,6 +75,7 @@ impl Attempt {
             error: answer.error,
             duration,
             retry_after: answer.retry_after,
+            give_up: answer.give_up,
         }
     }
 
@@ -84,12 +83,11 @@ impl Attempt {
         let task = &self.claimed.task;
         let deadline = Duration::from_secs(u64::from(task.dispatch_deadline_s));
         match self.request() {
+            // A URL with an IP literal is connected to without resolving,
+            // so the policy's resolver never sees it.
+            Ok(request) if !self.policy.permits_literal(request.url()) => client::Answer::refused(),
             Ok(request) => client::send(&self.client, request, deadline).await,
-            Err(error) => client::Answer {
-                status_code: None,
-                error: Some(error),
-                retry_after: None,
-            },
+            Err(error) => client::Answer::failed(error),
         }
     }
 

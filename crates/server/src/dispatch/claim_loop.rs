@@ -23,7 +23,8 @@ const MAX_CLAIM: usize = 512;
 /// Runs the dispatcher until `stop` turns true, then drains as the module
 /// documentation says.
 pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
-    let client = match client::build() {
+    let policy = Arc::new(app.options.target_policy.clone());
+    let client = match client::build(&policy) {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "dispatcher not started");
@@ -100,6 +101,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             let secrets = secrets.get(&claimed.org).cloned().unwrap_or_default();
             let attempt = Attempt {
                 client: client.clone(),
+                policy: policy.clone(),
                 clock: app.clock.clone(),
                 claimed,
                 secrets,

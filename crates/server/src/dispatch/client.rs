@@ -1,8 +1,11 @@
 //! The outbound HTTP side: one pooled keep-alive client for every target,
-//! and the classification of what a target did with an attempt.
+//! the target policy on the addresses it connects to, and the
+//! classification of what a target did with an attempt.
 
 use http::{HeaderMap, StatusCode};
-use std::sync::Once;
+use idem_core::target_policy::{self, Mode, TargetPolicy};
+use std::net::SocketAddr;
+use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
 
 /// Most response body bytes read before the connection is given up: reading
@@ -16,18 +19,65 @@ pub struct BuildError(#[from] reqwest::Error);
 
 /// The client every attempt goes through. Redirects are not followed: a
 /// 3xx is "any other status", a failure, as for Cloud Tasks.
-pub fn build() -> Result<reqwest::Client, BuildError> {
+///
+/// Under `deny-private` every name is resolved by [`PolicyResolver`], so
+/// the policy judges the addresses the connection will use (an answer that
+/// changes between a check and the connection, DNS rebinding, cannot slip
+/// through), and no proxy from the environment is used: through a proxy
+/// the connected address would be the proxy's, and the target's would go
+/// unjudged. URLs with IP literals never reach a resolver; the attempt
+/// judges them before sending.
+pub fn build(policy: &Arc<TargetPolicy>) -> Result<reqwest::Client, BuildError> {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         // Fails only when a provider is installed already, which serves.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-    Ok(reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
-        .user_agent(concat!("idem/", env!("CARGO_PKG_VERSION")))
-        .build()?)
+        .user_agent(concat!("idem/", env!("CARGO_PKG_VERSION")));
+    if policy.mode() == Mode::DenyPrivate {
+        builder = builder.no_proxy().dns_resolver(PolicyResolver {
+            policy: policy.clone(),
+        });
+    }
+    Ok(builder.build()?)
+}
+
+/// Resolves a target's name, then keeps only the addresses the policy
+/// permits; with none left, the connection is refused.
+struct PolicyResolver {
+    policy: Arc<TargetPolicy>,
+}
+
+/// The resolver's refusal, recognised in the error chain of the request.
+#[derive(Debug, thiserror::Error)]
+#[error("refused by target policy")]
+struct Refused;
+
+impl reqwest::dns::Resolve for PolicyResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.policy.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let kept: Vec<SocketAddr> = if policy.permits_every_address_of(&host) {
+                found
+            } else {
+                found
+                    .into_iter()
+                    .filter(|a| policy.permits_address(a.ip()))
+                    .collect()
+            };
+            if kept.is_empty() {
+                return Err(Box::new(Refused) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(kept.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
 }
 
 /// What the target did with one attempt.
@@ -36,14 +86,25 @@ pub struct Answer {
     pub status_code: Option<u16>,
     pub error: Option<String>,
     pub retry_after: Option<Duration>,
+    /// The failure is one no retry can change: the target policy refused
+    /// the address.
+    pub give_up: bool,
 }
 
 impl Answer {
-    fn failed(error: String) -> Answer {
+    pub(super) fn failed(error: impl Into<String>) -> Answer {
         Answer {
             status_code: None,
-            error: Some(error),
+            error: Some(error.into()),
             retry_after: None,
+            give_up: false,
+        }
+    }
+
+    pub(super) fn refused() -> Answer {
+        Answer {
+            give_up: true,
+            ..Answer::failed(target_policy::REFUSED)
         }
     }
 }
@@ -74,11 +135,16 @@ pub async fn send(
             status_code: Some(status.as_u16()),
             error: None,
             retry_after,
+            give_up: false,
         })
     };
     match tokio::time::timeout(deadline, exchange).await {
         Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => Answer::failed(describe(&e)),
+        Ok(Err(e)) if refused(&e) => Answer::refused(),
+        Ok(Err(e)) => {
+            tracing::debug!(error = %full_text(&e), "attempt failed");
+            Answer::failed(describe(&e))
+        }
         Err(_) => Answer::failed(format!(
             "no answer within the dispatch deadline of {} s",
             deadline.as_secs()
@@ -86,17 +152,76 @@ pub async fn send(
     }
 }
 
-/// The error with its causes: reqwest's own message alone ("error sending
-/// request") does not say whether the connection was refused or reset.
-fn describe(e: &reqwest::Error) -> String {
+fn causes<'a>(
+    e: &'a reqwest::Error,
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(std::error::Error::source(e), |c| c.source())
+}
+
+fn refused(e: &reqwest::Error) -> bool {
+    causes(e).any(|c| c.is::<Refused>())
+}
+
+/// The error with all its causes, for the node's own log.
+fn full_text(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
+    for cause in causes(e) {
         text.push_str(": ");
         text.push_str(&cause.to_string());
-        source = cause.source();
     }
     text
+}
+
+/// What a failed exchange is called in the attempt a tenant reads: the kind
+/// of failure, without the internals the full chain shows (which address
+/// answered, the resolver's or the TLS library's wording), since under a
+/// shared server those belong to its operator. The log has the rest.
+fn describe(e: &reqwest::Error) -> &'static str {
+    use std::io::ErrorKind;
+    if e.is_dns() {
+        return "could not resolve the host";
+    }
+    for cause in causes(e) {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                ErrorKind::ConnectionRefused => return "connection refused",
+                ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe => {
+                    return "connection reset";
+                }
+                ErrorKind::TimedOut => return "connection timed out",
+                ErrorKind::HostUnreachable | ErrorKind::NetworkUnreachable => {
+                    return "host unreachable";
+                }
+                ErrorKind::UnexpectedEof => return "connection closed before the answer",
+                _ => {}
+            }
+        }
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            return match tls {
+                rustls::Error::InvalidCertificate(_) => "TLS certificate not accepted",
+                _ => "TLS handshake failed",
+            };
+        }
+        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
+            if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
+                return "connection closed before the answer";
+            }
+            if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() {
+                return "the answer is not valid HTTP";
+            }
+        }
+    }
+    if e.is_connect() {
+        "connection failed"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "connection failed while reading the answer"
+    } else {
+        "request failed"
+    }
 }
 
 /// `Retry-After` as delay-seconds or an HTTP date; a date in the past

@@ -102,13 +102,16 @@ impl RunningRow {
     }
 
     /// Decides what an attempt's result makes of the task (API.md §4): 2xx
-    /// succeeds; a failure of a task whose cancel was requested ends it;
+    /// succeeds; a failure of a task whose cancel was requested ends it; a
+    /// failure no retry can change (a target policy refusal) fails it;
     /// otherwise the backoff decides between a retry and giving up.
     pub(crate) fn outcome(&self, result: &AttemptResult, now: i64) -> NextState {
         let status = if result.succeeded() {
             Status::Succeeded
         } else if self.cancel_requested {
             Status::Cancelled
+        } else if result.give_up {
+            Status::Failed
         } else {
             let first = from_micros(self.first_attempt_at.unwrap_or(now));
             match backoff::after_failure(
@@ -174,6 +177,7 @@ impl RunningRow {
                 u64::try_from(now - self.started_at.unwrap_or(now)).unwrap_or(0),
             ),
             retry_after: None,
+            give_up: false,
         }
     }
 }
