@@ -79,6 +79,12 @@ pub struct ServeArgs {
     /// ID is ignored.
     #[arg(long, env = "IDEM_REQUEST_ID_HEADER", default_value = "x-fc-request-id", value_parser = parse_header_name)]
     request_id_header: reqwest::header::HeaderName,
+    /// Attempts kept per task (at least 1): when a task starts an attempt
+    /// past this many, its oldest are deleted, so a task retried without end
+    /// keeps bounded history. Its `attempt_count` still counts every attempt.
+    #[arg(long, env = "IDEM_MAX_ATTEMPTS_KEPT", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    max_attempts_kept: u32,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -190,6 +196,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             cors_origins: args.cors_origins,
             request_id_header: args.request_id_header,
+            max_attempts_kept: args.max_attempts_kept,
             ..Options::default()
         },
     );

@@ -50,6 +50,8 @@ pub struct Options {
     /// How long before its instant a run is created (as a task scheduled
     /// for the instant).
     pub schedule_lookahead: Duration,
+    /// Attempts kept per task; older ones are deleted as new ones start.
+    pub max_attempts_kept: u32,
 }
 
 impl Default for Options {
@@ -68,6 +70,7 @@ impl Default for Options {
             misfire_grace: Duration::try_from(idem_core::schedule::ON_TIME_TOLERANCE)
                 .expect("a positive tolerance"),
             schedule_lookahead: Duration::from_secs(5),
+            max_attempts_kept: 100,
         }
     }
 }

@@ -20,6 +20,7 @@ mod dispatch_nodes;
 mod dispatch_shutdown;
 mod guard_e2e;
 mod idempotency;
+mod inputs;
 mod logs;
 mod metrics;
 mod queues;
