@@ -99,6 +99,12 @@ pub struct ServeArgs {
     /// (`hooks.internal`) whose every address may be reached.
     #[arg(long = "target-allow", env = "IDEM_TARGET_ALLOW", value_delimiter = ',', value_parser = parse_target_allow)]
     target_allow: Vec<Exception>,
+    /// Attempts kept per task (at least 1): when a task starts an attempt
+    /// past this many, its oldest are deleted, so a task retried without end
+    /// keeps bounded history. Its `attempt_count` still counts every attempt.
+    #[arg(long, env = "IDEM_MAX_ATTEMPTS_KEPT", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    max_attempts_kept: u32,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -278,6 +284,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             cors_origins: args.cors_origins,
             request_id_header: args.request_id_header,
             target_policy,
+            max_attempts_kept: args.max_attempts_kept,
             ..Options::default()
         },
     );

@@ -287,14 +287,16 @@ impl Client {
             .await
     }
 
-    /// `GET /v1/queues/{queue}/tasks/{task_id}/attempts`: every attempt.
+    /// `GET /v1/queues/{queue}/tasks/{task_id}/attempts`: one page of the
+    /// attempts kept, oldest first.
     pub async fn task_attempts(
         &self,
         queue: &str,
         task_id: &str,
+        page: &ListOptions,
     ) -> Result<Response<List<Attempt>>, Error> {
         let call = Call::new(Method::GET, ["queues", queue, "tasks", task_id, "attempts"]);
-        self.execute(call).await
+        self.execute(page.apply(call)).await
     }
 
     /// `DELETE /v1/queues/{queue}/tasks/{task_id}` (writer): cancels a task

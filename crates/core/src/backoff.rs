@@ -23,6 +23,16 @@ pub fn delay(config: &RetryConfig, n: u32) -> Duration {
     Duration::from_millis(ms.min(config.max_backoff_ms))
 }
 
+/// The longest `Retry-After` honoured when the queue's `max_backoff` is
+/// shorter: a target may ask for a pause, but not park a task for years.
+pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(3600);
+
+/// The part of a target's `Retry-After` that is honoured: at most the
+/// longer of the queue's `max_backoff` and [`RETRY_AFTER_CAP`].
+pub fn retry_after_bound(config: &RetryConfig) -> Duration {
+    Duration::from_millis(config.max_backoff_ms).max(RETRY_AFTER_CAP)
+}
+
 /// What happens after a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
@@ -35,7 +45,7 @@ pub enum Next {
 /// Decides the retry after `attempts_made` attempts (≥ 1) have failed, the
 /// first of them started at `first_attempt_at`, the last ended at `now`.
 /// `retry_after` is the target's `Retry-After`, honoured when longer than
-/// the backoff.
+/// the backoff, up to [`retry_after_bound`].
 pub fn after_failure(
     config: &RetryConfig,
     attempts_made: u32,
@@ -48,7 +58,7 @@ pub fn after_failure(
     }
     let mut wait = delay(config, attempts_made);
     if let Some(ra) = retry_after {
-        wait = wait.max(ra);
+        wait = wait.max(ra.min(retry_after_bound(config)));
     }
     let wait = SignedDuration::try_from(wait).unwrap_or(SignedDuration::MAX);
     let at = now.checked_add(wait).unwrap_or(Timestamp::MAX);
@@ -118,6 +128,30 @@ mod tests {
         assert_eq!(
             after_failure(&c, 1, t0, now, None),
             Next::RetryAt(now + SignedDuration::from_secs(10))
+        );
+    }
+
+    #[test]
+    fn retry_after_is_honoured_up_to_a_bound() {
+        let c = cfg(10, 300, 3);
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        for asked in [Duration::from_secs(7200), Duration::MAX] {
+            assert_eq!(
+                after_failure(&c, 1, t0, t0, Some(asked)),
+                Next::RetryAt(t0 + SignedDuration::from_secs(3600)),
+                "{asked:?}"
+            );
+        }
+        // A queue that backs off for longer than the cap lets the target
+        // ask for as long.
+        let long = cfg(10, 86_400, 3);
+        assert_eq!(
+            after_failure(&long, 1, t0, t0, Some(Duration::from_secs(7200))),
+            Next::RetryAt(t0 + SignedDuration::from_secs(7200))
+        );
+        assert_eq!(
+            after_failure(&long, 1, t0, t0, Some(Duration::MAX)),
+            Next::RetryAt(t0 + SignedDuration::from_secs(86_400))
         );
     }
 

@@ -36,6 +36,10 @@ pub struct RateLimitsPatch {
     pub max_concurrent_dispatches: Option<u32>,
 }
 
+/// One dispatch every 1000 s: slower rates are almost certainly a unit
+/// mistake, and they would put the next token so far away that computing
+/// its instant overflows.
+pub const MIN_RATE: f64 = 0.001;
 pub const MAX_RATE: f64 = 100_000.0;
 pub const MAX_BURST: u32 = 100_000;
 pub const MAX_CONCURRENCY: u32 = 100_000;
@@ -56,10 +60,10 @@ impl RateLimits {
 
     pub fn validate(&self, prefix: &str, errors: &mut FieldErrors) {
         let rate = self.max_dispatches_per_second;
-        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
+        if !(rate.is_finite() && (MIN_RATE..=MAX_RATE).contains(&rate)) {
             errors.push(
                 format!("{prefix}.max_dispatches_per_second"),
-                format!("must be greater than 0 and at most {MAX_RATE}"),
+                format!("must be between {MIN_RATE} and {MAX_RATE}"),
             );
         }
         errors.range(
@@ -330,6 +334,28 @@ mod tests {
         assert_eq!(q.retry_config.min_backoff_ms, 100);
         assert_eq!(q.dedup_window_s, 60);
         assert_eq!(q.dispatch_deadline_s, 600);
+    }
+
+    #[test]
+    fn rates_too_small_for_the_token_arithmetic_are_refused() {
+        for (rate, ok) in [
+            (1e-14, false),
+            (0.000_999, false),
+            (MIN_RATE, true),
+            (MAX_RATE, true),
+            (MAX_RATE * 1.01, false),
+            (f64::NAN, false),
+            (f64::INFINITY, false),
+        ] {
+            let patch = QueueConfigPatch {
+                rate_limits: Some(RateLimitsPatch {
+                    max_dispatches_per_second: Some(rate),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            assert_eq!(QueueConfig::default().apply(&patch).is_ok(), ok, "{rate}");
+        }
     }
 
     #[test]

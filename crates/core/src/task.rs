@@ -89,6 +89,12 @@ const TRANSPORT_HEADERS: &[&str] = &[
     "trailer",
 ];
 
+/// Most headers a target may carry, and most bytes their names and values
+/// may total: every delivery sends them, and a proxy or server on the way
+/// refuses much more (HTTP servers commonly stop at 100 headers or 8–16 KiB).
+pub const MAX_TARGET_HEADERS: usize = 64;
+pub const MAX_TARGET_HEADER_BYTES: usize = 16 * 1024;
+
 const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// How a target's body was given, kept so it reads back the same way.
@@ -181,7 +187,31 @@ impl TargetSpec {
                 format!("must be one of {}", METHODS.join(", ")),
             );
         }
-        for (name, value) in &self.headers {
+        let header_bytes: usize = self.headers.iter().map(|(n, v)| n.len() + v.len()).sum();
+        if self.headers.len() > MAX_TARGET_HEADERS {
+            errors.push(
+                format!("{prefix}.headers"),
+                format!(
+                    "at most {MAX_TARGET_HEADERS} headers, got {}",
+                    self.headers.len()
+                ),
+            );
+        } else if header_bytes > MAX_TARGET_HEADER_BYTES {
+            errors.push(
+                format!("{prefix}.headers"),
+                format!(
+                    "names and values may total at most {MAX_TARGET_HEADER_BYTES} bytes, got {header_bytes}"
+                ),
+            );
+        }
+        // Past the bounds, one error says it all: naming each of thousands
+        // of headers would only make the answer as large as the request.
+        let headers_checked = if self.headers.len() > MAX_TARGET_HEADERS {
+            0
+        } else {
+            self.headers.len()
+        };
+        for (name, value) in self.headers.iter().take(headers_checked) {
             let field = format!("{prefix}.headers.{name}");
             let lower = name.to_ascii_lowercase();
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
@@ -292,6 +322,27 @@ pub fn validate_dispatch_deadline(deadline_s: Option<u32>, errors: &mut FieldErr
     }
 }
 
+/// How far ahead a task may be scheduled. Every instant a task's life adds
+/// to its schedule time (deadlines, backoff, dedup windows) then stays far
+/// inside the stores' microsecond range.
+pub const MAX_SCHEDULE_AHEAD: jiff::SignedDuration = jiff::SignedDuration::from_hours(10 * 366 * 24);
+
+/// Checks a task's `schedule_time`, when it sets one: not before the Unix
+/// epoch, and at most [`MAX_SCHEDULE_AHEAD`] after `now`. A time in the past
+/// is due at once.
+pub fn validate_schedule_time(at: Option<Timestamp>, now: Timestamp, errors: &mut FieldErrors) {
+    let Some(at) = at else { return };
+    let latest = now.saturating_add(MAX_SCHEDULE_AHEAD).unwrap_or(Timestamp::MAX);
+    if at < Timestamp::UNIX_EPOCH {
+        errors.push("schedule_time", "must not be before 1970-01-01T00:00:00Z");
+    } else if at > latest {
+        errors.push(
+            "schedule_time",
+            format!("must be at most 10 years ahead (until {latest})"),
+        );
+    }
+}
+
 /// One delivery attempt as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -381,6 +432,48 @@ mod tests {
                 "{json}"
             );
             assert_eq!(fields(&errors), [field], "{json}");
+        }
+    }
+
+    #[test]
+    fn header_count_and_size_are_bounded() {
+        let with = |headers: BTreeMap<String, String>| TargetSpec {
+            url: "http://h/".into(),
+            headers,
+            ..Default::default()
+        };
+        let many: BTreeMap<String, String> = (0..30_000)
+            .map(|i| (format!("X-H{i}"), "v".to_string()))
+            .collect();
+        let mut errors = FieldErrors::new();
+        assert!(with(many).resolve("target", &mut errors).is_none());
+        assert_eq!(fields(&errors), ["target.headers"]);
+
+        let at_limit: BTreeMap<String, String> = (0..MAX_TARGET_HEADERS)
+            .map(|i| (format!("X-H{i}"), "v".to_string()))
+            .collect();
+        let mut errors = FieldErrors::new();
+        assert!(with(at_limit).resolve("target", &mut errors).is_some());
+
+        let large = BTreeMap::from([("X-Big".to_string(), "v".repeat(MAX_TARGET_HEADER_BYTES))]);
+        let mut errors = FieldErrors::new();
+        assert!(with(large).resolve("target", &mut errors).is_none());
+        assert_eq!(fields(&errors), ["target.headers"]);
+    }
+
+    #[test]
+    fn schedule_times_stay_within_ten_years() {
+        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        for (at, ok) in [
+            ("2030-06-01T00:00:00Z", true),
+            ("2000-01-01T00:00:00Z", true),
+            ("2037-01-01T00:00:00Z", false),
+            ("9999-01-01T00:00:00Z", false),
+            ("1969-12-31T23:59:59Z", false),
+        ] {
+            let mut errors = FieldErrors::new();
+            validate_schedule_time(Some(at.parse().unwrap()), now, &mut errors);
+            assert_eq!(errors.is_empty(), ok, "{at}");
         }
     }
 

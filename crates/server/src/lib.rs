@@ -52,6 +52,8 @@ pub struct Options {
     pub schedule_lookahead: Duration,
     /// Which addresses deliveries may go to (`--target-policy`).
     pub target_policy: idem_core::target_policy::TargetPolicy,
+    /// Attempts kept per task; older ones are deleted as new ones start.
+    pub max_attempts_kept: u32,
 }
 
 impl Default for Options {
@@ -71,6 +73,7 @@ impl Default for Options {
                 .expect("a positive tolerance"),
             schedule_lookahead: Duration::from_secs(5),
             target_policy: Default::default(),
+            max_attempts_kept: 100,
         }
     }
 }

@@ -35,6 +35,11 @@ pub struct DispatchClaim {
     /// Added to each task's dispatch deadline to form its lease: the time a
     /// node has to report a result after the target's deadline passed.
     pub lease_grace: Duration,
+    /// Attempts kept per task (at least 1): a claim that records a task's
+    /// attempt deletes those older than the latest `attempts_kept`, so a
+    /// task retried forever keeps bounded history. `attempt_count` still
+    /// counts them all.
+    pub attempts_kept: u32,
 }
 
 /// A task claimed for one attempt.

@@ -170,7 +170,15 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         filter: TaskFilter,
         page: &PageRequest,
     ) -> Result<Page<Task>>;
-    async fn task_attempts(&self, org: &str, queue: &str, task_id: &str) -> Result<Vec<Attempt>>;
+    /// One page of a task's attempts, oldest first, keyed by attempt
+    /// number; only the latest `--max-attempts-kept` are kept.
+    async fn task_attempts(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        page: &PageRequest,
+    ) -> Result<Page<Attempt>>;
     /// Cancels a task that has not finished. A running attempt cannot be
     /// recalled: the task is marked so that no retry follows it.
     async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;

@@ -286,11 +286,18 @@ macro_rules! store_operations {
                     org: &str,
                     queue: &str,
                     task_id: &str,
-                ) -> Result<Vec<Attempt>> {
-                    let (org, queue, task_id) =
-                        (org.to_string(), queue.to_string(), task_id.to_string());
-                    self.read(async move |c, _| tasks::attempts(c, &org, &queue, &task_id).await)
-                        .await
+                    page: &PageRequest,
+                ) -> Result<Page<Attempt>> {
+                    let (org, queue, task_id, page) = (
+                        org.to_string(),
+                        queue.to_string(),
+                        task_id.to_string(),
+                        page.clone(),
+                    );
+                    self.read(async move |c, _| {
+                        tasks::attempts(c, &org, &queue, &task_id, &page).await
+                    })
+                    .await
                 }
 
                 async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {

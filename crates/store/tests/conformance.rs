@@ -595,9 +595,10 @@ async fn tasks_read_back_as_created(h: Harness) {
     assert_eq!(got, created);
     assert!(
         h.store
-            .task_attempts("acme", "payments", "payment-1")
+            .task_attempts("acme", "payments", "payment-1", &all_attempts())
             .await
             .unwrap()
+            .items
             .is_empty()
     );
     assert!(matches!(
@@ -1190,5 +1191,12 @@ mod group_commit {
         postgres: Harness::postgres().await;
         concurrent_creates_with_duplicates_and_a_missing_queue,
         concurrent_creates_replace_an_expired_tombstone_once,
+    }
+}
+
+fn all_attempts() -> idem_store::PageRequest {
+    idem_store::PageRequest {
+        limit: 1000,
+        after: None,
     }
 }

@@ -64,6 +64,7 @@ impl Harness {
     async fn claim(&self, max_tasks: u32) -> ClaimedBatch {
         self.store
             .dispatch_claim(DispatchClaim {
+                attempts_kept: 100,
                 max_tasks,
                 lease_grace: GRACE,
             })
@@ -180,7 +181,10 @@ async fn a_claim_records_the_attempt_start_and_the_org_secrets(h: Harness) {
     let secrets = &batch.signing_secrets[ORG];
     assert_eq!(secrets.len(), 2, "both secrets during a rotation");
     assert_eq!(secrets[0], rotated.secret, "newest first");
-    let attempts = h.store.task_attempts(ORG, "q", "t").await.unwrap();
+    let attempts = h.store.task_attempts(ORG, "q", "t", &all_attempts())
+            .await
+            .unwrap()
+            .items;
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].attempt, 1);
     assert_eq!(attempts[0].started_at, h.now());
@@ -283,7 +287,10 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
         task.next_attempt_at,
         h.now() + SignedDuration::from_secs(30)
     );
-    let attempts = h.store.task_attempts(ORG, "q", "t").await.unwrap();
+    let attempts = h.store.task_attempts(ORG, "q", "t", &all_attempts())
+            .await
+            .unwrap()
+            .items;
     let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, [Some(503), Some(429)]);
     assert!(attempts.iter().all(|a| a.finished_at.is_some()));
@@ -495,6 +502,7 @@ async fn concurrent_claims_have_one_winner(h: Harness) {
         while idle_rounds < 3 {
             let batch = store
                 .dispatch_claim(DispatchClaim {
+                    attempts_kept: 100,
                     max_tasks: 7,
                     lease_grace: GRACE,
                 })
@@ -529,6 +537,7 @@ async fn queue_limits_are_shared_by_all_claimers(h: Harness) {
     let b = h
         .other
         .dispatch_claim(DispatchClaim {
+            attempts_kept: 100,
             max_tasks: 10,
             lease_grace: GRACE,
         })
@@ -574,4 +583,11 @@ idem_testkit::backend_tests! {
     a_lease_lost_after_cancel_ends_cancelled,
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
+}
+
+fn all_attempts() -> idem_store::PageRequest {
+    idem_store::PageRequest {
+        limit: 1000,
+        after: None,
+    }
 }

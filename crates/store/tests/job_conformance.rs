@@ -79,6 +79,7 @@ impl Harness {
     async fn claim(&self, max_tasks: u32) -> Vec<ClaimedTask> {
         self.store
             .dispatch_claim(DispatchClaim {
+                attempts_kept: 100,
                 max_tasks,
                 lease_grace: GRACE,
             })
@@ -1034,7 +1035,10 @@ async fn runs_are_claimed_and_completed_like_tasks(h: Harness) {
         "a finished run is kept for the run retention"
     );
     assert_eq!(h.job("j").await.last_run, Some(run.clone()));
-    let attempts = h.store.task_attempts(ORG, JOBS_QUEUE, &id).await.unwrap();
+    let attempts = h.store.task_attempts(ORG, JOBS_QUEUE, &id, &all_attempts())
+            .await
+            .unwrap()
+            .items;
     assert_eq!(attempts.len(), 1);
 
     // A failing run is retried by the job's policy (retry_count 1: two
@@ -1350,4 +1354,11 @@ idem_testkit::backend_tests! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_nodes_fire_each_instant_once_on_postgres() {
     two_nodes_fire_each_instant_once(Harness::postgres().await).await
+}
+
+fn all_attempts() -> idem_store::PageRequest {
+    idem_store::PageRequest {
+        limit: 1000,
+        after: None,
+    }
 }

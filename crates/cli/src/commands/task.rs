@@ -38,8 +38,13 @@ enum TaskCommand {
     },
     /// Show a task.
     Get { queue: String, task_id: String },
-    /// List a task's delivery attempts.
-    Attempts { queue: String, task_id: String },
+    /// List a task's delivery attempts kept, oldest first.
+    Attempts {
+        queue: String,
+        task_id: String,
+        #[command(flatten)]
+        page: ListArgs,
+    },
     /// Dispatch a scheduled or backing-off task now.
     Run { queue: String, task_id: String },
     /// Cancel a task that is not running (its ID stays taken for the
@@ -287,8 +292,14 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
         TaskCommand::Get { queue, task_id } => {
             cx.show(&c.get_task(&queue, &task_id).await?, show_task)
         }
-        TaskCommand::Attempts { queue, task_id } => {
-            let answer = c.task_attempts(&queue, &task_id).await?;
+        TaskCommand::Attempts {
+            queue,
+            task_id,
+            page,
+        } => {
+            let answer = c
+                .task_attempts(&queue, &task_id, &page.options())
+                .await?;
             cx.show(&answer, |list| {
                 let rows: Vec<Vec<String>> = list
                     .items
@@ -310,7 +321,9 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
                     ],
                     &rows,
                 );
-            })
+            })?;
+            cx.more(answer.value.next_page_token.as_deref());
+            Ok(())
         }
         TaskCommand::Run { queue, task_id } => {
             cx.show(&c.run_task(&queue, &task_id).await?, show_task)

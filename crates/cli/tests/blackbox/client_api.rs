@@ -174,7 +174,7 @@ async fn task_routes() {
         "pay-1"
     );
     assert!(
-        c.task_attempts(&queue, "pay-1")
+        c.task_attempts(&queue, "pay-1", &Default::default())
             .await
             .unwrap()
             .value

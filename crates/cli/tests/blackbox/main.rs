@@ -21,6 +21,7 @@ mod dispatch_shutdown;
 mod guard_e2e;
 mod idempotency;
 mod lockout;
+mod inputs;
 mod logs;
 mod metrics;
 mod queues;

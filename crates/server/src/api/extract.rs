@@ -1,6 +1,7 @@
 //! Request extractors that answer bad input with problem documents naming
 //! the field: JSON bodies, list parameters, page tokens.
 
+use super::objects::Objects;
 use super::problem::{ApiResult, Problem};
 use crate::App;
 use axum::body::Bytes;
@@ -73,9 +74,17 @@ pub fn is_json(media_type: &str) -> bool {
 }
 
 /// Parses JSON, mapping serde's errors to the dotted path of the field.
+/// An array is never taken for an object ([`Objects`]), and nothing may
+/// follow the value.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(Objects(&mut *de));
+    if value.is_ok()
+        && let Err(e) = de.end()
+    {
+        return Err(Problem::invalid(format!("malformed JSON body: {e}")));
+    }
+    value.map_err(|e| {
         let inner = e.inner();
         if inner.is_syntax() || inner.is_eof() {
             return Problem::invalid(format!("malformed JSON body: {inner}"));

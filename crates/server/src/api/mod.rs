@@ -4,6 +4,7 @@
 pub mod extract;
 pub mod idempotency;
 mod jobs;
+mod objects;
 mod openapi;
 pub mod problem;
 mod queues;

@@ -255,6 +255,7 @@ pub async fn create(
     app.options
         .target_policy
         .check_target_url("target.url", &body.target.url, &mut errors);
+    idem_core::task::validate_schedule_time(body.schedule_time, app.clock.now(), &mut errors);
     let target = std::mem::take(&mut body.target).resolve("target", &mut errors);
     errors.into_result().map_err(Problem::fields)?;
     let target = target.expect("validated");
@@ -379,15 +380,14 @@ pub async fn attempts(
     State(app): State<Arc<App>>,
     auth: Auth<Reader>,
     Path((queue, task_id)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
 ) -> ApiResult<axum::Json<List<idem_core::task::Attempt>>> {
-    let items = app
+    let params = ListParams::parse(query.as_deref())?;
+    let page = app
         .store
-        .task_attempts(&auth.caller.org, &queue, &task_id)
+        .task_attempts(&auth.caller.org, &queue, &task_id, &params.page)
         .await?;
-    Ok(axum::Json(List {
-        items,
-        next_page_token: None,
-    }))
+    Ok(axum::Json(views::list(page, |a| a)))
 }
 
 pub async fn cancel(

@@ -54,6 +54,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             .dispatch_claim(DispatchClaim {
                 max_tasks: free as u32,
                 lease_grace: app.options.lease_grace,
+                attempts_kept: app.options.max_attempts_kept,
             })
             .await;
         let batch = match claimed {

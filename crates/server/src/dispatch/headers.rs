@@ -34,13 +34,25 @@ pub fn delivery_headers(
     timestamp: i64,
 ) -> Result<HeaderMap, String> {
     let task = &claimed.task;
-    let mut headers = HeaderMap::with_capacity(task.target.headers.len() + 10);
+    // A row written before headers were bounded (or edited by hand) may hold
+    // more than a HeaderMap can take, where `with_capacity` and `append`
+    // panic: such a row fails its attempt with an error instead.
+    let stored = task.target.headers.len();
+    if stored > idem_core::task::MAX_TARGET_HEADERS {
+        return Err(format!(
+            "the target has {stored} headers; at most {} are sent",
+            idem_core::task::MAX_TARGET_HEADERS
+        ));
+    }
+    let mut headers = HeaderMap::with_capacity(stored + 16);
     for (name, value) in &task.target.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("target header name {name:?} is invalid"))?;
         let value = HeaderValue::from_str(value)
             .map_err(|_| format!("target header {name} has an invalid value"))?;
-        headers.append(name, value);
+        headers
+            .try_append(name, value)
+            .map_err(|_| "the target has too many headers".to_string())?;
     }
     // A job's run is keyed by its run ID (API.md §5), a task by its run key.
     let run_key = match &task.run {
@@ -51,7 +63,9 @@ pub fn delivery_headers(
     let mut set = |name: &'static str, value: String| {
         let value = HeaderValue::from_str(&value)
             .map_err(|_| format!("header {name} would carry an invalid value"))?;
-        headers.insert(HeaderName::from_static(name), value);
+        headers
+            .try_insert(HeaderName::from_static(name), value)
+            .map_err(|_| "the target has too many headers".to_string())?;
         Ok::<(), String>(())
     };
     match &task.run {

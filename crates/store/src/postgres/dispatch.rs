@@ -238,6 +238,23 @@ async fn claim<C: GenericClient>(
             Ok::<u64, crate::Error>(c.0.execute(&stmt, &record_params).await?)
         };
         try_join(record, debit(c, &bucket, org, queue)).await?;
+        // Only tasks past the bound have history to trim, so the common
+        // claim sends no statement for it.
+        let kept = i64::from(params.attempts_kept.max(1));
+        let (trim_uids, trim_upto): (Vec<String>, Vec<i64>) = claimed
+            .iter()
+            .filter(|t| i64::from(t.attempt) > kept)
+            .map(|t| (t.task.uid.clone(), i64::from(t.attempt) - kept))
+            .unzip();
+        if !trim_uids.is_empty() {
+            let stmt =
+                c.0.prepare_cached(
+                    "DELETE FROM attempts a USING unnest($1::text[], $2::bigint[]) AS x(u, upto) \
+                     WHERE a.task_uid = x.u AND a.attempt <= x.upto",
+                )
+                .await?;
+            c.0.execute(&stmt, &[&trim_uids, &trim_upto]).await?;
+        }
         claim.took(c, org, &q, &bucket, n, claimed).await?;
     }
     claim.finish(c).await

@@ -94,12 +94,20 @@ async fn claim(c: &Lite<'_>, now: i64, params: DispatchClaim) -> Result<ClaimedB
             )
             .await?;
         in_schedule_order(&mut claimed);
+        let kept = i64::from(params.attempts_kept.max(1));
         for t in &claimed {
             c.execute(
                 "INSERT INTO attempts (task_uid, attempt, started_at) VALUES ($1, $2, $3)",
                 &args![&t.task.uid, i64::from(t.attempt), now],
             )
             .await?;
+            if i64::from(t.attempt) > kept {
+                c.execute(
+                    table::SQL_TRIM_ATTEMPTS,
+                    &args![&t.task.uid, i64::from(t.attempt) - kept],
+                )
+                .await?;
+            }
         }
         bucket.take(claimed.len());
         debit(c, &bucket, org, queue).await?;

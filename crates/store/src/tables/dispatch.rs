@@ -36,7 +36,7 @@ impl Bucket {
         let tokens = match stored {
             None => burst,
             Some((tokens, at)) => {
-                let elapsed_s = (now - at).max(0) as f64 / 1e6;
+                let elapsed_s = now.saturating_sub(at).max(0) as f64 / 1e6;
                 (tokens + elapsed_s * limits.max_dispatches_per_second).min(burst)
             }
         };
@@ -59,8 +59,10 @@ impl Bucket {
     /// When the next whole token will be there.
     pub(crate) fn next_token_at(&self, limits: &RateLimits) -> i64 {
         let missing = (1.0 - self.tokens.fract()).max(0.0);
+        // `as` saturates, and a rate from a row written before the minimum
+        // rate was enforced may make the wait enormous: saturate the sum too.
         let wait_us = (missing / limits.max_dispatches_per_second * 1e6).ceil() as i64;
-        self.refilled_at + wait_us.max(1)
+        self.refilled_at.saturating_add(wait_us.max(1))
     }
 }
 
@@ -181,6 +183,10 @@ impl RunningRow {
         }
     }
 }
+
+/// Deletes a task's attempts up to a number. Parameters: task uid, the
+/// newest attempt number to delete.
+pub(crate) const SQL_TRIM_ATTEMPTS: &str = "DELETE FROM attempts WHERE task_uid = $1 AND attempt <= $2";
 
 /// Most expired leases one claim recovers; the rest wait for the next.
 pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;
@@ -508,6 +514,16 @@ mod tests {
         assert_eq!(b.whole(), 3, "never above the burst");
         let b = Bucket::at(Some((2.0, 5_000_000)), &l, 1_000_000);
         assert_eq!(b.whole(), 2, "a clock going back refills nothing");
+    }
+
+    #[test]
+    fn a_tiny_stored_rate_saturates_rather_than_overflow() {
+        // Rates below the minimum are refused now, but older rows may hold one.
+        let l = limits(1e-14, 1, 1);
+        let b = Bucket::at(Some((0.0, i64::MAX - 10)), &l, i64::MAX - 5);
+        assert_eq!(b.next_token_at(&l), i64::MAX);
+        let b = Bucket::at(Some((0.0, i64::MIN)), &l, i64::MAX);
+        assert_eq!(b.whole(), 0);
     }
 
     #[test]

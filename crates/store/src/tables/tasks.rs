@@ -145,7 +145,8 @@ const SQL_RUN_NOW: &str =
     "UPDATE tasks SET next_attempt_at = $1 WHERE uid = $2 AND status = 'pending'";
 
 const SQL_ATTEMPTS: &str = "SELECT attempt, started_at, finished_at, status_code, \
-     error, duration_ms FROM attempts WHERE task_uid = $1 ORDER BY attempt";
+     error, duration_ms FROM attempts WHERE task_uid = $1 AND attempt > $2 \
+     ORDER BY attempt LIMIT $3";
 
 /// A job's latest run (whose time has come) is kept past its window, for the
 /// job's `last_run`.
@@ -324,10 +325,25 @@ pub(crate) async fn attempts<C: Conn>(
     org: &str,
     queue: &str,
     task_id: &str,
-) -> Result<Vec<Attempt>> {
+    page: &PageRequest,
+) -> Result<Page<Attempt>> {
     let task = require(c, org, queue, task_id, "").await?;
-    c.query(SQL_ATTEMPTS, &args![&task.uid], |r| rows::attempt(r))
-        .await
+    // Attempts are keyed by their number, oldest first; a key that is not
+    // one was never issued for this list.
+    let after: i64 = match page.after.as_deref() {
+        None | Some("") => 0,
+        Some(key) => key.parse().map_err(|_| {
+            let mut errors = FieldErrors::new();
+            errors.push("page_token", "is not a token this server issued");
+            Error::Invalid(errors)
+        })?,
+    };
+    let items = c
+        .query(SQL_ATTEMPTS, &args![&task.uid, after, limit(page)], |r| {
+            rows::attempt(r)
+        })
+        .await?;
+    Ok(Page::from_rows(items, page.limit, |a| a.attempt.to_string()))
 }
 
 pub(crate) async fn cancel<C: Conn>(
