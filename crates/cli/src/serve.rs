@@ -82,6 +82,8 @@ pub struct ServeArgs {
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    #[command(flatten)]
+    tenant_limits: crate::tenants::TenantLimits,
 }
 
 pub(crate) fn parse_header_name(s: &str) -> Result<reqwest::header::HeaderName, String> {
@@ -169,6 +171,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => Arc::new(SystemClock),
     };
     let store = open_store(&args, clock.clone()).await?;
+    store.set_quotas(args.tenant_limits.quotas());
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
@@ -190,6 +193,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             cors_origins: args.cors_origins,
             request_id_header: args.request_id_header,
+            dispatch_max_in_flight: args.tenant_limits.max_in_flight as usize,
+            dispatch_max_in_flight_per_org: args.tenant_limits.max_in_flight_per_org,
             ..Options::default()
         },
     );

@@ -81,6 +81,7 @@ impl Harness {
             .dispatch_claim(DispatchClaim {
                 max_tasks,
                 lease_grace: GRACE,
+                fair_share: None,
             })
             .await
             .unwrap()

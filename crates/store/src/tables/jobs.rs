@@ -3,9 +3,10 @@
 //! how an instant fires once.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, tasks};
+use super::{after, limit, not_found, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
+use crate::quotas::{Quota, Quotas};
 use crate::records::{Job, Page, PageRequest, Task};
 use crate::sql::{self, Offset, Row};
 use crate::{Error, Result};
@@ -488,8 +489,17 @@ pub(crate) async fn create<C: Conn>(
     name: &str,
     config: &JobConfig,
     paused: bool,
+    quotas: &Quotas,
     now: i64,
 ) -> Result<Job> {
+    within_quota(
+        c,
+        quotas,
+        Quota::Jobs,
+        org,
+        "SELECT count(*) FROM jobs WHERE org = $1",
+    )
+    .await?;
     let state = initial_state(paused);
     let next_run_at = match state {
         JobState::Enabled => first_run_at(config, now)?,
@@ -624,8 +634,12 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
     if n == 0 {
         return Err(not_found("job", name));
     }
-    tasks::lock_for_delete(c, "org = $1 AND queue = '~jobs' AND job = $2", &args![org, name])
-        .await?;
+    tasks::lock_for_delete(
+        c,
+        "org = $1 AND queue = '~jobs' AND job = $2",
+        &args![org, name],
+    )
+    .await?;
     c.execute(SQL_DELETE_RUN_ATTEMPTS, &args![org, name])
         .await?;
     c.execute(SQL_DELETE_RUNS, &args![org, name]).await?;
