@@ -34,6 +34,8 @@ pub enum ProblemCode {
     UnsupportedMediaType,
     /// The key was used for a different request.
     IdempotencyKeyMismatch,
+    /// An organization's quota is reached; `extensions.quota` names it.
+    ResourceExhausted,
     Internal,
     /// The store is unreachable; answered with `Retry-After`.
     Unavailable,
@@ -59,6 +61,7 @@ impl ProblemCode {
         Self::PayloadTooLarge,
         Self::UnsupportedMediaType,
         Self::IdempotencyKeyMismatch,
+        Self::ResourceExhausted,
         Self::Internal,
         Self::Unavailable,
     ];
@@ -84,6 +87,7 @@ impl ProblemCode {
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             Self::IdempotencyKeyMismatch => "IDEMPOTENCY_KEY_MISMATCH",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
             Self::Internal => "INTERNAL",
             Self::Unavailable => "UNAVAILABLE",
         }
@@ -116,6 +120,7 @@ impl ProblemCode {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::IdempotencyKeyMismatch => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }

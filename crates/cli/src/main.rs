@@ -4,6 +4,7 @@
 mod commands;
 mod proxy;
 mod serve;
+mod tenants;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -108,6 +108,8 @@ pub struct ServeArgs {
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    #[command(flatten)]
+    tenant_limits: crate::tenants::TenantLimits,
 }
 
 /// Fewer characters than a generated key's entropy would need make a key
@@ -254,6 +256,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => Arc::new(SystemClock),
     };
     let store = open_store(&args, clock.clone()).await?;
+    store.set_quotas(args.tenant_limits.quotas());
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
     let mode = match args.target_policy {
         TargetPolicyMode::AllowAll => Mode::AllowAll,
@@ -285,6 +288,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             request_id_header: args.request_id_header,
             target_policy,
             max_attempts_kept: args.max_attempts_kept,
+            dispatch_max_in_flight: args.tenant_limits.max_in_flight as usize,
+            dispatch_max_in_flight_per_org: args.tenant_limits.max_in_flight_per_org,
             ..Options::default()
         },
     );

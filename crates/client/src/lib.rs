@@ -16,8 +16,8 @@
 //!   random UUID per logical call, the same on every attempt of that call.
 //!   The server executes the first attempt that reaches it and answers
 //!   later ones with the original status and `Idempotent-Replayed: true`.
-//! - Timeouts, connection errors, 429, 5xx and 409
-//!   `IDEMPOTENCY_KEY_IN_PROGRESS` are retried with jittered exponential
+//! - Timeouts, connection errors, 429 (not a quota's `RESOURCE_EXHAUSTED`),
+//!   5xx and 409 `IDEMPOTENCY_KEY_IN_PROGRESS` are retried with jittered exponential
 //!   backoff, honouring `Retry-After`, within the attempts and time of the
 //!   [`RetryPolicy`]. Any other 4xx is returned at once: sending the same
 //!   request again would get the same answer.

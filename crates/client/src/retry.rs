@@ -5,8 +5,9 @@
 //! attempt that reaches it and replays its result to the others (API.md §2).
 //! What is retried is therefore everything that says "the answer was lost
 //! or the server could not take the request now": timeouts, connection
-//! errors, 429, 5xx, and 409 `IDEMPOTENCY_KEY_IN_PROGRESS` (the first
-//! attempt is still running). Every other 4xx is the caller's mistake or a
+//! errors, 429 (but not `RESOURCE_EXHAUSTED`: a quota stays reached), 5xx,
+//! and 409 `IDEMPOTENCY_KEY_IN_PROGRESS` (the first attempt is still
+//! running). Every other 4xx is the caller's mistake or a
 //! real conflict, and sending it again would only repeat it.
 
 use idem_api::ProblemCode;
@@ -90,7 +91,8 @@ pub(crate) fn transient_transport(e: &reqwest::Error) -> bool {
 /// Whether an answer with this status (and problem code, if any) may be
 /// retried.
 pub(crate) fn transient_status(status: StatusCode, code: Option<ProblemCode>) -> bool {
-    status == StatusCode::TOO_MANY_REQUESTS
+    // A quota stays reached until someone deletes or raises something.
+    (status == StatusCode::TOO_MANY_REQUESTS && code != Some(ProblemCode::ResourceExhausted))
         || status.is_server_error()
         || (status == StatusCode::CONFLICT && code == Some(ProblemCode::IdempotencyKeyInProgress))
 }
@@ -167,6 +169,7 @@ mod tests {
             (404, Some(ProblemCode::NotFound)),
             (410, Some(ProblemCode::IdempotentResourceGone)),
             (422, Some(ProblemCode::IdempotencyKeyMismatch)),
+            (429, Some(ProblemCode::ResourceExhausted)),
         ] {
             assert!(
                 !transient_status(StatusCode::from_u16(s).unwrap(), code),

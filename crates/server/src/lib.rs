@@ -35,6 +35,9 @@ pub struct Options {
     pub lease_grace: Duration,
     /// Most attempts this node runs at once, over all queues.
     pub dispatch_max_in_flight: usize,
+    /// Most of those one organization may hold; `None` for a fair share
+    /// (`idem_store::dispatch::fair_share_cap`).
+    pub dispatch_max_in_flight_per_org: Option<u32>,
     /// How long a stopping node lets running attempts finish.
     pub dispatch_shutdown_grace: Duration,
     /// Idempotency-Key handling.
@@ -65,6 +68,7 @@ impl Default for Options {
             auth_cache_ttl: Duration::from_secs(2),
             lease_grace: Duration::from_secs(30),
             dispatch_max_in_flight: 2000,
+            dispatch_max_in_flight_per_org: None,
             dispatch_shutdown_grace: Duration::from_secs(10),
             idempotency: Default::default(),
             cors_origins: Vec::new(),

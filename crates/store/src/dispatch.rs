@@ -19,6 +19,13 @@
 //! bucket (`dispatch_tokens`, `dispatch_refilled_at`), refilled and debited
 //! under a row lock, and the concurrency limit is checked against the count
 //! of the queue's `running` rows.
+//!
+//! # Fairness
+//!
+//! A claim may also be told the caller's slots and how many each
+//! organization holds ([`FairShare`]); it then skips the queues of an
+//! organization at its share, before locking them, so one organization's
+//! backlog or slow targets cannot occupy every slot of a node.
 
 use crate::Result;
 use crate::records::{Status, Task};
@@ -28,7 +35,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// What a claim asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DispatchClaim {
     /// Most tasks to claim, over all queues: the caller's free slots.
     pub max_tasks: u32,
@@ -40,6 +47,37 @@ pub struct DispatchClaim {
     /// task retried forever keeps bounded history. `attempt_count` still
     /// counts them all.
     pub attempts_kept: u32,
+    /// How the caller's slots are shared between organizations; `None`
+    /// lets any organization take them all.
+    pub fair_share: Option<FairShare>,
+}
+
+/// The caller's slots and who holds them, so that a claim gives no
+/// organization more than its share while others have due work: an
+/// organization whose targets are slow would otherwise fill every slot of
+/// a node with attempts that wait out their deadlines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FairShare {
+    /// All of the caller's slots, free or not.
+    pub slots: u32,
+    /// Most slots one organization may hold; `None` for
+    /// [`fair_share_cap`]'s automatic share.
+    pub max_per_org: Option<u32>,
+    /// The caller's attempts in flight, per organization.
+    pub in_flight: BTreeMap<String, u32>,
+}
+
+/// The most slots one organization may hold when `active` organizations
+/// (with due work or attempts in flight) want them: an equal share with one
+/// share kept back, so that an organization whose work arrives while the
+/// others fill their shares still finds a free slot at once. A server with
+/// one organization (`several_orgs` false) has nobody to share with.
+pub fn fair_share_cap(slots: u32, active: usize, several_orgs: bool) -> u32 {
+    if !several_orgs {
+        return slots;
+    }
+    let shares = u32::try_from(active).unwrap_or(u32::MAX).saturating_add(1);
+    (slots / shares).max(1)
 }
 
 /// A task claimed for one attempt.
@@ -167,4 +205,18 @@ pub trait DispatchStore: Send + Sync {
     /// [`DispatchSignal::Work`] after each reconnection, since signals may
     /// have been missed meanwhile.
     async fn dispatch_listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<DispatchSignal>>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fair_share_cap;
+
+    #[test]
+    fn the_fair_share_keeps_one_share_back_and_never_drops_to_zero() {
+        assert_eq!(fair_share_cap(2000, 1, false), 2000, "one organization");
+        assert_eq!(fair_share_cap(2000, 0, true), 2000);
+        assert_eq!(fair_share_cap(2000, 1, true), 1000);
+        assert_eq!(fair_share_cap(4, 3, true), 1);
+        assert_eq!(fair_share_cap(4, 50, true), 1, "at least one slot each");
+    }
 }

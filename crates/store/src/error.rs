@@ -27,6 +27,9 @@ pub enum Error {
     /// (`expected_updated_at`).
     #[error("{0}")]
     Stale(String),
+    /// The organization is at one of its quotas; nothing was written.
+    #[error("{0}")]
+    ResourceExhausted(crate::quotas::QuotaExceeded),
     /// Input that fails validation against stored state.
     #[error("invalid: {0}")]
     Invalid(FieldErrors),

@@ -33,6 +33,7 @@ pub mod idempotency;
 pub mod jobs;
 mod operations;
 pub mod postgres;
+pub mod quotas;
 pub mod records;
 mod sql;
 pub mod sqlite;
@@ -42,6 +43,7 @@ pub use dispatch::DispatchStore;
 pub use error::Error;
 pub use idempotency::IdempotencyStore;
 pub use jobs::JobStore;
+pub use quotas::{Quota, QuotaExceeded, Quotas};
 pub use records::*;
 
 use async_trait::async_trait;
@@ -55,6 +57,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// table; each either commits entirely or leaves nothing behind.
 #[async_trait]
 pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'static {
+    /// Sets the per-organization quotas that creations check from now on
+    /// ([`Quotas::default`] until then).
+    fn set_quotas(&self, quotas: Quotas);
+
     /// Whether the store answers; `/readyz`.
     async fn ping(&self) -> Result<()>;
 

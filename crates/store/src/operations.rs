@@ -26,8 +26,19 @@ macro_rules! store_operations {
             use $crate::tables::{jobs, queues, tasks, tenancy};
             use $crate::{Result, Store};
 
+            impl $backend {
+                /// The quotas as now set; a copy, for an operation's body.
+                fn quotas(&self) -> $crate::Quotas {
+                    *self.quotas_cell().read().expect("quotas")
+                }
+            }
+
             #[async_trait]
             impl Store for $backend {
+                fn set_quotas(&self, quotas: $crate::Quotas) {
+                    *self.quotas_cell().write().expect("quotas") = quotas;
+                }
+
                 async fn ping(&self) -> Result<()> {
                     self.ping_database().await
                 }
@@ -58,8 +69,9 @@ macro_rules! store_operations {
                     done: Option<KeyCompletion>,
                 ) -> Result<Principal> {
                     let (org, name) = (org.to_string(), name.to_string());
+                    let quotas = self.quotas();
                     self.write(done, async move |c, now, _| {
-                        tenancy::principal_create(c, &org, &name, kind, role, now).await
+                        tenancy::principal_create(c, &org, &name, kind, role, &quotas, now).await
                     })
                     .await
                 }
@@ -102,8 +114,9 @@ macro_rules! store_operations {
                     done: Option<KeyCompletion>,
                 ) -> Result<ApiKey> {
                     let (org, principal) = (org.to_string(), principal.to_string());
+                    let quotas = self.quotas();
                     self.write(done, async move |c, now, _| {
-                        tenancy::api_key_create(c, &org, &principal, &key, now).await
+                        tenancy::api_key_create(c, &org, &principal, &key, &quotas, now).await
                     })
                     .await
                 }
@@ -169,8 +182,9 @@ macro_rules! store_operations {
                     done: Option<KeyCompletion>,
                 ) -> Result<SigningSecret> {
                     let org = org.to_string();
+                    let quotas = self.quotas();
                     self.write(done, async move |c, now, keyed| {
-                        tenancy::signing_secret_rotate(c, &org, now, keyed).await
+                        tenancy::signing_secret_rotate(c, &org, &quotas, now, keyed).await
                     })
                     .await
                 }
@@ -191,8 +205,9 @@ macro_rules! store_operations {
                     done: Option<KeyCompletion>,
                 ) -> Result<Queue> {
                     let (org, name, config) = (org.to_string(), name.to_string(), config.clone());
+                    let quotas = self.quotas();
                     self.write(done, async move |c, now, _| {
-                        queues::create(c, &org, &name, &config, now).await
+                        queues::create(c, &org, &name, &config, &quotas, now).await
                     })
                     .await
                 }
@@ -348,8 +363,9 @@ macro_rules! store_operations {
                     done: Option<KeyCompletion>,
                 ) -> Result<Job> {
                     let (org, name, config) = (org.to_string(), name.to_string(), config.clone());
+                    let quotas = self.quotas();
                     self.write(done, async move |c, now, _| {
-                        jobs::create(c, &org, &name, &config, paused, now).await
+                        jobs::create(c, &org, &name, &config, paused, &quotas, now).await
                     })
                     .await
                 }

@@ -37,9 +37,19 @@ impl Harness {
     }
 
     async fn task_at(&self, queue: &str, task_id: &str, schedule_time: Option<Timestamp>) -> Task {
+        self.task_of(ORG, queue, task_id, schedule_time).await
+    }
+
+    async fn task_of(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        schedule_time: Option<Timestamp>,
+    ) -> Task {
         self.store
             .task_create(TaskCreate {
-                org: ORG.into(),
+                org: org.into(),
                 queue: queue.into(),
                 task_id: task_id.into(),
                 target: Target {
@@ -67,6 +77,7 @@ impl Harness {
                 attempts_kept: 100,
                 max_tasks,
                 lease_grace: GRACE,
+                fair_share: None,
             })
             .await
             .unwrap()
@@ -505,6 +516,7 @@ async fn concurrent_claims_have_one_winner(h: Harness) {
                     attempts_kept: 100,
                     max_tasks: 7,
                     lease_grace: GRACE,
+                    fair_share: None,
                 })
                 .await
                 .unwrap();
@@ -540,6 +552,7 @@ async fn queue_limits_are_shared_by_all_claimers(h: Harness) {
             attempts_kept: 100,
             max_tasks: 10,
             lease_grace: GRACE,
+            fair_share: None,
         })
         .await
         .unwrap()
@@ -564,6 +577,53 @@ async fn queue_limits_are_shared_by_all_claimers(h: Harness) {
     assert_eq!(h.claim(10).await.tasks.len(), 2, "a raised limit applies");
 }
 
+async fn a_claim_gives_no_organization_more_than_its_share(h: Harness) {
+    const OTHER: &str = "other";
+    h.store
+        .organization_create(OTHER, support::new_key(), None)
+        .await
+        .unwrap();
+    h.queue("q", open_config()).await;
+    h.store
+        .queue_create(OTHER, "q", &open_config(), None)
+        .await
+        .unwrap();
+    for i in 0..6 {
+        h.task("q", &format!("mine-{i}")).await;
+        h.task_of(OTHER, "q", &format!("theirs-{i}"), None).await;
+    }
+    let claim = |in_flight: &[(&str, u32)], max_per_org: Option<u32>| DispatchClaim {
+        max_tasks: 8,
+        lease_grace: GRACE,
+        fair_share: Some(FairShare {
+            slots: 8,
+            max_per_org,
+            in_flight: in_flight.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
+        }),
+    };
+    let per_org = |batch: &ClaimedBatch| {
+        let mine = batch.tasks.iter().filter(|t| t.org == ORG).count();
+        (mine, batch.tasks.len() - mine)
+    };
+    // Two organizations want slots: 8 / (2 + 1) each, a share kept back.
+    let batch = h.store.dispatch_claim(claim(&[], None)).await.unwrap();
+    assert_eq!(per_org(&batch), (2, 2));
+    // What an organization holds counts against its share.
+    let batch = h
+        .store
+        .dispatch_claim(claim(&[(ORG, 2), (OTHER, 1)], None))
+        .await
+        .unwrap();
+    assert_eq!(per_org(&batch), (0, 1));
+    // An explicit cap replaces the share.
+    let batch = h
+        .store
+        .dispatch_claim(claim(&[(ORG, 2), (OTHER, 3)], Some(4)))
+        .await
+        .unwrap();
+    assert_eq!(per_org(&batch), (2, 1));
+}
+
 idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
@@ -583,6 +643,7 @@ idem_testkit::backend_tests! {
     a_lease_lost_after_cancel_ends_cancelled,
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
+    a_claim_gives_no_organization_more_than_its_share,
 }
 
 fn all_attempts() -> idem_store::PageRequest {

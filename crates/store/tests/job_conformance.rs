@@ -82,6 +82,7 @@ impl Harness {
                 attempts_kept: 100,
                 max_tasks,
                 lease_grace: GRACE,
+                fair_share: None,
             })
             .await
             .unwrap()

@@ -32,4 +32,5 @@ mod startup;
 mod target_policy;
 mod tasks;
 mod tenancy;
+mod tenants;
 mod wait;

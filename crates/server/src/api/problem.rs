@@ -130,6 +130,10 @@ impl From<StoreError> for Problem {
                 p
             }
             StoreError::Invalid(errors) => Problem::fields(errors),
+            StoreError::ResourceExhausted(e) => {
+                Problem::new(ProblemCode::ResourceExhausted, e.to_string())
+                    .with_extensions(json!({"quota": {"name": e.quota.as_str(), "limit": e.limit}}))
+            }
             StoreError::Unavailable(msg) => {
                 tracing::warn!(error = %msg, "store unavailable");
                 Problem::unavailable("the store is unreachable; retry shortly")

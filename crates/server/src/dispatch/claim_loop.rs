@@ -5,10 +5,10 @@ use super::attempt::Attempt;
 use super::completer::{self, Reported};
 use super::{POLL_INTERVAL, client, headers, signals};
 use crate::App;
-use idem_store::dispatch::{ClaimedBatch, DispatchClaim};
+use idem_store::dispatch::{ClaimedBatch, DispatchClaim, FairShare};
 use idem_webhooks::SigningSecret;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
@@ -35,7 +35,9 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     let (results_tx, results_rx) = mpsc::unbounded_channel();
     let completer = tokio::spawn(completer::run(app.clone(), results_rx));
     let (abandon_tx, abandon_rx) = watch::channel(false);
-    let slots = Arc::new(Semaphore::new(app.options.dispatch_max_in_flight.max(1)));
+    let slot_count = app.options.dispatch_max_in_flight.max(1);
+    let slots = Arc::new(Semaphore::new(slot_count));
+    let held = OrgSlots::default();
     let mut attempts = JoinSet::new();
     let mut claim_failures = 0u32;
 
@@ -55,6 +57,11 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                 max_tasks: free as u32,
                 lease_grace: app.options.lease_grace,
                 attempts_kept: app.options.max_attempts_kept,
+                fair_share: Some(FairShare {
+                    slots: u32::try_from(slot_count).unwrap_or(u32::MAX),
+                    max_per_org: app.options.dispatch_max_in_flight_per_org,
+                    in_flight: held.snapshot(),
+                }),
             })
             .await;
         let batch = match claimed {
@@ -99,6 +106,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                 .clone()
                 .try_acquire_owned()
                 .expect("claims never exceed the free slots");
+            let org_slot = held.take(&claimed.org);
             let secrets = secrets.get(&claimed.org).cloned().unwrap_or_default();
             let attempt = Attempt {
                 client: client.clone(),
@@ -118,7 +126,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     // The slot frees before the result is written; the claim
                     // that could reuse it still waits for the store, which only
                     // counts the task as done once the completer commits.
-                    drop(slot);
+                    drop((slot, org_slot));
                     let _ = results.send(Reported {
                         queue,
                         task_id,
@@ -167,5 +175,49 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     let _ = completer.await;
     for task in background {
         task.abort();
+    }
+}
+
+/// The slots each organization holds on this node, for the claim's fair
+/// share. Counted here rather than in the store: the share is of this
+/// node's slots, and a node knows its own attempts exactly.
+#[derive(Clone, Default)]
+struct OrgSlots(Arc<Mutex<BTreeMap<String, u32>>>);
+
+impl OrgSlots {
+    fn snapshot(&self) -> BTreeMap<String, u32> {
+        self.0.lock().expect("org slots").clone()
+    }
+
+    fn take(&self, org: &str) -> OrgSlot {
+        *self
+            .0
+            .lock()
+            .expect("org slots")
+            .entry(org.to_string())
+            .or_default() += 1;
+        OrgSlot {
+            slots: self.clone(),
+            org: org.to_string(),
+        }
+    }
+}
+
+/// One slot an organization holds; given back when dropped, with the
+/// node's slot.
+struct OrgSlot {
+    slots: OrgSlots,
+    org: String,
+}
+
+impl Drop for OrgSlot {
+    fn drop(&mut self) {
+        let mut held = self.slots.0.lock().expect("org slots");
+        if let Some(n) = held.get_mut(&self.org) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.org);
+            }
+        }
     }
 }

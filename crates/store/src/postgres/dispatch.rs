@@ -30,8 +30,9 @@ use tokio_postgres::{AsyncMessage, NoTls};
 #[async_trait]
 impl DispatchStore for PostgresStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
+        let max_secrets = self.quotas().signing_secrets;
         self.write(None, async |c, now, _| {
-            let batch = claim(c, now, params).await?;
+            let batch = claim(c, now, params, max_secrets).await?;
             let finals: Vec<&TaskFinished> =
                 batch.recovered.iter().filter(|f| f.is_final()).collect();
             notify_finished(c.0, &finals).await?;
@@ -168,14 +169,16 @@ async fn notify_finished<C: GenericClient>(c: &C, finals: &[&TaskFinished]) -> R
 
 /// Claims queue by queue, least recently claimed first, so a large backlog
 /// in one queue cannot starve the others when the caller has few free
-/// slots. Each queue is locked only when this claim has room left, so that
-/// other nodes can claim from the queues this one does not reach.
+/// slots, and no organization takes more than its share of them. Each queue
+/// is locked only when this claim has room left for it, so that other
+/// nodes can claim from the queues this one does not reach.
 async fn claim<C: GenericClient>(
     c: &Pg<'_, C>,
     now: i64,
     params: DispatchClaim,
+    max_secrets: u32,
 ) -> Result<ClaimedBatch> {
-    let mut claim = Claim::start(c, now, params).await?;
+    let mut claim = Claim::start(c, now, params, max_secrets).await?;
     let candidates = c
         .query(
             "SELECT q.org, q.name FROM queues q \
@@ -186,9 +189,15 @@ async fn claim<C: GenericClient>(
             |r| Ok((r.text(0)?, r.text(1)?)),
         )
         .await?;
+    claim
+        .share(c, candidates.iter().map(|(org, _)| org.as_str()))
+        .await?;
     for (org, queue) in &candidates {
         if claim.remaining == 0 {
             break;
+        }
+        if claim.org_room(org) == 0 {
+            continue;
         }
         let locked = c
             .query_opt(

@@ -60,6 +60,7 @@ pub struct PostgresStore {
     /// flushes it anyway. One statement instead of a four-round-trip
     /// transaction with `SET LOCAL`.
     lock_pool: Pool,
+    quotas: Arc<std::sync::RwLock<crate::Quotas>>,
 }
 
 fn pool(config: tokio_postgres::Config, max_size: usize) -> Result<Pool> {
@@ -110,6 +111,7 @@ impl PostgresStore {
             listen_config,
             queue_configs: Arc::default(),
             lock_pool,
+            quotas: Arc::default(),
         };
         store.migrate().await?;
         Ok(store)
@@ -194,6 +196,10 @@ impl<C: GenericClient> Conn for Pg<'_, C> {
 }
 
 impl PostgresStore {
+    fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
+        &self.quotas
+    }
+
     /// Runs `body` on a pooled connection, outside a transaction.
     async fn read<T>(
         &self,

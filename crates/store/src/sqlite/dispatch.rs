@@ -27,8 +27,11 @@ use async_trait::async_trait;
 #[async_trait]
 impl DispatchStore for SqliteStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
-        self.write(None, async move |c, now, _| claim(c, now, params).await)
-            .await
+        let max_secrets = self.quotas().signing_secrets;
+        self.write(None, async move |c, now, _| {
+            claim(c, now, params, max_secrets).await
+        })
+        .await
     }
 
     async fn dispatch_complete(&self, results: Vec<AttemptResult>) -> Result<Vec<AttemptOutcome>> {
@@ -55,9 +58,15 @@ impl DispatchStore for SqliteStore {
 
 /// Claims queue by queue, least recently claimed first, so a large backlog
 /// in one queue cannot starve the others when the caller has few free
-/// slots. The writer runs one claim at a time: no row needs a lock.
-async fn claim(c: &Lite<'_>, now: i64, params: DispatchClaim) -> Result<ClaimedBatch> {
-    let mut claim = Claim::start(c, now, params).await?;
+/// slots, and no organization takes more than its share of them. The writer
+/// runs one claim at a time: no row needs a lock.
+async fn claim(
+    c: &Lite<'_>,
+    now: i64,
+    params: DispatchClaim,
+    max_secrets: u32,
+) -> Result<ClaimedBatch> {
+    let mut claim = Claim::start(c, now, params, max_secrets).await?;
     let queues = c
         .query(
             "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at \
@@ -68,6 +77,9 @@ async fn claim(c: &Lite<'_>, now: i64, params: DispatchClaim) -> Result<ClaimedB
             &args![now],
             |r| Ok((r.text(0)?, r.text(1)?, ClaimQueue::read(r, 2)?)),
         )
+        .await?;
+    claim
+        .share(c, queues.iter().map(|(org, _, _)| org.as_str()))
         .await?;
     for (org, queue, q) in &queues {
         if claim.remaining == 0 {

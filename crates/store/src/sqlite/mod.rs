@@ -48,6 +48,7 @@ struct Inner {
     /// of a queue's configuration or existence goes through this store and
     /// drops the entry.
     queue_configs: Arc<Mutex<HashMap<(String, String), QueueConfig>>>,
+    quotas: std::sync::RwLock<crate::Quotas>,
 }
 
 impl SqliteStore {
@@ -77,12 +78,17 @@ impl SqliteStore {
                 clock,
                 locks: Mutex::new(HashMap::new()),
                 queue_configs: Arc::default(),
+                quotas: Default::default(),
             }),
         })
     }
 
     fn now(&self) -> Timestamp {
         self.inner.clock.now()
+    }
+
+    fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
+        &self.inner.quotas
     }
 
     /// Runs `body` on the writer thread, in the transaction of its batch

@@ -14,6 +14,7 @@ use futures_util::future::try_join;
 use idem_core::backoff::{self, Next};
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::queue::{QueueConfig, RateLimits};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// Error text of an attempt whose node stopped reporting.
@@ -321,12 +322,23 @@ pub(crate) struct Claim {
     pub remaining: u32,
     wake_at: Option<i64>,
     batch: ClaimedBatch,
+    /// The caller's slots per organization, counting what this claim took.
+    share: Option<FairShare>,
+    /// Most slots one organization may take, once [`Claim::share`] knows.
+    org_cap: u32,
+    /// Most signing secrets a delivery is signed with (0: all).
+    max_secrets: u32,
 }
 
 impl Claim {
     /// Starts a claim by recovering expired leases (at most
     /// [`MAX_RECOVERED_PER_CLAIM`]; the rest wait for the next claim).
-    pub(crate) async fn start<C: Conn>(c: &C, now: i64, params: DispatchClaim) -> Result<Claim> {
+    pub(crate) async fn start<C: Conn>(
+        c: &C,
+        now: i64,
+        params: DispatchClaim,
+        max_secrets: u32,
+    ) -> Result<Claim> {
         let sql = format!(
             "{RUNNING_ROW} WHERE t.status = 'running' AND t.lease_expires_at <= $1 \
              ORDER BY t.lease_expires_at LIMIT $2 {}",
@@ -348,7 +360,57 @@ impl Claim {
             remaining: params.max_tasks,
             wake_at: None,
             batch,
+            share: params.fair_share,
+            org_cap: u32::MAX,
+            max_secrets,
         })
+    }
+
+    /// Decides the organizations' share of the caller's slots, from the
+    /// organizations of the queues with due tasks and those holding slots.
+    /// Counting the organizations is needed only when fewer than two want
+    /// slots: a server with one organization has nobody to share with.
+    pub(crate) async fn share<'a, C: Conn>(
+        &mut self,
+        c: &C,
+        due_orgs: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
+        let Some(share) = &self.share else {
+            return Ok(());
+        };
+        if let Some(max) = share.max_per_org {
+            self.org_cap = max;
+            return Ok(());
+        }
+        let mut active: BTreeSet<&str> = due_orgs.into_iter().collect();
+        active.extend(
+            share
+                .in_flight
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(org, _)| org.as_str()),
+        );
+        let several_orgs = active.len() > 1
+            || c.query_opt(
+                "SELECT name FROM organizations ORDER BY name LIMIT 1 OFFSET 1",
+                &[],
+                |_| Ok(()),
+            )
+            .await?
+            .is_some();
+        self.org_cap = fair_share_cap(share.slots, active.len(), several_orgs);
+        Ok(())
+    }
+
+    /// How many more slots `org` may take in this claim.
+    pub(crate) fn org_room(&self, org: &str) -> u32 {
+        match &self.share {
+            None => u32::MAX,
+            Some(share) => {
+                let held = share.in_flight.get(org).copied().unwrap_or(0);
+                self.org_cap.saturating_sub(held)
+            }
+        }
     }
 
     fn wake(&mut self, at: i64) {
@@ -365,6 +427,11 @@ impl Claim {
         queue: &str,
         q: &ClaimQueue,
     ) -> Result<Option<(u32, Bucket)>> {
+        let wanted = self.remaining.min(self.org_room(org));
+        if wanted == 0 {
+            // A completion of the organization's attempts wakes the caller.
+            return Ok(None);
+        }
         let bucket = Bucket::at(q.stored, &q.limits, self.now);
         let running = c
             .query_opt(
@@ -374,7 +441,7 @@ impl Claim {
             )
             .await?
             .unwrap_or(0);
-        let n = claimable(&bucket, &q.limits, running as u64, self.remaining);
+        let n = claimable(&bucket, &q.limits, running as u64, wanted);
         if n == 0 {
             if bucket.whole() == 0 {
                 self.wake(bucket.next_token_at(&q.limits));
@@ -398,15 +465,25 @@ impl Claim {
     ) -> Result<()> {
         let taken = claimed.len() as u32;
         self.remaining -= taken;
+        if let Some(share) = &mut self.share {
+            *share.in_flight.entry(org.to_string()).or_default() += taken;
+        }
         if taken == n && bucket.whole() == 0 {
             self.wake(bucket.next_token_at(&q.limits));
         }
         if !claimed.is_empty() && !self.batch.signing_secrets.contains_key(org) {
+            // Only the newest, as many as an organization may hold: secrets
+            // kept past a lowered quota must not lengthen every delivery.
+            let max = if self.max_secrets == 0 {
+                i64::MAX
+            } else {
+                i64::from(self.max_secrets)
+            };
             let secrets = c
                 .query(
                     "SELECT secret FROM signing_secrets WHERE org = $1 \
-                     ORDER BY created_at DESC, id DESC",
-                    &args![org],
+                     ORDER BY created_at DESC, id DESC LIMIT $2",
+                    &args![org, max],
                     |r| r.text(0),
                 )
                 .await?;

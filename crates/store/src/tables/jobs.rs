@@ -3,9 +3,10 @@
 //! how an instant fires once.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, tasks};
+use super::{after, limit, not_found, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
+use crate::quotas::{Quota, Quotas};
 use crate::records::{Job, Page, PageRequest, Task};
 use crate::sql::{self, Offset, Row};
 use crate::{Error, Result};
@@ -503,8 +504,17 @@ pub(crate) async fn create<C: Conn>(
     name: &str,
     config: &JobConfig,
     paused: bool,
+    quotas: &Quotas,
     now: i64,
 ) -> Result<Job> {
+    within_quota(
+        c,
+        quotas,
+        Quota::Jobs,
+        org,
+        "SELECT count(*) FROM jobs WHERE org = $1",
+    )
+    .await?;
     let state = initial_state(paused);
     let next_run_at = match state {
         JobState::Enabled => first_run_at(config, now)?,

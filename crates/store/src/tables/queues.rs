@@ -1,8 +1,9 @@
 //! Queues: their configuration and state. A queue's tasks go with it.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, tasks};
+use super::{after, limit, not_found, tasks, within_quota};
 use crate::driver::{Conn, args};
+use crate::quotas::{Quota, Quotas};
 use crate::records::*;
 use crate::sql as rows;
 use crate::{Error, Result};
@@ -13,8 +14,15 @@ pub(crate) async fn create<C: Conn>(
     org: &str,
     name: &str,
     config: &QueueConfig,
+    quotas: &Quotas,
     now: i64,
 ) -> Result<Queue> {
+    // The scheduler's queue is the organization's jobs, counted as such.
+    let count = format!(
+        "SELECT count(*) FROM queues WHERE org = $1 AND name <> '{}'",
+        crate::jobs::JOBS_QUEUE
+    );
+    within_quota(c, quotas, Quota::Queues, org, &count).await?;
     let sql = format!(
         "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
          VALUES ($1, $2, 'running', $3, $4, $4) ON CONFLICT DO NOTHING RETURNING {}",

@@ -1,8 +1,9 @@
 //! Organizations, principals, API keys and signing secrets.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found};
+use super::{after, limit, not_found, within_quota};
 use crate::driver::{Conn, args};
+use crate::quotas::{Quota, Quotas};
 use crate::records::*;
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
@@ -157,8 +158,17 @@ pub(crate) async fn principal_create<C: Conn>(
     name: &str,
     kind: PrincipalKind,
     role: Role,
+    quotas: &Quotas,
     now: i64,
 ) -> Result<Principal> {
+    within_quota(
+        c,
+        quotas,
+        Quota::Principals,
+        org,
+        "SELECT count(*) FROM principals WHERE org = $1",
+    )
+    .await?;
     let sql = format!(
         "INSERT INTO principals (org, name, kind, role, created_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
@@ -231,9 +241,18 @@ pub(crate) async fn api_key_create<C: Conn>(
     org: &str,
     principal: &str,
     key: &NewApiKey,
+    quotas: &Quotas,
     now: i64,
 ) -> Result<ApiKey> {
     principal_get(c, org, principal).await?;
+    within_quota(
+        c,
+        quotas,
+        Quota::ApiKeys,
+        org,
+        "SELECT count(*) FROM api_keys WHERE org = $1",
+    )
+    .await?;
     insert_key(c, org, principal, key, now).await?;
     Ok(ApiKey {
         id: key.id.clone(),
@@ -345,9 +364,18 @@ pub(crate) async fn signing_secret_list<C: Conn>(c: &C, org: &str) -> Result<Vec
 pub(crate) async fn signing_secret_rotate<C: Conn>(
     c: &C,
     org: &str,
+    quotas: &Quotas,
     now: i64,
     keyed: &mut Keyed,
 ) -> Result<SigningSecret> {
+    within_quota(
+        c,
+        quotas,
+        Quota::SigningSecrets,
+        org,
+        "SELECT count(*) FROM signing_secrets WHERE org = $1",
+    )
+    .await?;
     let secret = insert_secret(c, org, now).await?;
     keyed.set_resource_id(|| secret.id.clone());
     Ok(secret)

@@ -1,0 +1,133 @@
+//! Per-organization quotas: how much of a shared server one organization
+//! may take, so that no tenant can exhaust it for the others.
+//!
+//! Each is checked inside the transaction of the creation it limits, after
+//! locking the organization's row (PostgreSQL; SQLite's single writer
+//! serializes anyway), so two concurrent creations cannot both pass a count
+//! taken before either inserted.
+
+/// The limits, per organization; 0 means unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotas {
+    /// Queues (the scheduler's own queue does not count).
+    pub queues: u32,
+    /// Cron jobs.
+    pub jobs: u32,
+    /// Principals.
+    pub principals: u32,
+    /// API keys, over all principals.
+    pub api_keys: u32,
+    /// Signing secrets; deliveries are signed with this many of the newest
+    /// at most, since a target verifies every signature a request carries.
+    pub signing_secrets: u32,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            queues: 1000,
+            jobs: 1000,
+            principals: 1000,
+            api_keys: 1000,
+            signing_secrets: 5,
+        }
+    }
+}
+
+/// One of the [`Quotas`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quota {
+    Queues,
+    Jobs,
+    Principals,
+    ApiKeys,
+    SigningSecrets,
+}
+
+impl Quota {
+    /// The name a problem document gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Quota::Queues => "queues_per_org",
+            Quota::Jobs => "jobs_per_org",
+            Quota::Principals => "principals_per_org",
+            Quota::ApiKeys => "api_keys_per_org",
+            Quota::SigningSecrets => "signing_secrets_per_org",
+        }
+    }
+
+    /// The `idem serve` flag that sets it, so an operator reading the
+    /// refusal knows what to raise.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Quota::Queues => "--max-queues-per-org",
+            Quota::Jobs => "--max-jobs-per-org",
+            Quota::Principals => "--max-principals-per-org",
+            Quota::ApiKeys => "--max-api-keys-per-org",
+            Quota::SigningSecrets => "--max-signing-secrets-per-org",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Quota::Queues => "queues",
+            Quota::Jobs => "jobs",
+            Quota::Principals => "principals",
+            Quota::ApiKeys => "API keys",
+            Quota::SigningSecrets => "signing secrets",
+        }
+    }
+
+    pub(crate) fn of(self, quotas: &Quotas) -> u32 {
+        match self {
+            Quota::Queues => quotas.queues,
+            Quota::Jobs => quotas.jobs,
+            Quota::Principals => quotas.principals,
+            Quota::ApiKeys => quotas.api_keys,
+            Quota::SigningSecrets => quotas.signing_secrets,
+        }
+    }
+}
+
+/// A creation refused because its organization is at a quota.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "quota {name} exceeded: an organization may have at most {limit} {noun} ({flag})",
+    name = .quota.as_str(),
+    noun = .quota.noun(),
+    flag = .quota.flag()
+)]
+pub struct QuotaExceeded {
+    pub quota: Quota,
+    pub limit: u32,
+}
+
+/// Whether one more is allowed with `count` existing under `limit`.
+pub(crate) fn allows(limit: u32, count: i64) -> bool {
+    limit == 0 || count < i64::from(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_is_unlimited_and_the_limit_itself_is_full() {
+        assert!(allows(0, 1_000_000));
+        assert!(allows(5, 4));
+        assert!(!allows(5, 5));
+        assert!(!allows(5, 6), "a lowered limit refuses, never underflows");
+    }
+
+    #[test]
+    fn the_refusal_names_the_limit_and_its_flag() {
+        let e = QuotaExceeded {
+            quota: Quota::SigningSecrets,
+            limit: 5,
+        };
+        let text = e.to_string();
+        assert!(text.contains("signing_secrets_per_org"), "{text}");
+        assert!(text.contains("at most 5 signing secrets"), "{text}");
+        assert!(text.contains("--max-signing-secrets-per-org"), "{text}");
+    }
+}
