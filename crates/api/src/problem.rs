@@ -15,6 +15,8 @@ pub enum ProblemCode {
     Unauthenticated,
     PermissionDenied,
     NotFound,
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
     QueueAlreadyExists,
     /// `extensions.task` describes the task holding the ID.
     TaskAlreadyExists,
@@ -44,6 +46,7 @@ impl ProblemCode {
         Self::Unauthenticated,
         Self::PermissionDenied,
         Self::NotFound,
+        Self::MethodNotAllowed,
         Self::QueueAlreadyExists,
         Self::TaskAlreadyExists,
         Self::JobAlreadyExists,
@@ -68,6 +71,7 @@ impl ProblemCode {
             Self::Unauthenticated => "UNAUTHENTICATED",
             Self::PermissionDenied => "PERMISSION_DENIED",
             Self::NotFound => "NOT_FOUND",
+            Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
             Self::TaskAlreadyExists => "TASK_ALREADY_EXISTS",
             Self::JobAlreadyExists => "JOB_ALREADY_EXISTS",
@@ -99,6 +103,7 @@ impl ProblemCode {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::PermissionDenied => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::QueueAlreadyExists
             | Self::TaskAlreadyExists
             | Self::JobAlreadyExists
