@@ -15,6 +15,8 @@ pub enum ProblemCode {
     Unauthenticated,
     PermissionDenied,
     NotFound,
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
     QueueAlreadyExists,
     /// `extensions.task` describes the task holding the ID.
     TaskAlreadyExists,
@@ -49,6 +51,7 @@ impl ProblemCode {
         Self::Unauthenticated,
         Self::PermissionDenied,
         Self::NotFound,
+        Self::MethodNotAllowed,
         Self::QueueAlreadyExists,
         Self::TaskAlreadyExists,
         Self::JobAlreadyExists,
@@ -75,6 +78,7 @@ impl ProblemCode {
             Self::Unauthenticated => "UNAUTHENTICATED",
             Self::PermissionDenied => "PERMISSION_DENIED",
             Self::NotFound => "NOT_FOUND",
+            Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
             Self::TaskAlreadyExists => "TASK_ALREADY_EXISTS",
             Self::JobAlreadyExists => "JOB_ALREADY_EXISTS",
@@ -108,6 +112,7 @@ impl ProblemCode {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::PermissionDenied => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::QueueAlreadyExists
             | Self::TaskAlreadyExists
             | Self::JobAlreadyExists

@@ -1,7 +1,7 @@
 //! `idem proxy`: the idem-guard reverse proxy (API.md §6) in front of a
 //! service that cannot deduplicate deliveries itself.
 
-use crate::serve::{parse_duration, parse_header_name};
+use crate::serve::{ConnectionArgs, DatabaseTimeoutArgs, parse_duration, parse_header_name};
 use anyhow::Context;
 use clap::Args;
 use idem_guard::proxy::{ProxyConfig, serve};
@@ -91,6 +91,15 @@ pub struct ProxyArgs {
     /// How often expired claim records are swept.
     #[arg(long, env = "IDEM_SWEEP_INTERVAL", default_value = "1m", value_parser = parse_duration)]
     sweep_interval: Duration,
+    #[command(flatten)]
+    connections: ConnectionArgs,
+    /// Longest a sender may take to send a request's body; past it the
+    /// proxy answers 408 without claiming. The upstream's own time is
+    /// bounded by --lease.
+    #[arg(long, env = "IDEM_REQUEST_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    request_timeout: Duration,
+    #[command(flatten)]
+    database: DatabaseTimeoutArgs,
 }
 
 fn parse_upstream(s: &str) -> Result<Url, String> {
@@ -136,10 +145,16 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     config.run_key_json_field = args.run_key_json_field;
     config.max_body_bytes = args.max_body_bytes;
     config.sweep_interval = args.sweep_interval;
+    config.connections = args.connections.limits();
+    config.request_timeout = args.request_timeout;
     // Refused before the store is opened or the port bound, so that a
     // misconfigured proxy never answers a single request.
     config.check_authentication()?;
-    config.store = idem_guard::open_store(&args.store)
+    let postgres = idem_guard::PostgresLimits {
+        acquire_timeout: args.database.database_acquire_timeout,
+        statement_timeout: args.database.database_statement_timeout,
+    };
+    config.store = idem_guard::open_store_with(&args.store, postgres)
         .await
         .context("opening the guard store")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)

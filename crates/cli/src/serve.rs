@@ -6,7 +6,7 @@ use idem_core::target_policy::{Exception, Mode, TargetPolicy};
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_core::{Clock, SystemClock};
 use idem_server::{App, Options};
-use idem_store::postgres::{DatabaseClock, PostgresStore};
+use idem_store::postgres::{DatabaseClock, PoolOptions, PostgresStore};
 use idem_store::sqlite::SqliteStore;
 use idem_store::{Bootstrap, NewApiKey, Store};
 use std::io::Write;
@@ -110,6 +110,54 @@ pub struct ServeArgs {
     log_format: LogFormat,
     #[command(flatten)]
     tenant_limits: crate::tenants::TenantLimits,
+    #[command(flatten)]
+    connections: ConnectionArgs,
+    /// Longest a request may take, body included, before it is answered 503
+    /// `UNAVAILABLE`; longer than the longest `wait_ms` (30 s).
+    #[arg(long, env = "IDEM_REQUEST_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    request_timeout: Duration,
+    #[command(flatten)]
+    database: DatabaseTimeoutArgs,
+}
+
+/// What a client's connection may hold, for `serve` and `proxy`.
+#[derive(Args, Debug)]
+pub struct ConnectionArgs {
+    /// A connection whose request headers are not complete this long after
+    /// their first byte is closed.
+    #[arg(long, env = "IDEM_HEADER_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    header_timeout: Duration,
+    /// A keep-alive connection without a request for this long is closed.
+    #[arg(long, env = "IDEM_IDLE_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    idle_timeout: Duration,
+    /// Most connections served at once; more wait to be accepted until one
+    /// closes.
+    #[arg(long, env = "IDEM_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
+}
+
+impl ConnectionArgs {
+    pub fn limits(&self) -> idem_edge::Limits {
+        idem_edge::Limits {
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+            max_connections: self.max_connections as usize,
+        }
+    }
+}
+
+/// How long a PostgreSQL store is waited on, for `serve` and `proxy`.
+#[derive(Args, Debug)]
+pub struct DatabaseTimeoutArgs {
+    /// Longest wait for a PostgreSQL connection from the pool; past it the
+    /// request is answered 503 `UNAVAILABLE` rather than queued on.
+    #[arg(long, env = "IDEM_DATABASE_ACQUIRE_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    pub database_acquire_timeout: Duration,
+    /// `statement_timeout` of every PostgreSQL connection: a statement
+    /// running longer is cancelled and its request answered 503
+    /// `UNAVAILABLE`. `0s` turns it off.
+    #[arg(long, env = "IDEM_DATABASE_STATEMENT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub database_statement_timeout: Duration,
 }
 
 /// Fewer characters than a generated key's entropy would need make a key
@@ -181,9 +229,17 @@ fn init_logging(format: LogFormat) {
 async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<dyn Store>> {
     Ok(match &args.database_url {
         Some(url) => Arc::new(
-            PostgresStore::open(url, args.database_max_connections, clock)
-                .await
-                .context("opening the PostgreSQL store")?,
+            PostgresStore::open_with(
+                url,
+                PoolOptions {
+                    max_connections: args.database_max_connections,
+                    acquire_timeout: args.database.database_acquire_timeout,
+                    statement_timeout: args.database.database_statement_timeout,
+                },
+                clock,
+            )
+            .await
+            .context("opening the PostgreSQL store")?,
         ),
         None => {
             std::fs::create_dir_all(&args.data_dir)
@@ -290,6 +346,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             max_attempts_kept: args.max_attempts_kept,
             dispatch_max_in_flight: args.tenant_limits.max_in_flight as usize,
             dispatch_max_in_flight_per_org: args.tenant_limits.max_in_flight_per_org,
+            connections: args.connections.limits(),
+            request_timeout: args.request_timeout,
             ..Options::default()
         },
     );

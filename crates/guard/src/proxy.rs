@@ -58,6 +58,12 @@ pub struct ProxyConfig {
     pub max_body_bytes: usize,
     /// How often expired records are swept.
     pub sweep_interval: Duration,
+    /// Header-read and idle timeouts of connections, and how many there may
+    /// be at once.
+    pub connections: idem_edge::Limits,
+    /// Longest a sender may take to send a request's body (408 after it);
+    /// the upstream's own time is bounded by the lease.
+    pub request_timeout: Duration,
 }
 
 impl ProxyConfig {
@@ -78,6 +84,8 @@ impl ProxyConfig {
             run_key_json_field: None,
             max_body_bytes: crate::signature::DEFAULT_MAX_BODY_BYTES,
             sweep_interval: Duration::from_secs(60),
+            connections: idem_edge::Limits::default(),
+            request_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -144,6 +152,7 @@ struct ProxyState {
     run_key_json_field: Option<String>,
     max_body_bytes: usize,
     lease: Duration,
+    request_timeout: Duration,
     /// Never sent on: `serve` waits for every clone of the state (the
     /// router's, and each forwarding task's) to be dropped.
     _in_flight: mpsc::Sender<()>,
@@ -185,6 +194,7 @@ pub async fn serve(
         run_key_json_field: config.run_key_json_field,
         max_body_bytes: config.max_body_bytes,
         lease: config.lease,
+        request_timeout: config.request_timeout,
         _in_flight: in_flight,
     });
     let sweeper = tokio::spawn({
@@ -193,9 +203,7 @@ pub async fn serve(
         async move { guard.run_sweeper(every, 1000).await }
     });
     let app = Router::new().fallback(handle).with_state(state);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = idem_edge::serve(listener, app, config.connections, shutdown).await;
     sweeper.abort();
     // The router (and with it the last sender outside forwarding tasks) is
     // gone once serving returns, so this ends when every attempt is recorded.
@@ -290,7 +298,7 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
             Ok(key) => key,
             Err(error) => return response::missing_identity(&error.to_string()),
         };
-        let body = match read_body(body, state.max_body_bytes).await {
+        let body = match read_body_in_time(&state, body).await {
             Ok(body) => body,
             Err(response) => return response,
         };
@@ -303,7 +311,7 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         Ok(head) => head,
         Err(error) => return response::unauthenticated(&error.to_string()),
     };
-    let body = match read_body(body, state.max_body_bytes).await {
+    let body = match read_body_in_time(&state, body).await {
         Ok(body) => body,
         Err(response) => return response,
     };
@@ -315,6 +323,23 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         Err(detail) => return response::unauthenticated(detail),
     };
     run(state, parts, body, key).await
+}
+
+/// The body within the size limit and the request timeout: a sender that
+/// trickles its body would otherwise hold the connection for as long as it
+/// likes.
+async fn read_body_in_time(state: &ProxyState, body: Body) -> Result<Bytes, Response<Body>> {
+    match tokio::time::timeout(state.request_timeout, read_body(body, state.max_body_bytes)).await {
+        Ok(read) => read,
+        Err(_) => Err(response::problem(
+            StatusCode::REQUEST_TIMEOUT,
+            "REQUEST_TIMEOUT",
+            &format!(
+                "the request body did not arrive within {} ms",
+                state.request_timeout.as_millis()
+            ),
+        )),
+    }
 }
 
 /// Claims `key` and forwards the request under it.

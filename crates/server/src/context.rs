@@ -105,3 +105,20 @@ async fn stamp_problem(response: Response, ctx: &RequestContext) -> Response {
     }
     Response::from_parts(head, axum::body::Body::from(bytes))
 }
+
+/// Middleware: answers 503 when the rest of the stack takes longer than
+/// `limit`. A request with an Idempotency-Key keeps running to its end (the
+/// key layer runs it on its own task), so a retry with the same key gets
+/// its outcome rather than a second execution.
+pub async fn with_timeout(limit: std::time::Duration, req: Request, next: Next) -> Response {
+    use axum::response::IntoResponse;
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => crate::api::problem::Problem::unavailable(format!(
+            "the request took longer than the server's limit of {} ms; \
+             retry it with the same Idempotency-Key to learn its outcome",
+            limit.as_millis()
+        ))
+        .into_response(),
+    }
+}

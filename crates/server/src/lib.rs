@@ -57,6 +57,11 @@ pub struct Options {
     pub target_policy: idem_core::target_policy::TargetPolicy,
     /// Attempts kept per task; older ones are deleted as new ones start.
     pub max_attempts_kept: u32,
+    /// Header-read and idle timeouts of connections, and how many there may
+    /// be at once.
+    pub connections: idem_edge::Limits,
+    /// Longest a request may take before it is answered 503.
+    pub request_timeout: Duration,
 }
 
 impl Default for Options {
@@ -78,6 +83,8 @@ impl Default for Options {
             schedule_lookahead: Duration::from_secs(5),
             target_policy: Default::default(),
             max_attempts_kept: 100,
+            connections: idem_edge::Limits::default(),
+            request_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -112,10 +119,19 @@ impl App {
 pub fn router(app: Arc<App>) -> Router {
     let limit = app.options.max_body_bytes;
     let cors = cors(&app.options.cors_origins, &app.options.request_id_header);
+    let timeout = app.options.request_timeout;
+    // The context is outermost so that every answer carries the request ID,
+    // the preflights CORS answers on its own included; the timeout is inside
+    // it so that its problem document does too.
     api::router(app)
         .layer(DefaultBodyLimit::max(limit))
-        .layer(axum::middleware::from_fn(context::with_context))
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                context::with_timeout(timeout, req, next)
+            },
+        ))
         .layer(cors)
+        .layer(axum::middleware::from_fn(context::with_context))
 }
 
 /// Browsers may send `Idempotency-Key` and read the headers that tell a
@@ -176,11 +192,11 @@ pub async fn serve(
         signal.send_replace(true);
     });
     let mut http_stop = stop_rx;
-    let result = axum::serve(listener, router(app))
-        .with_graceful_shutdown(async move {
-            let _ = http_stop.wait_for(|stop| *stop).await;
-        })
-        .await;
+    let limits = app.options.connections;
+    let result = idem_edge::serve(listener, router(app), limits, async move {
+        let _ = http_stop.wait_for(|stop| *stop).await;
+    })
+    .await;
     stop_tx.send_replace(true);
     shutdown_watch.abort();
     let _ = sweeper.await;

@@ -79,6 +79,11 @@ impl From<tokio_postgres::Error> for Error {
             {
                 Error::Retryable(format!("{}: {}", db.code().code(), db.message()))
             }
+            // `statement_timeout` ran out: the database is too busy (or a
+            // lock is held too long) to answer in time, which is not a bug.
+            Some(db) if *db.code() == SqlState::QUERY_CANCELED => {
+                Error::Unavailable(format!("{}: {}", db.code().code(), db.message()))
+            }
             Some(db) => Error::Internal(format!("{}: {}", db.code().code(), db.message())),
             None => Error::Unavailable(e.to_string()),
         }

@@ -18,6 +18,7 @@ mod dispatch_crash;
 mod dispatch_delivery;
 mod dispatch_nodes;
 mod dispatch_shutdown;
+mod edge;
 mod guard_e2e;
 mod idempotency;
 mod lockout;

@@ -31,7 +31,7 @@ mod redis;
 mod sqlite;
 
 pub use memory::MemoryStore;
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresLimits, PostgresStore};
 pub use redis::RedisStore;
 pub use sqlite::SqliteStore;
 
@@ -208,6 +208,14 @@ pub trait GuardStore: Send + Sync + std::fmt::Debug + 'static {
 /// Opens the store a URL names: `memory`, `sqlite://PATH`,
 /// `postgres://…` (or `postgresql://…`), `redis://…`. Schemas are created.
 pub async fn open_store(url: &str) -> Result<Arc<dyn GuardStore>, StoreError> {
+    open_store_with(url, PostgresLimits::default()).await
+}
+
+/// [`open_store`], with the limits a PostgreSQL store is opened with.
+pub async fn open_store_with(
+    url: &str,
+    postgres: PostgresLimits,
+) -> Result<Arc<dyn GuardStore>, StoreError> {
     if url == "memory" || url == "memory://" {
         return Ok(Arc::new(MemoryStore::new()));
     }
@@ -218,7 +226,7 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn GuardStore>, StoreError> {
         return Ok(Arc::new(SqliteStore::open(path).await?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(PostgresStore::connect(url).await?));
+        return Ok(Arc::new(PostgresStore::connect_with(url, postgres).await?));
     }
     if url.starts_with("redis://") {
         return Ok(Arc::new(RedisStore::connect(url, "idem:guard:").await?));

@@ -129,6 +129,27 @@ pub struct PostgresStore {
     pool: Pool,
 }
 
+/// How long the PostgreSQL store waits for a pooled connection, and how
+/// long one statement may run (`statement_timeout`). Either running out is
+/// a store failure, which the guard answers 503 and the sender retries,
+/// rather than a request that waits without end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostgresLimits {
+    /// Longest wait for a pooled connection, or for a new one to be made.
+    pub acquire_timeout: Duration,
+    /// `statement_timeout` of every connection; zero turns it off.
+    pub statement_timeout: Duration,
+}
+
+impl Default for PostgresLimits {
+    fn default() -> Self {
+        PostgresLimits {
+            acquire_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
 impl PostgresStore {
     /// Connects with a `postgres://` URL (or key=value string) and creates
     /// the schema.
@@ -138,10 +159,34 @@ impl PostgresStore {
     }
 
     /// Connects with a parsed configuration and creates the schema.
-    pub async fn from_config(mut config: tokio_postgres::Config) -> Result<Self, StoreError> {
+    pub async fn from_config(config: tokio_postgres::Config) -> Result<Self, StoreError> {
+        Self::from_config_with(config, PostgresLimits::default()).await
+    }
+
+    /// Connects with a `postgres://` URL and the given limits.
+    pub async fn connect_with(url: &str, limits: PostgresLimits) -> Result<Self, StoreError> {
+        let config = tokio_postgres::Config::from_str(url)?;
+        Self::from_config_with(config, limits).await
+    }
+
+    /// Connects with a parsed configuration and the given limits, and
+    /// creates the schema.
+    pub async fn from_config_with(
+        mut config: tokio_postgres::Config,
+        limits: PostgresLimits,
+    ) -> Result<Self, StoreError> {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
+        let timeout = format!(
+            "-c statement_timeout={}",
+            limits.statement_timeout.as_millis()
+        );
+        let options = match config.get_options() {
+            Some(o) => format!("{o} {timeout}"),
+            None => timeout,
+        };
+        config.options(&options);
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -149,7 +194,12 @@ impl PostgresStore {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        let pool = Pool::builder(manager).max_size(16).build()?;
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(limits.acquire_timeout))
+            .create_timeout(Some(limits.acquire_timeout))
+            .build()?;
         let store = Self { pool };
         store.create_schema().await?;
         Ok(store)
@@ -163,6 +213,8 @@ impl PostgresStore {
     async fn create_schema(&self) -> Result<(), StoreError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
+        // Another node may hold the lock while it creates the schema.
+        tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
         tx.batch_execute(&format!("SELECT pg_advisory_xact_lock({SCHEMA_LOCK})"))
             .await?;
         tx.batch_execute(SCHEMA).await?;

@@ -79,6 +79,14 @@ fn render(rejection: Rejection) -> Response {
         metrics::counter!("idem_idempotency_total", "outcome" => outcome).increment(1);
     }
     let (status, code, detail) = rejection.describe();
+    let detail = match &rejection {
+        // The cause is the store's own text: for the log, not the client.
+        Rejection::Unavailable(cause) => {
+            tracing::warn!(error = %cause, "idempotency records unavailable");
+            "idempotency records are unreachable or busy; retry shortly".to_string()
+        }
+        _ => detail,
+    };
     let mut problem = Problem::new(problem_code(code), detail).with_status(status);
     problem.extensions = rejection.extensions();
     if matches!(rejection, Rejection::InProgress | Rejection::Unavailable(_)) {
@@ -454,5 +462,21 @@ mod tests {
             let known = ProblemCode::parse(code).unwrap_or_else(|| panic!("{code}"));
             assert_eq!(known.status(), status, "{code}");
         }
+    }
+
+    #[tokio::test]
+    async fn an_unavailable_store_s_own_words_stay_out_of_the_answer() {
+        let cause = "connection to postgres://idem:hunter2@db refused";
+        let response = render(Rejection::Unavailable(cause.into()));
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body = String::from_utf8_lossy(&body);
+        assert!(body.contains("UNAVAILABLE"), "{body}");
+        assert!(
+            !body.contains("hunter2") && !body.contains("postgres"),
+            "{body}"
+        );
     }
 }

@@ -313,6 +313,7 @@ pub fn router(app: Arc<App>) -> Router {
         };
         v1 = v1.route(op.path, handler);
     }
+    let v1 = v1.route_layer(axum::middleware::from_fn(check_path_params));
     // Authentication runs first, so the key layer knows whose key it sees.
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
         app.clone(),
@@ -365,8 +366,37 @@ async fn not_found() -> Problem {
 
 async fn method_not_allowed() -> Problem {
     Problem::new(
-        idem_api::ProblemCode::NotFound,
+        idem_api::ProblemCode::MethodNotAllowed,
         "this route does not support that method",
     )
-    .with_status(StatusCode::METHOD_NOT_ALLOWED)
+}
+
+/// A path parameter the store could not hold (PostgreSQL refuses NUL in
+/// text) or that is not UTF-8 is the client's error, named before anything
+/// reads or writes.
+async fn check_path_params(
+    params: Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::extract::rejection::RawPathParamsRejection;
+    match params {
+        Ok(params) => {
+            for (name, value) in &params {
+                if value.chars().any(char::is_control) {
+                    return Problem::field(name, "must not contain control characters")
+                        .into_response();
+                }
+            }
+            next.run(req).await
+        }
+        Err(RawPathParamsRejection::InvalidUtf8InPathParam(e)) => {
+            // axum names the parameter only in its text: "Invalid UTF-8 in `name`".
+            let text = e.body_text();
+            let name = text.split('`').nth(1).unwrap_or("path");
+            Problem::field(name, "must be UTF-8 once percent-decoded").into_response()
+        }
+        // A route without parameters.
+        Err(_) => next.run(req).await,
+    }
 }

@@ -87,10 +87,21 @@ impl Problem {
         p
     }
 
-    pub fn internal(detail: impl Into<String>) -> Self {
-        Self::new(ProblemCode::Internal, detail)
+    /// 500. The cause goes to the log, under the request's ID, and never to
+    /// the client: it may hold what the store or a library said about
+    /// someone else's data.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Self::new(ProblemCode::Internal, INTERNAL_DETAIL)
     }
 }
+
+/// The whole of what a client learns of a fault of the server's own; the
+/// problem's `request_id` finds the cause in the log.
+pub const INTERNAL_DETAIL: &str =
+    "internal error; the server's log holds its cause under this request_id";
+
+impl Problem {}
 
 impl From<StoreError> for Problem {
     fn from(e: StoreError) -> Self {
@@ -136,11 +147,10 @@ impl From<StoreError> for Problem {
             }
             StoreError::Unavailable(msg) => {
                 tracing::warn!(error = %msg, "store unavailable");
-                Problem::unavailable("the store is unreachable; retry shortly")
+                Problem::unavailable("the store is unreachable or busy; retry shortly")
             }
             StoreError::Internal(msg) | StoreError::Retryable(msg) => {
-                tracing::error!(error = %msg, "store error");
-                Problem::internal("internal error")
+                Problem::internal(format_args!("store error: {msg}"))
             }
         }
     }
@@ -192,3 +202,24 @@ impl IntoResponse for Problem {
 }
 
 pub type ApiResult<T> = Result<T, Problem>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_fault_answers_the_generic_text() {
+        let p = Problem::from(StoreError::Internal(
+            "22021: invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+        ));
+        assert_eq!(
+            (p.code, p.detail.as_str()),
+            (ProblemCode::Internal, INTERNAL_DETAIL)
+        );
+        let p = Problem::from(StoreError::Unavailable(
+            "password authentication failed".into(),
+        ));
+        assert_eq!(p.code, ProblemCode::Unavailable);
+        assert!(!p.detail.contains("password"), "{}", p.detail);
+    }
+}

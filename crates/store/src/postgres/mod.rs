@@ -63,7 +63,30 @@ pub struct PostgresStore {
     quotas: Arc<std::sync::RwLock<crate::Quotas>>,
 }
 
-fn pool(config: tokio_postgres::Config, max_size: usize) -> Result<Pool> {
+/// How many connections a node holds and how long it waits on them.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolOptions {
+    /// Most connections of the main pool.
+    pub max_connections: usize,
+    /// Longest wait for a connection (a free one, or a new one to be made)
+    /// before the operation fails as unavailable instead of queueing on.
+    pub acquire_timeout: std::time::Duration,
+    /// Set as `statement_timeout` on every connection but the listener's: a
+    /// statement stuck behind a lock gives its connection back.
+    pub statement_timeout: std::time::Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            max_connections: 32,
+            acquire_timeout: std::time::Duration::from_secs(5),
+            statement_timeout: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
+fn pool(config: tokio_postgres::Config, max_size: usize, options: &PoolOptions) -> Result<Pool> {
     let manager = Manager::from_config(
         config,
         NoTls,
@@ -73,24 +96,59 @@ fn pool(config: tokio_postgres::Config, max_size: usize) -> Result<Pool> {
     );
     Pool::builder(manager)
         .max_size(max_size)
+        .runtime(deadpool_postgres::Runtime::Tokio1)
+        .wait_timeout(Some(options.acquire_timeout))
+        .create_timeout(Some(options.acquire_timeout))
         .build()
         .map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// `options` with `extra` server settings (`-c name=value …`) appended.
+fn with_options(config: &tokio_postgres::Config, extra: &str) -> tokio_postgres::Config {
+    let mut config = config.clone();
+    let options = match config.get_options() {
+        Some(o) => format!("{o} {extra}"),
+        None => extra.to_string(),
+    };
+    config.options(&options);
+    config
 }
 
 impl PostgresStore {
     /// Connects to `url` (`postgres://…`), with at most `max_connections`
     /// pooled connections, and brings the schema up to date.
     pub async fn open(url: &str, max_connections: usize, clock: Arc<dyn Clock>) -> Result<Self> {
+        let options = PoolOptions {
+            max_connections,
+            ..PoolOptions::default()
+        };
+        Self::open_with(url, options, clock).await
+    }
+
+    /// [`PostgresStore::open`] with every pool setting given.
+    pub async fn open_with(
+        url: &str,
+        pool_options: PoolOptions,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self> {
+        let max_connections = pool_options.max_connections;
         let config = tokio_postgres::Config::from_str(url)
             .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))?;
         let listen_config = config.clone();
+        let config = with_options(
+            &config,
+            &format!(
+                "-c statement_timeout={}",
+                pool_options.statement_timeout.as_millis()
+            ),
+        );
         let mut lock_config = config.clone();
         let options = match config.get_options() {
             Some(o) => format!("{o} -c synchronous_commit=off"),
             None => "-c synchronous_commit=off".to_string(),
         };
         lock_config.options(&options);
-        let lock_pool = pool(lock_config, max_connections.clamp(1, 8))?;
+        let lock_pool = pool(lock_config, max_connections.clamp(1, 8), &pool_options)?;
         // The batchers' statements look rows up by primary key, one key at a
         // time, whatever their arrays hold: one plan serves every batch
         // (rather than a custom plan, planned anew for each), and it must
@@ -102,8 +160,8 @@ impl PostgresStore {
             None => batch_options.to_string(),
         };
         batch_config.options(&options);
-        let batch_pool = pool(batch_config, batch::BATCHERS)?;
-        let pool = pool(config, max_connections)?;
+        let batch_pool = pool(batch_config, batch::BATCHERS, &pool_options)?;
+        let pool = pool(config, max_connections, &pool_options)?;
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
             pool,
@@ -120,6 +178,9 @@ impl PostgresStore {
     async fn migrate(&self) -> Result<()> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
+        // Waiting for another node's migration, and a migration itself, may
+        // take longer than any request should.
+        tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ADVISORY_LOCK])
             .await?;
         tx.batch_execute(

@@ -263,6 +263,11 @@ impl Server {
         &self.backing
     }
 
+    /// What the server has logged so far.
+    pub fn stderr(&self) -> String {
+        self.process.stderr()
+    }
+
     pub fn base(&self) -> &str {
         &self.process.base
     }
