@@ -36,7 +36,8 @@ pub enum ProblemCode {
     UnsupportedMediaType,
     /// The key was used for a different request.
     IdempotencyKeyMismatch,
-    /// An organization's quota is reached; `extensions.quota` names it.
+    /// An organization's quota is reached; `extensions.limit` names it and
+    /// `extensions.max` gives its value.
     ResourceExhausted,
     Internal,
     /// The store is unreachable; answered with `Retry-After`.

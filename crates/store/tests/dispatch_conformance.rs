@@ -192,10 +192,12 @@ async fn a_claim_records_the_attempt_start_and_the_org_secrets(h: Harness) {
     let secrets = &batch.signing_secrets[ORG];
     assert_eq!(secrets.len(), 2, "both secrets during a rotation");
     assert_eq!(secrets[0], rotated.secret, "newest first");
-    let attempts = h.store.task_attempts(ORG, "q", "t", &all_attempts())
-            .await
-            .unwrap()
-            .items;
+    let attempts = h
+        .store
+        .task_attempts(ORG, "q", "t", &all_attempts())
+        .await
+        .unwrap()
+        .items;
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].attempt, 1);
     assert_eq!(attempts[0].started_at, h.now());
@@ -298,10 +300,12 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
         task.next_attempt_at,
         h.now() + SignedDuration::from_secs(30)
     );
-    let attempts = h.store.task_attempts(ORG, "q", "t", &all_attempts())
-            .await
-            .unwrap()
-            .items;
+    let attempts = h
+        .store
+        .task_attempts(ORG, "q", "t", &all_attempts())
+        .await
+        .unwrap()
+        .items;
     let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, [Some(503), Some(429)]);
     assert!(attempts.iter().all(|a| a.finished_at.is_some()));
@@ -595,6 +599,7 @@ async fn a_claim_gives_no_organization_more_than_its_share(h: Harness) {
     let claim = |in_flight: &[(&str, u32)], max_per_org: Option<u32>| DispatchClaim {
         max_tasks: 8,
         lease_grace: GRACE,
+        attempts_kept: 100,
         fair_share: Some(FairShare {
             slots: 8,
             max_per_org,

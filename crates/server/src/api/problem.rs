@@ -143,7 +143,7 @@ impl From<StoreError> for Problem {
             StoreError::Invalid(errors) => Problem::fields(errors),
             StoreError::ResourceExhausted(e) => {
                 Problem::new(ProblemCode::ResourceExhausted, e.to_string())
-                    .with_extensions(json!({"quota": {"name": e.quota.as_str(), "limit": e.limit}}))
+                    .with_extensions(json!({"limit": e.quota.as_str(), "max": e.limit}))
             }
             StoreError::Unavailable(msg) => {
                 tracing::warn!(error = %msg, "store unavailable");

@@ -178,6 +178,7 @@ async fn claim<C: GenericClient>(
     params: DispatchClaim,
     max_secrets: u32,
 ) -> Result<ClaimedBatch> {
+    let kept = i64::from(params.attempts_kept.max(1));
     let mut claim = Claim::start(c, now, params, max_secrets).await?;
     let candidates = c
         .query(
@@ -249,7 +250,6 @@ async fn claim<C: GenericClient>(
         try_join(record, debit(c, &bucket, org, queue)).await?;
         // Only tasks past the bound have history to trim, so the common
         // claim sends no statement for it.
-        let kept = i64::from(params.attempts_kept.max(1));
         let (trim_uids, trim_upto): (Vec<String>, Vec<i64>) = claimed
             .iter()
             .filter(|t| i64::from(t.attempt) > kept)

@@ -66,6 +66,7 @@ async fn claim(
     params: DispatchClaim,
     max_secrets: u32,
 ) -> Result<ClaimedBatch> {
+    let kept = i64::from(params.attempts_kept.max(1));
     let mut claim = Claim::start(c, now, params, max_secrets).await?;
     let queues = c
         .query(
@@ -106,7 +107,6 @@ async fn claim(
             )
             .await?;
         in_schedule_order(&mut claimed);
-        let kept = i64::from(params.attempts_kept.max(1));
         for t in &claimed {
             c.execute(
                 "INSERT INTO attempts (task_uid, attempt, started_at) VALUES ($1, $2, $3)",
