@@ -325,14 +325,17 @@ pub fn validate_dispatch_deadline(deadline_s: Option<u32>, errors: &mut FieldErr
 /// How far ahead a task may be scheduled. Every instant a task's life adds
 /// to its schedule time (deadlines, backoff, dedup windows) then stays far
 /// inside the stores' microsecond range.
-pub const MAX_SCHEDULE_AHEAD: jiff::SignedDuration = jiff::SignedDuration::from_hours(10 * 366 * 24);
+pub const MAX_SCHEDULE_AHEAD: jiff::SignedDuration =
+    jiff::SignedDuration::from_hours(10 * 366 * 24);
 
 /// Checks a task's `schedule_time`, when it sets one: not before the Unix
 /// epoch, and at most [`MAX_SCHEDULE_AHEAD`] after `now`. A time in the past
 /// is due at once.
 pub fn validate_schedule_time(at: Option<Timestamp>, now: Timestamp, errors: &mut FieldErrors) {
     let Some(at) = at else { return };
-    let latest = now.saturating_add(MAX_SCHEDULE_AHEAD).unwrap_or(Timestamp::MAX);
+    let latest = now
+        .saturating_add(MAX_SCHEDULE_AHEAD)
+        .unwrap_or(Timestamp::MAX);
     if at < Timestamp::UNIX_EPOCH {
         errors.push("schedule_time", "must not be before 1970-01-01T00:00:00Z");
     } else if at > latest {

@@ -3,9 +3,7 @@
 //! never a panic. Case counts are bounded so the suite runs in seconds.
 
 use http::HeaderValue;
-use idem_http::fingerprint::{
-    BodyKind, body_digest, json_digest, path_digest, query_digest,
-};
+use idem_http::fingerprint::{BodyKind, body_digest, json_digest, path_digest, query_digest};
 use idem_http::{IdempotencyKey, Version};
 use proptest::prelude::*;
 

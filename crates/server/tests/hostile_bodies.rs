@@ -54,7 +54,13 @@ fn env() -> &'static Env {
                 .unwrap();
             let app = App::new(Arc::new(store), Arc::new(SystemClock), Options::default());
             let router = idem_server::router(app);
-            let (status, _) = send(&router, Method::POST, "/v1/queues", json_body(&json!({"name": "q"}))).await;
+            let (status, _) = send(
+                &router,
+                Method::POST,
+                "/v1/queues",
+                json_body(&json!({"name": "q"})),
+            )
+            .await;
             assert_eq!(status, StatusCode::CREATED);
             router
         });
@@ -73,7 +79,12 @@ fn json_body(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap()
 }
 
-async fn send(router: &Router, method: Method, path: &str, body: Vec<u8>) -> (StatusCode, (String, Value)) {
+async fn send(
+    router: &Router,
+    method: Method,
+    path: &str,
+    body: Vec<u8>,
+) -> (StatusCode, (String, Value)) {
     let request = Request::builder()
         .method(method)
         .uri(path)
@@ -99,8 +110,7 @@ async fn send(router: &Router, method: Method, path: &str, body: Vec<u8>) -> (St
 fn refused(method: Method, path: &str, body: Vec<u8>) -> Result<(), TestCaseError> {
     let env = env();
     let shown = String::from_utf8_lossy(&body).into_owned();
-    let (status, (content_type, doc)) =
-        env.runtime.block_on(send(&env.router, method, path, body));
+    let (status, (content_type, doc)) = env.runtime.block_on(send(&env.router, method, path, body));
     prop_assert!(status.is_client_error(), "{path} {shown}: {status} {doc}");
     prop_assert!(
         content_type.starts_with("application/problem+json"),
@@ -131,21 +141,44 @@ fn any_json() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
-        prop::sample::select(vec!["q", "t", "* * * * *", "http://127.0.0.1:9/x", "UTC", ""])
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
             .prop_map(Value::from),
+        prop::sample::select(vec![
+            "q",
+            "t",
+            "* * * * *",
+            "http://127.0.0.1:9/x",
+            "UTC",
+            ""
+        ])
+        .prop_map(Value::from),
         ".{0,10}".prop_map(Value::from),
     ];
     let keys = prop::sample::select(vec![
-        "name", "task_id", "target", "url", "headers", "rate_limits", "retry_config",
-        "max_dispatches_per_second", "max_burst_size", "min_backoff_ms", "schedule",
-        "schedule_time", "dispatch_deadline_s", "dedup_window_s", "json", "body",
+        "name",
+        "task_id",
+        "target",
+        "url",
+        "headers",
+        "rate_limits",
+        "retry_config",
+        "max_dispatches_per_second",
+        "max_burst_size",
+        "min_backoff_ms",
+        "schedule",
+        "schedule_time",
+        "dispatch_deadline_s",
+        "dedup_window_s",
+        "json",
+        "body",
     ]);
     leaf.prop_recursive(4, 48, 6, move |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
-            prop::collection::btree_map(keys.clone(), inner, 0..6)
-                .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            prop::collection::btree_map(keys.clone(), inner, 0..6).prop_map(|m| Value::Object(
+                m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            )),
         ]
     })
 }
@@ -204,7 +237,10 @@ fn nothing_was_written() {
         .unwrap();
     let queues = items("/v1/queues");
     assert_eq!(queues.len(), 1, "{queues:?}");
-    assert_eq!(queues[0]["rate_limits"]["max_burst_size"], 100, "{queues:?}");
+    assert_eq!(
+        queues[0]["rate_limits"]["max_burst_size"], 100,
+        "{queues:?}"
+    );
     assert!(items("/v1/queues/q/tasks").is_empty());
     assert!(items("/v1/jobs").is_empty());
 }

@@ -180,10 +180,12 @@ async fn a_claim_records_the_attempt_start_and_the_org_secrets(h: Harness) {
     let secrets = &batch.signing_secrets[ORG];
     assert_eq!(secrets.len(), 2, "both secrets during a rotation");
     assert_eq!(secrets[0], rotated.secret, "newest first");
-    let attempts = h.store.task_attempts(ORG, "q", "t", &all_attempts())
-            .await
-            .unwrap()
-            .items;
+    let attempts = h
+        .store
+        .task_attempts(ORG, "q", "t", &all_attempts())
+        .await
+        .unwrap()
+        .items;
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].attempt, 1);
     assert_eq!(attempts[0].started_at, h.now());
@@ -285,10 +287,12 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
         task.next_attempt_at,
         h.now() + SignedDuration::from_secs(30)
     );
-    let attempts = h.store.task_attempts(ORG, "q", "t", &all_attempts())
-            .await
-            .unwrap()
-            .items;
+    let attempts = h
+        .store
+        .task_attempts(ORG, "q", "t", &all_attempts())
+        .await
+        .unwrap()
+        .items;
     let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, [Some(503), Some(429)]);
     assert!(attempts.iter().all(|a| a.finished_at.is_some()));

@@ -1034,10 +1034,12 @@ async fn runs_are_claimed_and_completed_like_tasks(h: Harness) {
         "a finished run is kept for the run retention"
     );
     assert_eq!(h.job("j").await.last_run, Some(run.clone()));
-    let attempts = h.store.task_attempts(ORG, JOBS_QUEUE, &id, &all_attempts())
-            .await
-            .unwrap()
-            .items;
+    let attempts = h
+        .store
+        .task_attempts(ORG, JOBS_QUEUE, &id, &all_attempts())
+        .await
+        .unwrap()
+        .items;
     assert_eq!(attempts.len(), 1);
 
     // A failing run is retried by the job's policy (retry_count 1: two

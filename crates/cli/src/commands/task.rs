@@ -297,9 +297,7 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
             task_id,
             page,
         } => {
-            let answer = c
-                .task_attempts(&queue, &task_id, &page.options())
-                .await?;
+            let answer = c.task_attempts(&queue, &task_id, &page.options()).await?;
             cx.show(&answer, |list| {
                 let rows: Vec<Vec<String>> = list
                     .items

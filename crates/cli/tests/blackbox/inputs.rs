@@ -101,9 +101,12 @@ async fn thirty_thousand_target_headers_are_refused_naming_the_field(s: Server) 
         .map(|i| (format!("X-H{i}"), json!("v")))
         .collect();
     let target = json!({"url": "http://127.0.0.1:9/hook", "headers": headers});
-    s.post("/v1/queues/q/tasks", json!({"task_id": "t", "target": target}))
-        .await
-        .invalid("target.headers");
+    s.post(
+        "/v1/queues/q/tasks",
+        json!({"task_id": "t", "target": target}),
+    )
+    .await
+    .invalid("target.headers");
     s.post(
         "/v1/jobs",
         json!({"name": "j", "schedule": "* * * * *", "target": target}),
@@ -169,7 +172,10 @@ async fn arrays_are_never_taken_for_objects_and_nothing_is_written(s: Server) {
 
     for (body, field) in [
         (json!(["t", {"url": "http://127.0.0.1:9/hook"}]), "body"),
-        (json!({"task_id": "t", "target": ["http://127.0.0.1:9/hook"]}), "target"),
+        (
+            json!({"task_id": "t", "target": ["http://127.0.0.1:9/hook"]}),
+            "target",
+        ),
         (
             json!({"task_id": "t", "target": {"url": "http://127.0.0.1:9/hook"},
                    "retry_config": [3]}),
@@ -181,7 +187,10 @@ async fn arrays_are_never_taken_for_objects_and_nothing_is_written(s: Server) {
     assert!(s.all_tasks("q", "").await.is_empty());
 
     for (body, field) in [
-        (json!(["j", "* * * * *", {"url": "http://127.0.0.1:9/hook"}]), "body"),
+        (
+            json!(["j", "* * * * *", {"url": "http://127.0.0.1:9/hook"}]),
+            "body",
+        ),
         (
             json!({"name": "j", "schedule": "* * * * *", "target": ["http://127.0.0.1:9/hook"]}),
             "target",
@@ -259,7 +268,9 @@ async fn attempts_are_paginated_oldest_first_and_trimmed(backend: Backend) {
     assert_eq!(numbers(&first), [4, 5], "the latest three, oldest first");
     let token = first["next_page_token"].as_str().expect("a second page");
     let second = s
-        .get(&format!("/v1/queues/q/tasks/flaky/attempts?limit=2&page_token={token}"))
+        .get(&format!(
+            "/v1/queues/q/tasks/flaky/attempts?limit=2&page_token={token}"
+        ))
         .await
         .ok(200)
         .json

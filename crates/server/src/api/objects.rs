@@ -131,8 +131,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0
-            .deserialize_enum(name, variants, Guard::any(visitor))
+        self.0.deserialize_enum(name, variants, Guard::any(visitor))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -206,10 +205,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Guard<V> {
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
         if self.is_struct {
-            return Err(de::Error::invalid_type(
-                de::Unexpected::Seq,
-                &"an object",
-            ));
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &"an object"));
         }
         self.visitor.visit_seq(SeqAccess(seq))
     }
@@ -337,7 +333,8 @@ mod tests {
 
     fn read(json: &str) -> Result<Outer, String> {
         let de = &mut serde_json::Deserializer::from_str(json);
-        serde_path_to_error::deserialize(Objects(de)).map_err(|e| format!("{}: {}", e.path(), e.inner()))
+        serde_path_to_error::deserialize(Objects(de))
+            .map_err(|e| format!("{}: {}", e.path(), e.inner()))
     }
 
     #[test]
@@ -349,7 +346,10 @@ mod tests {
             (r#"{"name":"q","map":{"a":[3]}}"#, "map.a"),
         ] {
             let e = read(json).unwrap_err();
-            assert!(e.starts_with(&format!("{at}: invalid type: sequence")), "{json}: {e}");
+            assert!(
+                e.starts_with(&format!("{at}: invalid type: sequence")),
+                "{json}: {e}"
+            );
         }
     }
 

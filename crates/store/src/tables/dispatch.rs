@@ -182,7 +182,8 @@ impl RunningRow {
 
 /// Deletes a task's attempts up to a number. Parameters: task uid, the
 /// newest attempt number to delete.
-pub(crate) const SQL_TRIM_ATTEMPTS: &str = "DELETE FROM attempts WHERE task_uid = $1 AND attempt <= $2";
+pub(crate) const SQL_TRIM_ATTEMPTS: &str =
+    "DELETE FROM attempts WHERE task_uid = $1 AND attempt <= $2";
 
 /// Most expired leases one claim recovers; the rest wait for the next.
 pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;

@@ -343,7 +343,9 @@ pub(crate) async fn attempts<C: Conn>(
             rows::attempt(r)
         })
         .await?;
-    Ok(Page::from_rows(items, page.limit, |a| a.attempt.to_string()))
+    Ok(Page::from_rows(items, page.limit, |a| {
+        a.attempt.to_string()
+    }))
 }
 
 pub(crate) async fn cancel<C: Conn>(
