@@ -326,7 +326,7 @@ pub fn validate_dispatch_deadline(deadline_s: Option<u32>, errors: &mut FieldErr
 /// to its schedule time (deadlines, backoff, dedup windows) then stays far
 /// inside the stores' microsecond range.
 pub const MAX_SCHEDULE_AHEAD: jiff::SignedDuration =
-    jiff::SignedDuration::from_hours(10 * 366 * 24);
+    jiff::SignedDuration::from_hours(100 * 366 * 24);
 
 /// Checks a task's `schedule_time`, when it sets one: not before the Unix
 /// epoch, and at most [`MAX_SCHEDULE_AHEAD`] after `now`. A time in the past
@@ -341,7 +341,7 @@ pub fn validate_schedule_time(at: Option<Timestamp>, now: Timestamp, errors: &mu
     } else if at > latest {
         errors.push(
             "schedule_time",
-            format!("must be at most 10 years ahead (until {latest})"),
+            format!("must be at most 100 years ahead (until {latest})"),
         );
     }
 }
@@ -465,12 +465,13 @@ mod tests {
     }
 
     #[test]
-    fn schedule_times_stay_within_ten_years() {
+    fn schedule_times_stay_within_a_hundred_years() {
         let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         for (at, ok) in [
             ("2030-06-01T00:00:00Z", true),
             ("2000-01-01T00:00:00Z", true),
-            ("2037-01-01T00:00:00Z", false),
+            ("2099-01-01T00:00:00Z", true),
+            ("2127-01-01T00:00:00Z", false),
             ("9999-01-01T00:00:00Z", false),
             ("1969-12-31T23:59:59Z", false),
         ] {

@@ -1090,3 +1090,45 @@ proptest! {
         prop_assert!(previous <= after, "{previous} fires between {after} and {next}");
     }
 }
+
+/// Cron-ish text: fields of digits, names and operators, with some noise.
+fn cron_text() -> impl Strategy<Value = String> {
+    let field = prop_oneof![
+        4 => "[0-9*/,\\-]{1,8}",
+        1 => prop::sample::select(vec!["MON-FRI", "jan", "L", "?", "#", "W", "99999999999", ""])
+            .prop_map(str::to_string),
+    ];
+    prop_oneof![
+        4 => prop::collection::vec(field, 0..8).prop_map(|f| f.join(" ")),
+        1 => prop::sample::select(vec!["@hourly", "@daily", "@weekly", "@reboot", "@", "@yearly"])
+            .prop_map(str::to_string),
+        1 => ".{0,40}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Hostile schedules and instants: parsing answers a schedule or an
+    /// error, and a parsed schedule answers every question, at the ends of
+    /// time too, without a panic.
+    #[test]
+    fn any_schedule_text_parses_or_is_refused_and_never_panics(
+        expr in cron_text(),
+        tz in prop::sample::select(vec!["UTC", "Europe/Berlin", "Australia/Lord_Howe", "Nowhere/Else", ""]),
+        at in prop_oneof![
+            Just(Timestamp::MIN),
+            Just(Timestamp::MAX),
+            (-377_705_023_201i64..=253_402_207_200).prop_map(|s| Timestamp::from_second(s).unwrap()),
+        ],
+    ) {
+        if let Ok(s) = Schedule::parse(&expr, tz) {
+            if let Some(next) = s.next_after(at) {
+                prop_assert!(next > at, "{expr} in {tz}: {next} after {at}");
+            }
+            if let Some(last) = s.last_at_or_before(at) {
+                prop_assert!(last <= at, "{expr} in {tz}: {last} before {at}");
+            }
+        }
+    }
+}

@@ -111,6 +111,53 @@ pub fn delivery_headers(
 mod tests {
     use super::*;
 
+    fn claimed(headers: std::collections::BTreeMap<String, String>) -> ClaimedTask {
+        let now = jiff::Timestamp::UNIX_EPOCH;
+        ClaimedTask {
+            org: "default".into(),
+            task: idem_store::Task {
+                queue: "q".into(),
+                task_id: "t".into(),
+                uid: "u".into(),
+                status: idem_store::Status::Running,
+                target: idem_core::task::Target {
+                    url: "http://127.0.0.1:9/".into(),
+                    method: "POST".into(),
+                    headers,
+                    body: None,
+                },
+                schedule_time: now,
+                next_attempt_at: now,
+                dispatch_deadline_s: 10,
+                retry_config: Default::default(),
+                attempt_count: 1,
+                cancel_requested: false,
+                created_at: now,
+                finished_at: None,
+                last_attempt: None,
+                dedup_expires_at: None,
+                run: None,
+            },
+            attempt: 1,
+            lease_expires_at: now,
+        }
+    }
+
+    #[test]
+    fn stored_headers_that_cannot_be_sent_fail_the_attempt_rather_than_panic() {
+        // More than a HeaderMap holds: `with_capacity` alone would panic.
+        let many = (0..40_000)
+            .map(|i| (format!("x-h{i}"), "v".to_string()))
+            .collect();
+        assert!(delivery_headers(&claimed(many), &[], 0).is_err());
+        let bad = [("bad name".to_string(), "v".to_string())].into();
+        assert!(delivery_headers(&claimed(bad), &[], 0).is_err());
+        let bad = [("x-ok".to_string(), "line\nbreak".to_string())].into();
+        assert!(delivery_headers(&claimed(bad), &[], 0).is_err());
+        let fine = [("x-ok".to_string(), "v".to_string())].into();
+        assert!(delivery_headers(&claimed(fine), &[], 0).is_ok());
+    }
+
     #[test]
     fn secrets_that_do_not_parse_are_skipped() {
         let good = idem_core::secrets::generate_signing_secret();
