@@ -84,6 +84,13 @@ impl From<tokio_postgres::Error> for Error {
             Some(db) if *db.code() == SqlState::QUERY_CANCELED => {
                 Error::Unavailable(format!("{}: {}", db.code().code(), db.message()))
             }
+            // The server is going away or refusing work (class 57, operator
+            // intervention: a shutdown, or a backend terminated by an
+            // administrator), the connection broke (class 08), or it is out
+            // of resources (class 53): the store is unavailable, not wrong.
+            Some(db) if ["57", "08", "53"].iter().any(|c| db.code().code().starts_with(c)) => {
+                Error::Unavailable(format!("{}: {}", db.code().code(), db.message()))
+            }
             Some(db) => Error::Internal(format!("{}: {}", db.code().code(), db.message())),
             None => Error::Unavailable(e.to_string()),
         }
