@@ -191,6 +191,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/003_idempotency.sql"),
     include_str!("migrations/004_jobs.sql"),
     include_str!("migrations/005_missed_runs.sql"),
+    include_str!("migrations/006_task_counts_index.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {
