@@ -50,6 +50,9 @@ pub struct Options {
     /// How long before its instant a run is created (as a task scheduled
     /// for the instant).
     pub schedule_lookahead: Duration,
+    /// Who may scrape `/metrics`, which tenant names it shows, how often
+    /// it counts the tasks.
+    pub metrics: telemetry::MetricsOptions,
 }
 
 impl Default for Options {
@@ -68,6 +71,7 @@ impl Default for Options {
             misfire_grace: Duration::try_from(idem_core::schedule::ON_TIME_TOLERANCE)
                 .expect("a positive tolerance"),
             schedule_lookahead: Duration::from_secs(5),
+            metrics: Default::default(),
         }
     }
 }
@@ -82,6 +86,7 @@ pub struct App {
     /// Job change wake-ups; see [`scheduler::Handle`].
     pub scheduler: scheduler::Handle,
     auth: auth::AuthCache,
+    metrics: telemetry::Metrics,
 }
 
 impl App {
@@ -89,6 +94,7 @@ impl App {
         telemetry::handle();
         Arc::new(App {
             auth: auth::AuthCache::new(options.auth_cache_ttl),
+            metrics: telemetry::Metrics::new(&options.metrics),
             dispatch: dispatch::Handle::default(),
             scheduler: scheduler::Handle::default(),
             store,

@@ -59,11 +59,6 @@ impl Attempt {
             },
         };
         let duration = started.elapsed();
-        metrics::histogram!(
-            "idem_dispatch_duration_seconds",
-            "queue" => self.claimed.task.queue.clone()
-        )
-        .record(duration.as_secs_f64());
         tracing::debug!(
             status_code = answer.status_code,
             error = answer.error.as_deref(),
