@@ -79,9 +79,45 @@ pub struct ServeArgs {
     /// ID is ignored.
     #[arg(long, env = "IDEM_REQUEST_ID_HEADER", default_value = "x-fc-request-id", value_parser = parse_header_name)]
     request_id_header: reqwest::header::HeaderName,
+    /// Which tenant names the series of `/metrics` carry: `none` (totals
+    /// only), `org` (per organization) or `org-queue` (per organization and
+    /// queue). Anyone who may scrape sees them; the series of a deleted
+    /// queue go.
+    #[arg(long, env = "IDEM_METRICS_LABELS", value_enum, default_value_t = MetricsLabels::None)]
+    metrics_labels: MetricsLabels,
+    /// A bearer token `/metrics` requires (`Authorization: Bearer
+    /// <token>`); without one, `/metrics` is open to anyone who reaches the
+    /// port.
+    #[arg(long, env = "IDEM_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// How long one count of the tasks by state (`idem_queue_tasks`)
+    /// answers scrapes, however often they come; `0s` counts on every
+    /// scrape.
+    #[arg(long, env = "IDEM_METRICS_REFRESH", default_value = "10s", value_parser = parse_duration)]
+    metrics_refresh: Duration,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MetricsLabels {
+    /// Totals over every organization and queue.
+    None,
+    /// Per organization.
+    Org,
+    /// Per organization and queue.
+    OrgQueue,
+}
+
+impl From<MetricsLabels> for idem_server::telemetry::MetricsLabels {
+    fn from(l: MetricsLabels) -> Self {
+        match l {
+            MetricsLabels::None => Self::None,
+            MetricsLabels::Org => Self::Org,
+            MetricsLabels::OrgQueue => Self::OrgQueue,
+        }
+    }
 }
 
 pub(crate) fn parse_header_name(s: &str) -> Result<reqwest::header::HeaderName, String> {
@@ -168,6 +204,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .context("reading the database's clock")?,
         None => Arc::new(SystemClock),
     };
+    let metrics_token = match args.metrics_token.as_deref() {
+        Some(t) if t.trim().is_empty() => anyhow::bail!("--metrics-token must not be empty"),
+        Some(t) => Some(idem_server::telemetry::MetricsToken::new(t)),
+        None => None,
+    };
     let store = open_store(&args, clock.clone()).await?;
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -190,6 +231,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             cors_origins: args.cors_origins,
             request_id_header: args.request_id_header,
+            metrics: idem_server::telemetry::MetricsOptions {
+                labels: args.metrics_labels.into(),
+                token: metrics_token,
+                refresh: args.metrics_refresh,
+            },
             ..Options::default()
         },
     );
