@@ -462,6 +462,25 @@ async fn a_metrics_token_guards_the_scrape(kind: harness::Backend) {
     s.get("/v1/queues").await.ok(200);
 }
 
+/// `IDEM_METRICS_TOKEN` sets the token as the flag does.
+async fn the_metrics_token_may_come_from_the_environment(kind: harness::Backend) {
+    let backing = harness::Backing::new(kind).await;
+    let args = backing.serve_args(&harness::fresh_key());
+    let envs = [("IDEM_METRICS_TOKEN".to_string(), "env-s3cret".to_string())];
+    let server = harness::Process::spawn(&args, &envs).await;
+    let anonymous = server.api(None);
+    anonymous
+        .get("/metrics")
+        .await
+        .problem(401, "UNAUTHENTICATED");
+    anonymous
+        .request(Method::GET, "/metrics")
+        .header("Authorization", "Bearer env-s3cret")
+        .send()
+        .await
+        .ok(200);
+}
+
 /// The depth gauge is counted at most once per `--metrics-refresh`: a
 /// scrape within it reports the same count, from the same instant, while
 /// the counters it carries are live.
@@ -491,6 +510,7 @@ mod exposure {
         org_labels_name_organizations_only,
         a_deleted_queues_series_disappear,
         a_metrics_token_guards_the_scrape,
+        the_metrics_token_may_come_from_the_environment,
         scrapes_within_the_refresh_interval_reuse_one_count,
     );
 }
