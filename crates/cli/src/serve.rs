@@ -105,6 +105,22 @@ pub struct ServeArgs {
     #[arg(long, env = "IDEM_MAX_ATTEMPTS_KEPT", default_value_t = 100,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     max_attempts_kept: u32,
+    /// Which tenant names the series of `/metrics` carry: `none` (totals
+    /// only), `org` (per organization) or `org-queue` (per organization and
+    /// queue). Anyone who may scrape sees them; the series of a deleted
+    /// queue go.
+    #[arg(long, env = "IDEM_METRICS_LABELS", value_enum, default_value_t = MetricsLabels::None)]
+    metrics_labels: MetricsLabels,
+    /// A bearer token `/metrics` requires (`Authorization: Bearer
+    /// <token>`); without one, `/metrics` is open to anyone who reaches the
+    /// port.
+    #[arg(long, env = "IDEM_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// How long one count of the tasks by state (`idem_queue_tasks`)
+    /// answers scrapes, however often they come; `0s` counts on every
+    /// scrape.
+    #[arg(long, env = "IDEM_METRICS_REFRESH", default_value = "10s", value_parser = parse_duration)]
+    metrics_refresh: Duration,
     /// Log line format.
     #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -181,6 +197,26 @@ fn check_bootstrap_key(s: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MetricsLabels {
+    /// Totals over every organization and queue.
+    None,
+    /// Per organization.
+    Org,
+    /// Per organization and queue.
+    OrgQueue,
+}
+
+impl From<MetricsLabels> for idem_server::telemetry::MetricsLabels {
+    fn from(l: MetricsLabels) -> Self {
+        match l {
+            MetricsLabels::None => Self::None,
+            MetricsLabels::Org => Self::Org,
+            MetricsLabels::OrgQueue => Self::OrgQueue,
+        }
+    }
 }
 
 pub(crate) fn parse_header_name(s: &str) -> Result<reqwest::header::HeaderName, String> {
@@ -311,6 +347,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .context("reading the database's clock")?,
         None => Arc::new(SystemClock),
     };
+    let metrics_token = match args.metrics_token.as_deref() {
+        Some(t) if t.trim().is_empty() => anyhow::bail!("--metrics-token must not be empty"),
+        Some(t) => Some(idem_server::telemetry::MetricsToken::new(t)),
+        None => None,
+    };
     let store = open_store(&args, clock.clone()).await?;
     store.set_quotas(args.tenant_limits.quotas());
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;
@@ -348,6 +389,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             dispatch_max_in_flight_per_org: args.tenant_limits.max_in_flight_per_org,
             connections: args.connections.limits(),
             request_timeout: args.request_timeout,
+            metrics: idem_server::telemetry::MetricsOptions {
+                labels: args.metrics_labels.into(),
+                token: metrics_token,
+                refresh: args.metrics_refresh,
+            },
             ..Options::default()
         },
     );

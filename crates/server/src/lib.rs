@@ -62,6 +62,9 @@ pub struct Options {
     pub connections: idem_edge::Limits,
     /// Longest a request may take before it is answered 503.
     pub request_timeout: Duration,
+    /// Who may scrape `/metrics`, which tenant names it shows, how often
+    /// it counts the tasks.
+    pub metrics: telemetry::MetricsOptions,
 }
 
 impl Default for Options {
@@ -85,6 +88,7 @@ impl Default for Options {
             max_attempts_kept: 100,
             connections: idem_edge::Limits::default(),
             request_timeout: Duration::from_secs(60),
+            metrics: Default::default(),
         }
     }
 }
@@ -99,6 +103,7 @@ pub struct App {
     /// Job change wake-ups; see [`scheduler::Handle`].
     pub scheduler: scheduler::Handle,
     auth: auth::AuthCache,
+    metrics: telemetry::Metrics,
 }
 
 impl App {
@@ -106,6 +111,7 @@ impl App {
         telemetry::handle();
         Arc::new(App {
             auth: auth::AuthCache::new(options.auth_cache_ttl),
+            metrics: telemetry::Metrics::new(&options.metrics),
             dispatch: dispatch::Handle::default(),
             scheduler: scheduler::Handle::default(),
             store,

@@ -88,7 +88,11 @@ impl From<tokio_postgres::Error> for Error {
             // intervention: a shutdown, or a backend terminated by an
             // administrator), the connection broke (class 08), or it is out
             // of resources (class 53): the store is unavailable, not wrong.
-            Some(db) if ["57", "08", "53"].iter().any(|c| db.code().code().starts_with(c)) => {
+            Some(db)
+                if ["57", "08", "53"]
+                    .iter()
+                    .any(|c| db.code().code().starts_with(c)) =>
+            {
                 Error::Unavailable(format!("{}: {}", db.code().code(), db.message()))
             }
             Some(db) => Error::Internal(format!("{}: {}", db.code().code(), db.message())),

@@ -204,4 +204,8 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// The number of tasks per organization, queue and state: one grouped
     /// read, for the queue depth metric.
     async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>>;
+
+    /// The names of every organization and queue; the metrics drop the
+    /// series of those that are gone.
+    async fn metric_scopes(&self) -> Result<MetricScopes>;
 }

@@ -350,6 +350,10 @@ macro_rules! store_operations {
                     self.read(async |c, _| tasks::counts_by_state(c).await)
                         .await
                 }
+
+                async fn metric_scopes(&self) -> Result<MetricScopes> {
+                    self.read(async |c, _| queues::metric_scopes(c).await).await
+                }
             }
 
             #[async_trait]

@@ -121,6 +121,15 @@ pub struct TaskCount {
     pub count: u64,
 }
 
+/// Every organization and queue that exists (job queues included): what
+/// the metrics keep series for, so that the series of a deleted one go.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetricScopes {
+    pub organizations: Vec<String>,
+    /// (organization, queue).
+    pub queues: Vec<(String, String)>,
+}
+
 /// Where a task is in its life, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

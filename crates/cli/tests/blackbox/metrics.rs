@@ -59,6 +59,15 @@ impl Scrape {
         Scrape(parse(&resp.text))
     }
 
+    /// Whether any sample carries label `key` (with `value`, if given).
+    fn has_label(&self, key: &str, value: Option<&str>) -> bool {
+        self.0.iter().any(|s| {
+            s.labels
+                .get(key)
+                .is_some_and(|v| value.is_none_or(|want| v == want))
+        })
+    }
+
     /// The sum of the samples of `name` carrying all of `labels`; 0 when
     /// none exists yet (a counter appears on its first increment).
     fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
@@ -180,14 +189,30 @@ async fn counters_move_by_the_activity(s: Server) {
     assert_eq!(d("idem_http_responses_total", &[("class", "4xx")]), 1.0);
 }
 
-idem_testkit::store_tests!(Server::start; counters_move_by_the_activity);
+/// A server whose series name organizations and queues.
+async fn labelled(kind: harness::Backend) -> Server {
+    Server::start_with(kind, &["--metrics-labels", "org-queue"]).await
+}
+
+idem_testkit::store_tests!(labelled; counters_move_by_the_activity);
 
 /// The gauges and the background work's counters: queue depth by state
 /// (cron runs under `~jobs`), scheduler lag and runs, sweeper deletions.
 async fn depth_scheduler_and_sweeper_metrics(kind: harness::Backend) {
     install_tls_provider();
     let target = Target::start().await;
-    let s = Server::start_with(kind, &["--sweep-interval", "200ms"]).await;
+    let s = Server::start_with(
+        kind,
+        &[
+            "--sweep-interval",
+            "200ms",
+            "--metrics-labels",
+            "org-queue",
+            "--metrics-refresh",
+            "0s",
+        ],
+    )
+    .await;
     let before = Scrape::take(&s).await;
 
     s.create_paused_queue("held").await;
@@ -299,4 +324,193 @@ async fn depth_scheduler_and_sweeper_metrics(kind: harness::Backend) {
 mod per_store {
     use super::*;
     idem_testkit::store_tests!(depth_scheduler_and_sweeper_metrics);
+}
+
+/// A paused queue named `name` holding one task per ID: tasks that stay
+/// pending, so the depth is known.
+async fn held(s: &Server, name: &str, ids: &[&str]) {
+    s.create_paused_queue(name).await;
+    for id in ids {
+        s.create_task(
+            name,
+            json!({"task_id": id, "target": {"url": "http://127.0.0.1:9/"}}),
+        )
+        .await;
+    }
+}
+
+/// By default a scrape names no organization and no queue: totals only.
+async fn no_tenant_names_without_the_label_flag(s: Server) {
+    held(&s, "secret-payroll", &["a", "b"]).await;
+    let resp = s.anonymous().get("/metrics").await;
+    resp.ok(200);
+    assert!(!resp.text.contains("secret-payroll"), "{}", resp.text);
+    assert!(!resp.text.contains("\"default\""), "{}", resp.text);
+    let scrape = Scrape(parse(&resp.text));
+    assert!(!scrape.has_label("org", None) && !scrape.has_label("queue", None));
+    assert_eq!(scrape.value("idem_tasks_created_total", &[]), 2.0);
+    assert_eq!(
+        scrape.value("idem_queue_tasks", &[("state", "pending")]),
+        2.0
+    );
+}
+
+/// `--metrics-labels org` names organizations, never queues.
+async fn org_labels_name_organizations_only(kind: harness::Backend) {
+    let s = Server::start_with(kind, &["--metrics-labels", "org"]).await;
+    held(&s, "secret-payroll", &["a"]).await;
+    let resp = s.anonymous().get("/metrics").await;
+    resp.ok(200);
+    assert!(!resp.text.contains("secret-payroll"), "{}", resp.text);
+    let scrape = Scrape(parse(&resp.text));
+    assert!(!scrape.has_label("queue", None));
+    assert_eq!(
+        scrape.value("idem_tasks_created_total", &[("org", "default")]),
+        1.0
+    );
+    assert_eq!(
+        scrape.value(
+            "idem_queue_tasks",
+            &[("org", "default"), ("state", "pending")]
+        ),
+        1.0
+    );
+}
+
+/// `--metrics-labels org-queue` names queues; once a queue is deleted,
+/// none of its series remains.
+async fn a_deleted_queues_series_disappear(kind: harness::Backend) {
+    let s = Server::start_with(
+        kind,
+        &["--metrics-labels", "org-queue", "--metrics-refresh", "0s"],
+    )
+    .await;
+    held(&s, "doomed", &["a", "b"]).await;
+    held(&s, "kept", &["a"]).await;
+    s.post(
+        "/v1/queues/doomed/tasks",
+        json!({"task_id": "a", "target": {"url": "http://127.0.0.1:9/"}}),
+    )
+    .await
+    .problem(409, "TASK_ALREADY_EXISTS");
+    let before = Scrape::take(&s).await;
+    let doomed = [("org", "default"), ("queue", "doomed")];
+    assert_eq!(before.value("idem_tasks_created_total", &doomed), 2.0);
+    assert_eq!(before.value("idem_tasks_deduplicated_total", &doomed), 1.0);
+    assert_eq!(
+        before.value(
+            "idem_queue_tasks",
+            &[("queue", "doomed"), ("state", "pending")]
+        ),
+        2.0
+    );
+
+    s.delete("/v1/queues/doomed").await.ok(204);
+    let after = Scrape::take(&s).await;
+    assert!(
+        !after.has_label("queue", Some("doomed")),
+        "series of the deleted queue remain: {:?}",
+        after
+            .0
+            .iter()
+            .filter(|x| x.labels.get("queue").is_some_and(|q| q == "doomed"))
+            .collect::<Vec<_>>()
+    );
+    let kept = [("org", "default"), ("queue", "kept")];
+    assert_eq!(after.value("idem_tasks_created_total", &kept), 1.0);
+    assert_eq!(
+        after.value(
+            "idem_queue_tasks",
+            &[("queue", "kept"), ("state", "pending")]
+        ),
+        1.0
+    );
+}
+
+/// With `--metrics-token`, `/metrics` answers only a scrape bearing it:
+/// neither an anonymous one, nor a wrong token, nor an API key.
+async fn a_metrics_token_guards_the_scrape(kind: harness::Backend) {
+    let s = Server::start_with(kind, &["--metrics-token", "scrape-s3cret"]).await;
+    let scrape = |auth: Option<String>| {
+        let mut req = s.anonymous().request(Method::GET, "/metrics");
+        if let Some(auth) = auth {
+            req = req.header("Authorization", &auth);
+        }
+        req.send()
+    };
+    let resp = scrape(None).await;
+    resp.problem(401, "UNAUTHENTICATED");
+    assert_eq!(
+        resp.header("www-authenticate"),
+        Some("Bearer realm=\"metrics\"")
+    );
+    assert!(!resp.text.contains("idem_"), "{}", resp.text);
+    for wrong in [
+        "Bearer scrape-s3cre".to_string(),
+        "Bearer scrape-s3cret-too".to_string(),
+        "Basic scrape-s3cret".to_string(),
+        format!("Bearer {}", s.admin_key),
+    ] {
+        scrape(Some(wrong.clone()))
+            .await
+            .problem(401, "UNAUTHENTICATED");
+    }
+    let resp = scrape(Some("Bearer scrape-s3cret".into())).await;
+    resp.ok(200);
+    assert!(resp.text.contains("idem_queue_tasks"), "{}", resp.text);
+    // The API itself is untouched by the metrics token.
+    s.get("/v1/queues").await.ok(200);
+}
+
+/// `IDEM_METRICS_TOKEN` sets the token as the flag does.
+async fn the_metrics_token_may_come_from_the_environment(kind: harness::Backend) {
+    let backing = harness::Backing::new(kind).await;
+    let args = backing.serve_args(&harness::fresh_key());
+    let envs = [("IDEM_METRICS_TOKEN".to_string(), "env-s3cret".to_string())];
+    let server = harness::Process::spawn(&args, &envs).await;
+    let anonymous = server.api(None);
+    anonymous
+        .get("/metrics")
+        .await
+        .problem(401, "UNAUTHENTICATED");
+    anonymous
+        .request(Method::GET, "/metrics")
+        .header("Authorization", "Bearer env-s3cret")
+        .send()
+        .await
+        .ok(200);
+}
+
+/// The depth gauge is counted at most once per `--metrics-refresh`: a
+/// scrape within it reports the same count, from the same instant, while
+/// the counters it carries are live.
+async fn scrapes_within_the_refresh_interval_reuse_one_count(kind: harness::Backend) {
+    let s = Server::start_with(kind, &["--metrics-refresh", "1h"]).await;
+    held(&s, "q", &["a"]).await;
+    let first = Scrape::take(&s).await;
+    held(&s, "r", &["b", "c"]).await;
+    let second = Scrape::take(&s).await;
+    let pending = [("state", "pending")];
+    assert_eq!(first.value("idem_queue_tasks", &pending), 1.0);
+    assert_eq!(second.value("idem_queue_tasks", &pending), 1.0);
+    let counted_at = |s: &Scrape| s.value("idem_queue_tasks_counted_at_seconds", &[]);
+    assert!(counted_at(&first) > 0.0);
+    assert_eq!(counted_at(&first), counted_at(&second));
+    assert_eq!(second.value("idem_tasks_created_total", &[]), 3.0);
+}
+
+mod tenancy {
+    use super::*;
+    idem_testkit::store_tests!(Server::start; no_tenant_names_without_the_label_flag);
+}
+
+mod exposure {
+    use super::*;
+    idem_testkit::store_tests!(
+        org_labels_name_organizations_only,
+        a_deleted_queues_series_disappear,
+        a_metrics_token_guards_the_scrape,
+        the_metrics_token_may_come_from_the_environment,
+        scrapes_within_the_refresh_interval_reuse_one_count,
+    );
 }

@@ -288,8 +288,13 @@ pub async fn create(
         .await;
     let task = match created {
         Err(idem_store::Error::TaskExists(existing)) => {
-            metrics::counter!("idem_tasks_deduplicated_total", "queue" => queue_name, "reason" => "task_id")
-                .increment(1);
+            app.metrics.count(
+                "idem_tasks_deduplicated_total",
+                &auth.caller.org,
+                &queue_name,
+                Some(("reason", "task_id")),
+                1,
+            );
             return Err(idem_store::Error::TaskExists(existing).into());
         }
         other => other?,
@@ -300,7 +305,13 @@ pub async fn create(
     if task.next_attempt_at <= app.clock.now() {
         app.dispatch.work_available();
     }
-    metrics::counter!("idem_tasks_created_total", "queue" => task.queue.clone()).increment(1);
+    app.metrics.count(
+        "idem_tasks_created_total",
+        &auth.caller.org,
+        &task.queue,
+        None,
+        1,
+    );
     let loc = location(&["queues", &task.queue, "tasks", &task.task_id]);
     let Some(wait) = wait else {
         return Ok(Created(loc, views::task(task, app.clock.now())).into_response());

@@ -57,11 +57,6 @@ impl Attempt {
             _ = abandon.wait_for(|a| *a) => client::Answer::failed(ABANDONED),
         };
         let duration = started.elapsed();
-        metrics::histogram!(
-            "idem_dispatch_duration_seconds",
-            "queue" => self.claimed.task.queue.clone()
-        )
-        .record(duration.as_secs_f64());
         tracing::debug!(
             status_code = answer.status_code,
             error = answer.error.as_deref(),

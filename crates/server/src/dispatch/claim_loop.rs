@@ -9,7 +9,7 @@ use idem_store::dispatch::{ClaimedBatch, DispatchClaim, FairShare};
 use idem_webhooks::SigningSecret;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tracing::Instrument;
@@ -88,12 +88,13 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
         } = batch;
         for f in recovered {
             tracing::info!(queue = %f.queue, task_id = %f.task_id, "recovered an expired lease");
-            metrics::counter!(
+            app.metrics.count(
                 "idem_dispatch_attempts_total",
-                "queue" => f.queue.clone(),
-                "outcome" => "lease_expired"
-            )
-            .increment(1);
+                &f.org,
+                &f.queue,
+                Some(("outcome", "lease_expired")),
+                1,
+            );
             app.dispatch.publish(f);
         }
         let claimed_all = tasks.len() == free;
@@ -117,17 +118,23 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             };
             let results = results_tx.clone();
             let abandon = abandon_rx.clone();
+            let app = app.clone();
             let span = attempt.span();
             attempts.spawn(
                 async move {
+                    let org = attempt.claimed.org.clone();
                     let queue = attempt.claimed.task.queue.clone();
                     let task_id = attempt.claimed.task.task_id.clone();
+                    let started = Instant::now();
                     let result = attempt.run(abandon).await;
+                    app.metrics
+                        .dispatch_duration(&org, &queue, started.elapsed());
                     // The slot frees before the result is written; the claim
                     // that could reuse it still waits for the store, which only
                     // counts the task as done once the completer commits.
                     drop((slot, org_slot));
                     let _ = results.send(Reported {
+                        org,
                         queue,
                         task_id,
                         result,

@@ -17,6 +17,7 @@ const COMPLETION_RETRIES: u32 = 6;
 
 /// An attempt's result with the names its metrics and logs need.
 pub(super) struct Reported {
+    pub(super) org: String,
     pub(super) queue: String,
     pub(super) task_id: String,
     pub(super) result: AttemptResult,
@@ -64,12 +65,13 @@ pub(super) async fn run(app: Arc<App>, mut results: mpsc::UnboundedReceiver<Repo
                 },
                 AttemptOutcome::Stale { .. } => "stale",
             };
-            metrics::counter!(
+            app.metrics.count(
                 "idem_dispatch_attempts_total",
-                "queue" => reported.queue.clone(),
-                "outcome" => outcome
-            )
-            .increment(1);
+                &reported.org,
+                &reported.queue,
+                Some(("outcome", outcome)),
+                1,
+            );
             match completion {
                 AttemptOutcome::Applied(f) => {
                     tracing::debug!(

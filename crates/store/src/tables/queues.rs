@@ -5,7 +5,7 @@ use super::{after, limit, not_found, tasks, within_quota};
 use crate::driver::{Conn, args};
 use crate::quotas::{Quota, Quotas};
 use crate::records::*;
-use crate::sql as rows;
+use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
 
@@ -67,6 +67,20 @@ pub(crate) async fn list<C: Conn>(c: &C, org: &str, page: &PageRequest) -> Resul
         })
         .await?;
     Ok(Page::from_rows(items, page.limit, |q| q.name.clone()))
+}
+
+/// Every organization and every queue, the job queues included.
+pub(crate) async fn metric_scopes<C: Conn>(c: &C) -> Result<MetricScopes> {
+    Ok(MetricScopes {
+        organizations: c
+            .query("SELECT name FROM organizations", &[], |r| r.text(0))
+            .await?,
+        queues: c
+            .query("SELECT org, name FROM queues", &[], |r| {
+                Ok((r.text(0)?, r.text(1)?))
+            })
+            .await?,
+    })
 }
 
 /// Applies `patch` to the configuration as it is under the lock.
