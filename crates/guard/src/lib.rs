@@ -106,4 +106,5 @@ pub use signature::{
 pub use store::{
     Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GuardStore, HandlerOutcome, MemoryStore,
     PostgresStore, RecordView, RedisStore, RunState, SqliteStore, StoreError, Swept, open_store,
+    open_store_with,
 };

@@ -624,8 +624,12 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
     if n == 0 {
         return Err(not_found("job", name));
     }
-    tasks::lock_for_delete(c, "org = $1 AND queue = '~jobs' AND job = $2", &args![org, name])
-        .await?;
+    tasks::lock_for_delete(
+        c,
+        "org = $1 AND queue = '~jobs' AND job = $2",
+        &args![org, name],
+    )
+    .await?;
     c.execute(SQL_DELETE_RUN_ATTEMPTS, &args![org, name])
         .await?;
     c.execute(SQL_DELETE_RUNS, &args![org, name]).await?;
