@@ -216,7 +216,7 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     match api {
         Error::InvalidUrl { .. } | Error::InvalidRequest(_) => 2,
         Error::Transport { .. } => 7,
-        Error::Build(_) => 1,
+        Error::Build(_) | Error::CaFile { .. } => 1,
         _ => match api.status() {
             Some(400 | 413 | 415 | 422) => 3,
             Some(404 | 410) => 4,

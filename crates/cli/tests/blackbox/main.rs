@@ -29,4 +29,5 @@ mod scheduler_nodes;
 mod startup;
 mod tasks;
 mod tenancy;
+mod tls;
 mod wait;
