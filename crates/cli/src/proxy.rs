@@ -20,10 +20,15 @@ pub struct ProxyArgs {
     /// Base URL requests are forwarded to (the request path is appended).
     #[arg(long, env = "IDEM_UPSTREAM", value_parser = parse_upstream)]
     upstream: Url,
-    /// Where claims are kept: `memory`, `sqlite://PATH`, `postgres://…` or
-    /// `redis://…`.
+    /// Where claims are kept: `memory`, `sqlite://PATH`, `postgres://…`
+    /// (TLS per its `sslmode` and `sslrootcert`, as in libpq), `redis://…`
+    /// or `rediss://…` (TLS).
     #[arg(long, env = "IDEM_STORE", hide_env_values = true)]
     store: String,
+    /// For a `rediss://` store: a PEM file of the CA certificates its
+    /// server's certificate must chain to, instead of the system's.
+    #[arg(long, env = "IDEM_REDIS_CA_FILE", value_name = "PATH")]
+    redis_ca_file: Option<std::path::PathBuf>,
     /// Makes a valid Standard Webhooks signature by this secret
     /// (`whsec_…`) mandatory; repeatable, any one verifies. In the
     /// environment, comma-separated.
@@ -154,9 +159,10 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
         acquire_timeout: args.database.database_acquire_timeout,
         statement_timeout: args.database.database_statement_timeout,
     };
-    config.store = idem_guard::open_store_with(&args.store, postgres)
-        .await
-        .context("opening the guard store")?;
+    config.store =
+        idem_guard::open_store_with(&args.store, postgres, args.redis_ca_file.as_deref())
+            .await
+            .context("opening the guard store")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;

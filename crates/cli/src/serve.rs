@@ -22,7 +22,10 @@ pub struct ServeArgs {
     /// Folder of the embedded SQLite store (used unless --database-url is given).
     #[arg(long, env = "IDEM_DATA_DIR", default_value = "./idem-data")]
     data_dir: PathBuf,
-    /// PostgreSQL URL (`postgres://…`): the store for several nodes.
+    /// PostgreSQL URL (`postgres://…`): the store for several nodes. TLS as
+    /// in libpq: `?sslmode=` `disable`, `prefer` (default), `require`,
+    /// `verify-ca` or `verify-full`, and `sslrootcert=PATH`, a PEM file of
+    /// the CA certificates to trust instead of the system's.
     #[arg(long, env = "IDEM_DATABASE_URL")]
     database_url: Option<String>,
     /// Most PostgreSQL connections this node holds.

@@ -63,7 +63,7 @@ pub enum Error {
     /// timed out, on every attempt the retry policy allowed. A write may
     /// still have taken effect; calling again with the same idempotency key
     /// is safe.
-    #[error("no answer after {attempts} attempt(s): {source}")]
+    #[error("no answer after {attempts} attempt(s): {}", with_causes(.source))]
     Transport {
         /// The last attempt's error.
         #[source]
@@ -82,8 +82,8 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
-    /// The base URL cannot be used, such as an `https://` URL: this client
-    /// is built without TLS.
+    /// The base URL cannot be used: not `http://` or `https://`, no host,
+    /// or a query.
     #[error("invalid base URL {url:?}: {reason}")]
     InvalidUrl {
         /// The URL as given.
@@ -96,9 +96,46 @@ pub enum Error {
     /// was sent.
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// The CA file given to [`crate::ClientBuilder::ca_file`] cannot be
+    /// read or holds no certificate.
+    #[error("CA file {path:?}: {reason}")]
+    CaFile {
+        /// The file as given.
+        path: std::path::PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
     /// The HTTP client could not be created.
     #[error("building the HTTP client: {0}")]
     Build(#[source] reqwest::Error),
+}
+
+/// The error with its causes: reqwest's own message ("error sending
+/// request") does not say whether the connection was refused or the
+/// server's certificate was.
+fn with_causes(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    for cause in causes(e).skip(1) {
+        let cause = cause.to_string();
+        if !text.ends_with(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+/// `e` and its causes, looking inside `io::Error`s, whose `source` skips
+/// the error they wrap (where a TLS failure is).
+pub(crate) fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |e| match e.downcast_ref::<std::io::Error>() {
+        Some(io) => io
+            .get_ref()
+            .map(|inner| inner as &(dyn std::error::Error + 'static)),
+        None => e.source(),
+    })
 }
 
 fn request_suffix(id: &Option<String>) -> String {

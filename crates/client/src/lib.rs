@@ -78,16 +78,11 @@
 //!
 //! # Transport
 //!
-//! The client speaks plain HTTP; it is built without TLS, and an `https://`
-//! base URL is refused by [`ClientBuilder::build`] with
-//! [`Error::InvalidUrl`]. Put Idem and its clients on a private network, or
-//! behind a TLS-terminating proxy that the client reaches over HTTP.
-//!
-//! reqwest's features are unified across a build: if another crate in yours
-//! enables its `rustls-no-provider` feature, reqwest panics when any client
-//! is built before a rustls `CryptoProvider` is installed for the process.
-//! Install one first (the `idem` binary does:
-//! `rustls::crypto::ring::default_provider().install_default()`).
+//! The base URL is `http://` or `https://`. Over https the server's
+//! certificate is checked against the system's trust store, plus the CA
+//! certificates of [`ClientBuilder::ca_file`] (a private CA, say). TLS is
+//! rustls with the ring provider, installed as the process-wide default
+//! when none is installed yet.
 //!
 //! # Layout
 //!

@@ -83,9 +83,12 @@ impl RetryPolicy {
 }
 
 /// Whether a transport error may be retried: the request may not have
-/// reached the server, or its answer was lost on the way back.
+/// reached the server, or its answer was lost on the way back. A TLS
+/// failure (a certificate no trusted CA signed, say) will not pass on
+/// another attempt.
 pub(crate) fn transient_transport(e: &reqwest::Error) -> bool {
-    e.is_timeout() || e.is_connect() || e.is_request() || e.is_body()
+    let tls = crate::error::causes(e).any(|c| c.is::<rustls::Error>());
+    !tls && (e.is_timeout() || e.is_connect() || e.is_request() || e.is_body())
 }
 
 /// Whether an answer with this status (and problem code, if any) may be

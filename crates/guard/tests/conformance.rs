@@ -1,6 +1,6 @@
 //! One conformance suite, run against every store: memory and SQLite on an
 //! injected clock, PostgreSQL and Redis on their server clocks (with short
-//! leases and real waits).
+//! leases and real waits), and Redis once more over TLS (`rediss://`).
 
 mod common;
 
@@ -336,7 +336,8 @@ idem_testkit::backend_tests! {
     memory: Harness::memory().await,
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await,
-    redis: Harness::redis().await;
+    redis: Harness::redis().await,
+    rediss: Harness::rediss().await;
     concurrent_claims_have_one_winner,
     stale_attempt_cannot_finish_or_delete_newer_claim,
     live_lease_blocks_and_expired_lease_can_be_reclaimed,

@@ -96,13 +96,14 @@ impl From<tokio_postgres::Error> for Error {
                 Error::Unavailable(format!("{}: {}", db.code().code(), db.message()))
             }
             Some(db) => Error::Internal(format!("{}: {}", db.code().code(), db.message())),
-            None => Error::Unavailable(e.to_string()),
+            // With its causes: a refused certificate is two causes down.
+            None => Error::Unavailable(idem_postgres_tls::describe(&e)),
         }
     }
 }
 
 impl From<deadpool_postgres::PoolError> for Error {
     fn from(e: deadpool_postgres::PoolError) -> Self {
-        Error::Unavailable(e.to_string())
+        Error::Unavailable(idem_postgres_tls::describe(&e))
     }
 }

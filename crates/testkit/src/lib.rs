@@ -4,9 +4,13 @@
 //!   on the server [`DATABASE_URL_VAR`] names and dropped with the handle, so
 //!   that tests run in parallel and never see each other's data.
 //! - [`redis_url`]: the Redis server the tests use ([`REDIS_URL_VAR`]).
+//! - [`tls`]: a test certificate authority and private PostgreSQL, Redis
+//!   and HTTPS servers presenting its certificate.
 //! - [`Backend`] and the macros [`backend_tests!`] and [`store_tests!`]: one
 //!   test body, run once per backend, each run a test of its own named
 //!   `<backend>::<test>`.
+
+pub mod tls;
 
 use std::time::Duration;
 use tokio_postgres::NoTls;

@@ -41,6 +41,10 @@ pub struct ApiArgs {
     /// API key (`idem_…`).
     #[arg(long, env = "IDEM_API_KEY", hide_env_values = true, global = true)]
     pub api_key: Option<String>,
+    /// For an `https://` URL: a PEM file of CA certificates to trust beside
+    /// the system's (a private CA that signed the server's certificate).
+    #[arg(long, env = "IDEM_CA_FILE", value_name = "PATH", global = true)]
+    pub ca_file: Option<std::path::PathBuf>,
     /// Print the API's JSON instead of a table.
     #[arg(long, global = true)]
     pub json: bool,
@@ -58,6 +62,9 @@ impl Context {
             .user_agent(format!("idem-cli/{}", env!("CARGO_PKG_VERSION")));
         if let Some(key) = &api.api_key {
             builder = builder.api_key(key.clone());
+        }
+        if let Some(path) = &api.ca_file {
+            builder = builder.ca_file(path);
         }
         Ok(Context {
             client: builder.build()?,
@@ -209,7 +216,7 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     match api {
         Error::InvalidUrl { .. } | Error::InvalidRequest(_) => 2,
         Error::Transport { .. } => 7,
-        Error::Build(_) => 1,
+        Error::Build(_) | Error::CaFile { .. } => 1,
         _ => match api.status() {
             Some(400 | 413 | 415 | 422) => 3,
             Some(404 | 410) => 4,

@@ -215,7 +215,7 @@ async fn url_and_key_come_from_flags_or_the_environment() {
     assert!(out.stderr.contains("attempt"), "{}", out.stderr);
 
     let mut cmd = command();
-    cmd.env("IDEM_URL", "https://idem.example")
+    cmd.env("IDEM_URL", "ftp://idem.example")
         .args(["queue", "ls"]);
     Out::of(cmd).await.fails(2, "invalid base URL");
 }

@@ -333,6 +333,6 @@ async fn problems_carry_the_servers_document() {
         (Some(401), Some("UNAUTHENTICATED"))
     );
 
-    let err = Client::new(server.base().replace("http://", "https://"), "k").unwrap_err();
+    let err = Client::new(server.base().replace("http://", "ftp://"), "k").unwrap_err();
     assert!(matches!(err, Error::InvalidUrl { .. }), "{err}");
 }

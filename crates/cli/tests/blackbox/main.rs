@@ -34,4 +34,5 @@ mod target_policy;
 mod tasks;
 mod tenancy;
 mod tenants;
+mod tls;
 mod wait;

@@ -153,11 +153,12 @@ pub enum StoreError {
     /// SQLite failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// PostgreSQL failed.
-    #[error("postgres: {0}")]
+    /// PostgreSQL failed. The message carries the causes: a refused
+    /// certificate is two of them down.
+    #[error("postgres: {}", idem_postgres_tls::describe(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// No PostgreSQL connection could be had from the pool.
-    #[error("postgres pool: {0}")]
+    #[error("postgres pool: {}", idem_postgres_tls::describe(.0))]
     Pool(#[from] deadpool_postgres::PoolError),
     /// The PostgreSQL pool could not be built.
     #[error("postgres pool setup: {0}")]
@@ -173,9 +174,12 @@ pub enum StoreError {
     Corrupt(String),
     /// The store URL names no supported store.
     #[error(
-        "unsupported store URL {0:?}: expected memory, sqlite://PATH, postgres://… or redis://…"
+        "unsupported store URL {0:?}: expected memory, sqlite://PATH, postgres://…, redis://… or rediss://…"
     )]
     UnsupportedUrl(String),
+    /// The store URL, or the TLS settings beside it, cannot be used.
+    #[error("invalid store URL: {0}")]
+    InvalidUrl(String),
 }
 
 /// An atomic claim store. All four implementations pass one conformance
@@ -206,16 +210,35 @@ pub trait GuardStore: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// Opens the store a URL names: `memory`, `sqlite://PATH`,
-/// `postgres://…` (or `postgresql://…`), `redis://…`. Schemas are created.
+/// `postgres://…` (or `postgresql://…`), `redis://…` or `rediss://…` (TLS,
+/// trusting the system's roots). Schemas are created.
 pub async fn open_store(url: &str) -> Result<Arc<dyn GuardStore>, StoreError> {
-    open_store_with(url, PostgresLimits::default()).await
+    open_store_with(url, PostgresLimits::default(), None).await
 }
 
-/// [`open_store`], with the limits a PostgreSQL store is opened with.
+/// [`open_store`], with the limits a PostgreSQL store is opened with, and
+/// `redis_ca_file`: a PEM file of the CA certificates a `rediss://`
+/// server's certificate must chain to, instead of the system's. PostgreSQL
+/// takes its CA file from the URL (`sslrootcert`).
 pub async fn open_store_with(
     url: &str,
     postgres: PostgresLimits,
+    redis_ca_file: Option<&std::path::Path>,
 ) -> Result<Arc<dyn GuardStore>, StoreError> {
+    if let Some(path) = redis_ca_file {
+        if !url.starts_with("rediss://") {
+            return Err(StoreError::InvalidUrl(format!(
+                "a Redis CA file ({}) applies to a rediss:// store only",
+                path.display()
+            )));
+        }
+        let pem = std::fs::read(path).map_err(|e| {
+            StoreError::InvalidUrl(format!("Redis CA file {}: {e}", path.display()))
+        })?;
+        return Ok(Arc::new(
+            RedisStore::connect_tls(url, "idem:guard:", Some(pem)).await?,
+        ));
+    }
     if url == "memory" || url == "memory://" {
         return Ok(Arc::new(MemoryStore::new()));
     }
@@ -228,7 +251,7 @@ pub async fn open_store_with(
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(PostgresStore::connect_with(url, postgres).await?));
     }
-    if url.starts_with("redis://") {
+    if url.starts_with("redis://") || url.starts_with("rediss://") {
         return Ok(Arc::new(RedisStore::connect(url, "idem:guard:").await?));
     }
     Err(StoreError::UnsupportedUrl(url.to_owned()))

@@ -1,11 +1,11 @@
 //! PostgreSQL, for several nodes sharing one store. "Now" is the database's
 //! `clock_timestamp()`, so nodes with skewed clocks still agree on leases.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use idem_postgres_tls::MakeRustlsConnect;
 use tokio_postgres::NoTls;
 use uuid::Uuid;
 
@@ -152,29 +152,53 @@ impl Default for PostgresLimits {
 
 impl PostgresStore {
     /// Connects with a `postgres://` URL (or key=value string) and creates
-    /// the schema.
+    /// the schema. The URL's `sslmode` (`disable`, `prefer` (the default),
+    /// `require`, `verify-ca`, `verify-full`) and `sslrootcert` (a PEM file
+    /// of trusted CA certificates, else the system's) work as in libpq.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let config = tokio_postgres::Config::from_str(url)?;
-        Self::from_config(config).await
+        let (config, tls) = idem_postgres_tls::connect_params(url)
+            .map_err(|e| StoreError::InvalidUrl(e.to_string()))?;
+        Self::from_config_with_tls(config, tls).await
     }
 
-    /// Connects with a parsed configuration and creates the schema.
-    pub async fn from_config(config: tokio_postgres::Config) -> Result<Self, StoreError> {
-        Self::from_config_with(config, PostgresLimits::default()).await
-    }
-
-    /// Connects with a `postgres://` URL and the given limits.
+    /// Connects with a `postgres://` URL (TLS as [`PostgresStore::connect`])
+    /// and the given limits.
     pub async fn connect_with(url: &str, limits: PostgresLimits) -> Result<Self, StoreError> {
-        let config = tokio_postgres::Config::from_str(url)?;
-        Self::from_config_with(config, limits).await
+        let (config, tls) = idem_postgres_tls::connect_params(url)
+            .map_err(|e| StoreError::InvalidUrl(e.to_string()))?;
+        Self::with_manager(config, tls, limits).await
     }
 
-    /// Connects with a parsed configuration and the given limits, and
-    /// creates the schema.
-    pub async fn from_config_with(
-        mut config: tokio_postgres::Config,
-        limits: PostgresLimits,
+    /// Connects with a parsed configuration, without TLS, and creates the
+    /// schema.
+    pub async fn from_config(config: tokio_postgres::Config) -> Result<Self, StoreError> {
+        Self::with_manager(config, NoTls, PostgresLimits::default()).await
+    }
+
+    /// Connects with a parsed configuration and a TLS connector (see
+    /// `idem_postgres_tls::connect_params`), and creates the schema.
+    pub async fn from_config_with_tls(
+        config: tokio_postgres::Config,
+        tls: MakeRustlsConnect,
     ) -> Result<Self, StoreError> {
+        Self::with_manager(config, tls, PostgresLimits::default()).await
+    }
+
+    async fn with_manager<T>(
+        mut config: tokio_postgres::Config,
+        tls: T,
+        limits: PostgresLimits,
+    ) -> Result<Self, StoreError>
+    where
+        T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>
+            + Clone
+            + Sync
+            + Send
+            + 'static,
+        T::Stream: Sync + Send,
+        T::TlsConnect: Sync + Send,
+        <T::TlsConnect as tokio_postgres::tls::TlsConnect<tokio_postgres::Socket>>::Future: Send,
+    {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
@@ -189,7 +213,7 @@ impl PostgresStore {
         config.options(&options);
         let manager = Manager::from_config(
             config,
-            NoTls,
+            tls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },

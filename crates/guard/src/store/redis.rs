@@ -127,11 +127,39 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Connects to `redis://…` and keeps every key under `prefix`.
+    /// Connects to `redis://…` (or `rediss://…`, TLS checked against the
+    /// system's trust store) and keeps every key under `prefix`.
     ///
     /// The scripts are loaded at once, which doubles as a connectivity check.
     pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url)?;
+        Self::connect_tls(url, prefix, None).await
+    }
+
+    /// [`RedisStore::connect`], where `root_ca_pem`, if given, holds the
+    /// PEM certificates a `rediss://` server's certificate must chain to,
+    /// instead of the system's.
+    pub async fn connect_tls(
+        url: &str,
+        prefix: &str,
+        root_ca_pem: Option<Vec<u8>>,
+    ) -> Result<Self, StoreError> {
+        if url.starts_with("rediss://") {
+            // The redis crate builds its TLS configuration with the
+            // process-wide rustls provider, and panics without one.
+            if rustls::crypto::CryptoProvider::get_default().is_none() {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+            }
+        }
+        let client = match root_ca_pem {
+            Some(root_cert) => redis::Client::build_with_tls(
+                url,
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(root_cert),
+                },
+            )?,
+            None => redis::Client::open(url)?,
+        };
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(5)))
             .set_response_timeout(Some(Duration::from_secs(10)))

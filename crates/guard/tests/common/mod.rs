@@ -64,12 +64,14 @@ enum Teardown {
     // Drops its database itself.
     Postgres(TestDatabase),
     Redis(String),
+    // Servers of the test's own, stopped on drop.
+    TlsRedis(Box<(idem_testkit::tls::TlsRedis, idem_testkit::tls::TestCa)>),
 }
 
 impl Drop for Teardown {
     fn drop(&mut self) {
         match self {
-            Teardown::Nothing | Teardown::Postgres(_) => {}
+            Teardown::Nothing | Teardown::Postgres(_) | Teardown::TlsRedis(_) => {}
             Teardown::Sqlite(path) => remove_sqlite(path),
             Teardown::Redis(prefix) => redis_cleanup(prefix),
         }
@@ -167,6 +169,25 @@ impl Harness {
             store: Arc::new(store),
             clock: None,
             teardown: Teardown::Redis(prefix),
+        }
+    }
+
+    /// Redis over TLS (`rediss://`): a server of the test's own whose
+    /// certificate a test CA signed, trusted through the Redis CA file.
+    pub async fn rediss() -> Self {
+        let ca = idem_testkit::tls::TestCa::new();
+        let server = idem_testkit::tls::TlsRedis::start(&ca);
+        let store = idem_guard::open_store_with(
+            &server.url(),
+            idem_guard::PostgresLimits::default(),
+            Some(&ca.ca_file),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("Redis over TLS at {}: {e}", server.url()));
+        Self {
+            store,
+            clock: None,
+            teardown: Teardown::TlsRedis(Box::new((server, ca))),
         }
     }
 

@@ -7,14 +7,13 @@
 //! midpoint bounds the error by half that round trip — and keeps measuring,
 //! so a node whose clock drifts or steps still reads the database's time.
 
-use crate::{Error, Result};
+use crate::Result;
 use idem_core::Clock;
+use idem_postgres_tls::MakeRustlsConnect;
 use jiff::{SignedDuration, Timestamp};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
-use tokio_postgres::NoTls;
 
 /// How often the offset is measured again.
 const RECALIBRATE_EVERY: Duration = Duration::from_secs(30);
@@ -40,9 +39,8 @@ impl DatabaseClock {
     /// Measures the offset to the database at `url` and keeps it current in
     /// the background for as long as the clock is in use.
     pub async fn start(url: &str) -> Result<Arc<DatabaseClock>> {
-        let config = tokio_postgres::Config::from_str(url)
-            .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))?;
-        let offset = measure(&config).await?;
+        let (config, tls) = super::connect_params(url)?;
+        let offset = measure(&config, &tls).await?;
         let clock = Arc::new(DatabaseClock {
             offset_us: AtomicI64::new(offset),
         });
@@ -51,7 +49,7 @@ impl DatabaseClock {
             loop {
                 tokio::time::sleep(RECALIBRATE_EVERY).await;
                 let Some(clock) = weak.upgrade() else { return };
-                match measure(&config).await {
+                match measure(&config, &tls).await {
                     Ok(offset) => clock.offset_us.store(offset, Ordering::Relaxed),
                     Err(e) => tracing::warn!(error = %e, "measuring the database clock"),
                 }
@@ -66,8 +64,8 @@ impl DatabaseClock {
     }
 }
 
-async fn measure(config: &tokio_postgres::Config) -> Result<i64> {
-    let (client, connection) = config.connect(NoTls).await?;
+async fn measure(config: &tokio_postgres::Config, tls: &MakeRustlsConnect) -> Result<i64> {
+    let (client, connection) = config.connect(tls.clone()).await?;
     let driver = tokio::spawn(connection);
     let stmt = client
         .prepare("SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint")
@@ -91,6 +89,8 @@ async fn measure(config: &tokio_postgres::Config) -> Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::str::FromStr;
+    use tokio_postgres::NoTls;
 
     #[tokio::test]
     async fn agrees_with_the_database_within_a_few_milliseconds() {

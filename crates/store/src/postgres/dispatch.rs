@@ -21,11 +21,12 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use futures_util::StreamExt;
 use futures_util::future::{try_join, try_join_all};
+use idem_postgres_tls::MakeRustlsConnect;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio_postgres::AsyncMessage;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, NoTls};
 
 #[async_trait]
 impl DispatchStore for PostgresStore {
@@ -90,17 +91,21 @@ impl DispatchStore for PostgresStore {
     async fn dispatch_listen(&self) -> Result<Option<mpsc::Receiver<DispatchSignal>>> {
         let (tx, rx) = mpsc::channel(4096);
         let config = self.listen_config.clone();
-        tokio::spawn(listen(config, tx));
+        tokio::spawn(listen(config, self.tls.clone(), tx));
         Ok(Some(rx))
     }
 }
 
 /// Keeps a dedicated connection LISTENing until the receiver goes away,
 /// reconnecting after failures.
-async fn listen(config: tokio_postgres::Config, signals: mpsc::Sender<DispatchSignal>) {
+async fn listen(
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    signals: mpsc::Sender<DispatchSignal>,
+) {
     const RECONNECT_DELAY: Duration = Duration::from_secs(1);
     while !signals.is_closed() {
-        match config.connect(NoTls).await {
+        match config.connect(tls.clone()).await {
             Ok((client, mut connection)) => {
                 let forward = signals.clone();
                 // The connection delivers notifications only while polled,

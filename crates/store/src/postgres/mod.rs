@@ -26,9 +26,8 @@ use deadpool_postgres::{
 };
 use idem_core::Clock;
 use idem_core::clock::to_micros;
-use std::str::FromStr;
+use idem_postgres_tls::MakeRustlsConnect;
 use std::sync::{Arc, Mutex};
-use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
 const SCHEMA: &str = include_str!("schema.sql");
@@ -51,6 +50,8 @@ pub struct PostgresStore {
     clock: Arc<dyn Clock>,
     /// For the dedicated connection that LISTENs for dispatch wake-ups.
     listen_config: tokio_postgres::Config,
+    /// The TLS the URL's `sslmode` and `sslrootcert` ask for.
+    tls: MakeRustlsConnect,
     /// Queue configurations recently read, for the one-statement create.
     queue_configs: Arc<Mutex<tasks::QueueConfigCache>>,
     /// Group commit for creates without an Idempotency-Key.
@@ -87,10 +88,15 @@ impl Default for PoolOptions {
     }
 }
 
-fn pool(config: tokio_postgres::Config, max_size: usize, options: &PoolOptions) -> Result<Pool> {
+fn pool(
+    config: tokio_postgres::Config,
+    tls: &MakeRustlsConnect,
+    max_size: usize,
+    options: &PoolOptions,
+) -> Result<Pool> {
     let manager = Manager::from_config(
         config,
-        NoTls,
+        tls.clone(),
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -115,9 +121,16 @@ fn with_options(config: &tokio_postgres::Config, extra: &str) -> tokio_postgres:
     config
 }
 
+/// The configuration and TLS connector of a database URL.
+pub(crate) fn connect_params(url: &str) -> Result<(tokio_postgres::Config, MakeRustlsConnect)> {
+    idem_postgres_tls::connect_params(url)
+        .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))
+}
+
 impl PostgresStore {
-    /// Connects to `url` (`postgres://…`), with at most `max_connections`
-    /// pooled connections, and brings the schema up to date.
+    /// Connects to `url` (`postgres://…`, with libpq's `sslmode` and
+    /// `sslrootcert`), with at most `max_connections` pooled connections,
+    /// and brings the schema up to date.
     pub async fn open(url: &str, max_connections: usize, clock: Arc<dyn Clock>) -> Result<Self> {
         let options = PoolOptions {
             max_connections,
@@ -133,8 +146,7 @@ impl PostgresStore {
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
         let max_connections = pool_options.max_connections;
-        let config = tokio_postgres::Config::from_str(url)
-            .map_err(|e| Error::Unavailable(format!("invalid database URL: {e}")))?;
+        let (config, tls) = connect_params(url)?;
         let listen_config = config.clone();
         let config = with_options(
             &config,
@@ -149,7 +161,12 @@ impl PostgresStore {
             None => "-c synchronous_commit=off".to_string(),
         };
         lock_config.options(&options);
-        let lock_pool = pool(lock_config, max_connections.clamp(1, 8), &pool_options)?;
+        let lock_pool = pool(
+            lock_config,
+            &tls,
+            max_connections.clamp(1, 8),
+            &pool_options,
+        )?;
         // The batchers' statements look rows up by primary key, one key at a
         // time, whatever their arrays hold: one plan serves every batch
         // (rather than a custom plan, planned anew for each), and it must
@@ -161,13 +178,14 @@ impl PostgresStore {
             None => batch_options.to_string(),
         };
         batch_config.options(&options);
-        let batch_pool = pool(batch_config, batch::BATCHERS, &pool_options)?;
-        let pool = pool(config, max_connections, &pool_options)?;
+        let batch_pool = pool(batch_config, &tls, batch::BATCHERS, &pool_options)?;
+        let pool = pool(config, &tls, max_connections, &pool_options)?;
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
             pool,
             clock,
             listen_config,
+            tls,
             queue_configs: Arc::default(),
             lock_pool,
             quotas: Arc::default(),
