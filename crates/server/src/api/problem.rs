@@ -87,9 +87,9 @@ impl Problem {
         p
     }
 
-    /// 500. The cause goes to the log, under the request's ID, and never to
-    /// the client: it may hold what the store or a library said about
-    /// someone else's data.
+    /// A fault of the server's own. Its cause goes to the log, under the
+    /// request's ID, and never to the client: it may hold what the store or
+    /// a library said about someone else's data.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");
         Self::new(ProblemCode::Internal, INTERNAL_DETAIL)
