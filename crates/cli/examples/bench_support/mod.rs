@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The API key the benchmarked server is bootstrapped with.
-pub const KEY: &str = "idem_bench_key";
+pub const KEY: &str = "idem_bench_key_0123456789abcdefghijklmnop";
 
 /// Positional argument `n`, or `default`.
 pub fn arg(n: usize, default: &str) -> String {
