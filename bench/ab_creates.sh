@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
-# Two builds of `idem` side by side: 1-client SQLite task creates (10,000,
-# one in four a duplicate ID), a fresh server for each run, the builds
-# alternating for three rounds so that the machine's drift falls on both.
-# Usage: bench/ab_creates.sh BEFORE_RELEASE_DIR AFTER_RELEASE_DIR
-#   (each a target/release folder holding `idem` and `idem-bench`)
+# Two builds of `idem` side by side: task creates (10,000, one in four a
+# duplicate ID) from CONCURRENCY clients on STORE (`sqlite` or `postgres`), a
+# fresh server and store for each run, the builds alternating for three
+# rounds so that the machine's drift falls on both.
+# Usage: bench/ab_creates.sh BEFORE_DIR AFTER_DIR [CONCURRENCY] [STORE]
+#   (each dir holding `idem` and `idem-bench`; CONCURRENCY defaults to 1,
+#   STORE to sqlite; PostgreSQL from IDEM_BENCH_DATABASE_URL, default
+#   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
 set -euo pipefail
 before=$1 after=$2
+concurrency=${3:-1}
+store=${4:-sqlite}
+admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 key="ab-admin-key-0123456789-abcdefghijklmnop"
 one() { # label release-dir
-  local work addr pid
+  local work addr pid flags db=""
   work=$(mktemp -d)
-  "$2/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" --data-dir "$work/data" >"$work/out" 2>"$work/err" &
+  if [ "$store" = postgres ]; then
+    db="idem_ab_$$_$RANDOM"
+    psql -q "$admin_url" -c "CREATE DATABASE $db"
+    flags=(--database-url "${admin_url%/*}/$db${IDEM_BENCH_PG_PARAMS:-}")
+  else
+    flags=(--data-dir "$work/data")
+  fi
+  "$2/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" "${flags[@]}" >"$work/out" 2>"$work/err" &
   pid=$!
   for _ in $(seq 1 100); do
     if addr=$(grep -o 'http://[^ ]*' "$work/out" 2>/dev/null); then break; fi
     sleep 0.1
   done
-  printf '%-7s ' "$1"
-  "$2/idem-bench" creates --addr "${addr#http://}" --key "$key" --total 10000 --concurrency 1 --prefix ab
+  printf '%-7s %-9s ' "$1" "$store"
+  "$2/idem-bench" creates --addr "${addr#http://}" --key "$key" --total 10000 --concurrency "$concurrency" --prefix ab
   kill "$pid"
   wait "$pid" 2>/dev/null || true
+  if [ -n "$db" ]; then psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; fi
   rm -rf "$work"
 }
 for _ in 1 2 3; do

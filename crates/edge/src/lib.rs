@@ -101,13 +101,21 @@ pub async fn serve(
                 )
                 .into_owned(),
         );
+        // The timeouts are watched by a task of their own: polled beside the
+        // connection, their wait would be polled again on every read and
+        // write of it.
+        let (expired_tx, expired_rx) = tokio::sync::oneshot::channel();
+        let watcher = tokio::spawn(async move {
+            let _ = expired_tx.send(activity.expired().await);
+        });
         tokio::spawn(async move {
             tokio::select! {
                 served = conn => if let Err(e) = served {
                     tracing::debug!(error = %e, "connection ended with an error");
                 },
-                why = activity.expired() => tracing::debug!("closing a connection: {why}"),
+                Ok(why) = expired_rx => tracing::debug!("closing a connection: {why}"),
             }
+            watcher.abort();
             drop(permit);
         });
     }
@@ -146,6 +154,11 @@ struct State {
     /// When the first byte after `idle_since` arrived: the start of the next
     /// request's headers.
     head_started: Option<Instant>,
+    /// The deadline the waiter in [`Activity::expired`] sleeps until;
+    /// `None` while it waits for a change. Only a deadline earlier than
+    /// this one needs to wake it: a later one is found when it wakes, so a
+    /// busy keep-alive connection costs no wake-up per request.
+    armed: Option<Instant>,
 }
 
 impl State {
@@ -176,6 +189,7 @@ impl Activity {
                 open: 0,
                 idle_since: now,
                 head_started: None,
+                armed: None,
             }),
             changed: Notify::new(),
         }
@@ -189,8 +203,21 @@ impl Activity {
         let mut s = self.state();
         if s.open == 0 && s.head_started.is_none() {
             s.head_started = Some(Instant::now());
-            drop(s);
-            // The header timeout is usually shorter than the idle one.
+            self.wake_if_sooner(s);
+        }
+    }
+
+    /// Wakes the waiter if the deadline is now earlier than the one it
+    /// sleeps until (the header timeout is usually shorter than the idle
+    /// one), or if it waits for any deadline at all.
+    fn wake_if_sooner(&self, s: std::sync::MutexGuard<'_, State>) {
+        let sooner = match (s.deadline(&self.limits), s.armed) {
+            (Some((at, _)), Some(armed)) => at < armed,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        drop(s);
+        if sooner {
             self.changed.notify_one();
         }
     }
@@ -208,15 +235,19 @@ impl Activity {
         if s.open == 0 {
             s.idle_since = Instant::now();
             s.head_started = None;
-            drop(s);
-            self.changed.notify_one();
+            self.wake_if_sooner(s);
         }
     }
 
     /// Resolves when the connection has outlived its timeouts.
     async fn expired(&self) -> &'static str {
         loop {
-            let deadline = self.state().deadline(&self.limits);
+            let deadline = {
+                let mut s = self.state();
+                let deadline = s.deadline(&self.limits);
+                s.armed = deadline.map(|(at, _)| at);
+                deadline
+            };
             match deadline {
                 None => self.changed.notified().await,
                 Some((at, why)) if at <= Instant::now() => return why,
@@ -361,6 +392,7 @@ mod tests {
             open: 0,
             idle_since: t0,
             head_started: None,
+            armed: None,
         };
         assert_eq!(
             s.deadline(&limits()).unwrap().0,

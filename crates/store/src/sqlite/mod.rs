@@ -198,7 +198,6 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_jobs.sql"),
     include_str!("migrations/005_missed_runs.sql"),
     include_str!("migrations/006_job_paused_reason.sql"),
-    include_str!("migrations/007_task_counts_index.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {
