@@ -110,6 +110,26 @@ pub fn connect_params(url: &str) -> Result<(tokio_postgres::Config, MakeRustlsCo
     Ok((config, connector(&params)?))
 }
 
+/// `config` with `settings` (`-c name=value …`, sent at connect time)
+/// appended to the server options its URL already holds.
+pub fn with_server_options(
+    config: &tokio_postgres::Config,
+    settings: &str,
+) -> tokio_postgres::Config {
+    let mut config = config.clone();
+    let options = match config.get_options() {
+        Some(o) => format!("{o} {settings}"),
+        None => settings.to_string(),
+    };
+    config.options(&options);
+    config
+}
+
+/// The server option setting `statement_timeout` (zero turns it off).
+pub fn statement_timeout(limit: std::time::Duration) -> String {
+    format!("-c statement_timeout={}", limit.as_millis())
+}
+
 /// Takes `sslmode` and `sslrootcert` out of `url`: what stays is for
 /// tokio-postgres, which would refuse both of them in some form.
 pub fn split_tls_params(url: &str) -> Result<(String, TlsParams), Error> {

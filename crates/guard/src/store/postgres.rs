@@ -202,15 +202,10 @@ impl PostgresStore {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
-        let timeout = format!(
-            "-c statement_timeout={}",
-            limits.statement_timeout.as_millis()
+        let config = idem_postgres_tls::with_server_options(
+            &config,
+            &idem_postgres_tls::statement_timeout(limits.statement_timeout),
         );
-        let options = match config.get_options() {
-            Some(o) => format!("{o} {timeout}"),
-            None => timeout,
-        };
-        config.options(&options);
         let manager = Manager::from_config(
             config,
             tls,

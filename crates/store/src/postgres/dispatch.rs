@@ -183,7 +183,7 @@ async fn claim<C: GenericClient>(
     params: DispatchClaim,
     max_secrets: u32,
 ) -> Result<ClaimedBatch> {
-    let kept = i64::from(params.attempts_kept.max(1));
+    let kept = params.attempts_kept;
     let mut claim = Claim::start(c, now, params, max_secrets).await?;
     let candidates = c
         .query(
@@ -257,8 +257,7 @@ async fn claim<C: GenericClient>(
         // claim sends no statement for it.
         let (trim_uids, trim_upto): (Vec<String>, Vec<i64>) = claimed
             .iter()
-            .filter(|t| i64::from(t.attempt) > kept)
-            .map(|t| (t.task.uid.clone(), i64::from(t.attempt) - kept))
+            .filter_map(|t| Some((t.task.uid.clone(), attempts_to_trim(t.attempt, kept)?)))
             .unzip();
         if !trim_uids.is_empty() {
             let stmt =

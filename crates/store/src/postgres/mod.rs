@@ -26,7 +26,7 @@ use deadpool_postgres::{
 };
 use idem_core::Clock;
 use idem_core::clock::to_micros;
-use idem_postgres_tls::MakeRustlsConnect;
+use idem_postgres_tls::{MakeRustlsConnect, with_server_options};
 use std::sync::{Arc, Mutex};
 use tokio_postgres::types::ToSql;
 
@@ -109,17 +109,6 @@ fn pool(
         .map_err(|e| Error::Internal(e.to_string()))
 }
 
-/// `options` with `extra` server settings (`-c name=value …`) appended.
-fn with_options(config: &tokio_postgres::Config, extra: &str) -> tokio_postgres::Config {
-    let mut config = config.clone();
-    let options = match config.get_options() {
-        Some(o) => format!("{o} {extra}"),
-        None => extra.to_string(),
-    };
-    config.options(&options);
-    config
-}
-
 /// The configuration and TLS connector of a database URL.
 pub(crate) fn connect_params(url: &str) -> Result<(tokio_postgres::Config, MakeRustlsConnect)> {
     idem_postgres_tls::connect_params(url)
@@ -147,19 +136,11 @@ impl PostgresStore {
         let max_connections = pool_options.max_connections;
         let (config, tls) = connect_params(url)?;
         let listen_config = config.clone();
-        let config = with_options(
+        let config = with_server_options(
             &config,
-            &format!(
-                "-c statement_timeout={}",
-                pool_options.statement_timeout.as_millis()
-            ),
+            &idem_postgres_tls::statement_timeout(pool_options.statement_timeout),
         );
-        let mut lock_config = config.clone();
-        let options = match config.get_options() {
-            Some(o) => format!("{o} -c synchronous_commit=off"),
-            None => "-c synchronous_commit=off".to_string(),
-        };
-        lock_config.options(&options);
+        let lock_config = with_server_options(&config, "-c synchronous_commit=off");
         let lock_pool = pool(
             lock_config,
             &tls,
@@ -170,13 +151,10 @@ impl PostgresStore {
         // time, whatever their arrays hold: one plan serves every batch
         // (rather than a custom plan, planned anew for each), and it must
         // never scan a table, even when made while the table was small.
-        let mut batch_config = config.clone();
-        let batch_options = "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off";
-        let options = match config.get_options() {
-            Some(o) => format!("{o} {batch_options}"),
-            None => batch_options.to_string(),
-        };
-        batch_config.options(&options);
+        let batch_config = with_server_options(
+            &config,
+            "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off",
+        );
         let batch_pool = pool(batch_config, &tls, batch::BATCHERS, &pool_options)?;
         let pool = pool(config, &tls, max_connections, &pool_options)?;
         let store = PostgresStore {

@@ -66,7 +66,7 @@ async fn claim(
     params: DispatchClaim,
     max_secrets: u32,
 ) -> Result<ClaimedBatch> {
-    let kept = i64::from(params.attempts_kept.max(1));
+    let kept = params.attempts_kept;
     let mut claim = Claim::start(c, now, params, max_secrets).await?;
     let queues = c
         .query(
@@ -113,12 +113,9 @@ async fn claim(
                 &args![&t.task.uid, i64::from(t.attempt), now],
             )
             .await?;
-            if i64::from(t.attempt) > kept {
-                c.execute(
-                    table::SQL_TRIM_ATTEMPTS,
-                    &args![&t.task.uid, i64::from(t.attempt) - kept],
-                )
-                .await?;
+            if let Some(upto) = attempts_to_trim(t.attempt, kept) {
+                c.execute(table::SQL_TRIM_ATTEMPTS, &args![&t.task.uid, upto])
+                    .await?;
             }
         }
         bucket.take(claimed.len());

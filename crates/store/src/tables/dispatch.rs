@@ -190,6 +190,14 @@ impl RunningRow {
 pub(crate) const SQL_TRIM_ATTEMPTS: &str =
     "DELETE FROM attempts WHERE task_uid = $1 AND attempt <= $2";
 
+/// The newest attempt to delete when `attempt` starts and `kept` are kept,
+/// or `None` while the history is within the bound (no statement needed).
+pub(crate) fn attempts_to_trim(attempt: u32, kept: u32) -> Option<i64> {
+    let kept = i64::from(kept.max(1));
+    let attempt = i64::from(attempt);
+    (attempt > kept).then_some(attempt - kept)
+}
+
 /// Most expired leases one claim recovers; the rest wait for the next.
 pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;
 
