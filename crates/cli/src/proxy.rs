@@ -155,10 +155,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     // Refused before the store is opened or the port bound, so that a
     // misconfigured proxy never answers a single request.
     config.check_authentication()?;
-    let postgres = idem_guard::PostgresLimits {
-        acquire_timeout: args.database.database_acquire_timeout,
-        statement_timeout: args.database.database_statement_timeout,
-    };
+    let postgres = args.database.timeouts();
     config.store =
         idem_guard::open_store_with(&args.store, postgres, args.redis_ca_file.as_deref())
             .await

@@ -165,18 +165,27 @@ impl ConnectionArgs {
     }
 }
 
+impl DatabaseTimeoutArgs {
+    pub fn timeouts(&self) -> idem_postgres_tls::Timeouts {
+        idem_postgres_tls::Timeouts {
+            acquire_timeout: self.database_acquire_timeout,
+            statement_timeout: self.database_statement_timeout,
+        }
+    }
+}
+
 /// How long a PostgreSQL store is waited on, for `serve` and `proxy`.
 #[derive(Args, Debug)]
 pub struct DatabaseTimeoutArgs {
     /// Longest wait for a PostgreSQL connection from the pool; past it the
     /// request is answered 503 `UNAVAILABLE` rather than queued on.
     #[arg(long, env = "IDEM_DATABASE_ACQUIRE_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
-    pub database_acquire_timeout: Duration,
+    database_acquire_timeout: Duration,
     /// `statement_timeout` of every PostgreSQL connection: a statement
     /// running longer is cancelled and its request answered 503
     /// `UNAVAILABLE`. `0s` turns it off.
     #[arg(long, env = "IDEM_DATABASE_STATEMENT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
-    pub database_statement_timeout: Duration,
+    database_statement_timeout: Duration,
 }
 
 /// Fewer characters than a generated key's entropy would need make a key
@@ -272,8 +281,7 @@ async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<A
                 url,
                 PoolOptions {
                     max_connections: args.database_max_connections,
-                    acquire_timeout: args.database.database_acquire_timeout,
-                    statement_timeout: args.database.database_statement_timeout,
+                    timeouts: args.database.timeouts(),
                 },
                 clock,
             )

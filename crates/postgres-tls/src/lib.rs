@@ -110,6 +110,26 @@ pub fn connect_params(url: &str) -> Result<(tokio_postgres::Config, MakeRustlsCo
     Ok((config, connector(&params)?))
 }
 
+/// How long a PostgreSQL store waits for a pooled connection, and how long
+/// one statement may run. Either running out is a store failure answered
+/// 503 `UNAVAILABLE`, rather than a request that waits without end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Longest wait for a pooled connection, or for a new one to be made.
+    pub acquire_timeout: std::time::Duration,
+    /// `statement_timeout` of every pooled connection; zero turns it off.
+    pub statement_timeout: std::time::Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            acquire_timeout: std::time::Duration::from_secs(5),
+            statement_timeout: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
 /// `config` with `settings` (`-c name=value …`, sent at connect time)
 /// appended to the server options its URL already holds.
 pub fn with_server_options(

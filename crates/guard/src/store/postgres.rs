@@ -129,26 +129,8 @@ pub struct PostgresStore {
     pool: Pool,
 }
 
-/// How long the PostgreSQL store waits for a pooled connection, and how
-/// long one statement may run (`statement_timeout`). Either running out is
-/// a store failure, which the guard answers 503 and the sender retries,
-/// rather than a request that waits without end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PostgresLimits {
-    /// Longest wait for a pooled connection, or for a new one to be made.
-    pub acquire_timeout: Duration,
-    /// `statement_timeout` of every connection; zero turns it off.
-    pub statement_timeout: Duration,
-}
-
-impl Default for PostgresLimits {
-    fn default() -> Self {
-        PostgresLimits {
-            acquire_timeout: Duration::from_secs(5),
-            statement_timeout: Duration::from_secs(30),
-        }
-    }
-}
+/// How long the guard's PostgreSQL store waits on the database.
+pub use idem_postgres_tls::Timeouts as PostgresLimits;
 
 impl PostgresStore {
     /// Connects with a `postgres://` URL (or key=value string) and creates

@@ -69,20 +69,17 @@ pub struct PostgresStore {
 pub struct PoolOptions {
     /// Most connections of the main pool.
     pub max_connections: usize,
-    /// Longest wait for a connection (a free one, or a new one to be made)
-    /// before the operation fails as unavailable instead of queueing on.
-    pub acquire_timeout: std::time::Duration,
-    /// Set as `statement_timeout` on every connection but the listener's: a
-    /// statement stuck behind a lock gives its connection back.
-    pub statement_timeout: std::time::Duration,
+    /// The statement timeout applies to every connection but the
+    /// listener's: a statement stuck behind a lock gives its connection
+    /// back.
+    pub timeouts: idem_postgres_tls::Timeouts,
 }
 
 impl Default for PoolOptions {
     fn default() -> Self {
         PoolOptions {
             max_connections: 32,
-            acquire_timeout: std::time::Duration::from_secs(5),
-            statement_timeout: std::time::Duration::from_secs(30),
+            timeouts: idem_postgres_tls::Timeouts::default(),
         }
     }
 }
@@ -103,8 +100,8 @@ fn pool(
     Pool::builder(manager)
         .max_size(max_size)
         .runtime(deadpool_postgres::Runtime::Tokio1)
-        .wait_timeout(Some(options.acquire_timeout))
-        .create_timeout(Some(options.acquire_timeout))
+        .wait_timeout(Some(options.timeouts.acquire_timeout))
+        .create_timeout(Some(options.timeouts.acquire_timeout))
         .build()
         .map_err(|e| Error::Internal(e.to_string()))
 }
@@ -138,7 +135,7 @@ impl PostgresStore {
         let listen_config = config.clone();
         let config = with_server_options(
             &config,
-            &idem_postgres_tls::statement_timeout(pool_options.statement_timeout),
+            &idem_postgres_tls::statement_timeout(pool_options.timeouts.statement_timeout),
         );
         let lock_config = with_server_options(&config, "-c synchronous_commit=off");
         let lock_pool = pool(
