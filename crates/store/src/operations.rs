@@ -339,6 +339,35 @@ macro_rules! store_operations {
                     .await
                 }
 
+                async fn task_redrive(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    task_id: &str,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Task> {
+                    let (org, queue, task_id) =
+                        (org.to_string(), queue.to_string(), task_id.to_string());
+                    self.write(done, async move |c, now, _| {
+                        tasks::redrive(c, &org, &queue, &task_id, now).await
+                    })
+                    .await
+                }
+
+                async fn task_redrive_many(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    filter: RedriveFilter,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Redriven> {
+                    let (org, queue) = (org.to_string(), queue.to_string());
+                    self.write(done, async move |c, now, keyed| {
+                        tasks::redrive_many(c, &org, &queue, filter, now, keyed).await
+                    })
+                    .await
+                }
+
                 async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64> {
                     self.write(None, async move |c, now, _| {
                         tasks::sweep_tombstones(c, limit, now).await

@@ -250,8 +250,42 @@ pub struct TaskSummary {
     pub finished_at: Option<Timestamp>,
 }
 
-/// `?state=` of a task list.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The filters of a task list, combinable. With a creation-time bound the
+/// list goes by creation time (then ID), otherwise by ID, so that each
+/// filter reads an index range rather than the whole queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaskFilter {
     pub state: Option<TaskState>,
+    /// Task IDs that start with it.
+    pub id_prefix: Option<String>,
+    /// Created at or after it.
+    pub created_after: Option<Timestamp>,
+    /// Created before it.
+    pub created_before: Option<Timestamp>,
+}
+
+impl TaskFilter {
+    /// Whether the list goes by creation time.
+    pub fn by_created(&self) -> bool {
+        self.created_after.is_some() || self.created_before.is_some()
+    }
+}
+
+/// Which ended tasks a bulk redrive runs again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedriveFilter {
+    /// [`Status::Failed`] or [`Status::Cancelled`].
+    pub status: Status,
+    /// Ended at or after it.
+    pub finished_after: Option<Timestamp>,
+    /// Ended before it.
+    pub finished_before: Option<Timestamp>,
+}
+
+/// What a bulk redrive did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Redriven {
+    pub count: u64,
+    /// More tasks matched than one redrive takes.
+    pub more: bool,
 }

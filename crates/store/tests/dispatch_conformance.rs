@@ -132,6 +132,8 @@ fn open_config() -> QueueConfig {
         },
         dispatch_deadline_s: 1,
         dedup_window_s: 600,
+        // Failed tasks go with the dedup window, unless a test says.
+        failed_retention_s: 0,
     }
 }
 
@@ -629,6 +631,366 @@ async fn a_claim_gives_no_organization_more_than_its_share(h: Harness) {
     assert_eq!(per_org(&batch), (2, 1));
 }
 
+/// Claims the task and fails its attempt with a 500 until it is `failed`,
+/// moving the clock to each retry; the attempts it took.
+async fn fail_for_good(h: &Harness, queue: &str, task_id: &str) -> u32 {
+    let mut attempts = 0;
+    loop {
+        let task = h.get(queue, task_id).await;
+        if task.status == Status::Failed {
+            return attempts;
+        }
+        h.clock.set(task.next_attempt_at.max(h.now()));
+        let batch = h.claim(1).await;
+        let claimed = batch.tasks.first().expect("the task is due");
+        assert_eq!(claimed.task.task_id, task_id);
+        h.complete(claimed, Some(500)).await;
+        attempts += 1;
+    }
+}
+
+async fn redrive_runs_a_failed_task_again_with_its_identity_and_a_fresh_budget(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 2;
+    h.queue("q", config).await;
+    let created = h.task("q", "t").await;
+    assert_eq!(fail_for_good(&h, "q", "t").await, 2);
+    h.advance_ms(5_000);
+
+    let redriven = h.store.task_redrive(ORG, "q", "t", None).await.unwrap();
+    assert_eq!(redriven.state(h.now()), TaskState::Queued);
+    assert_eq!(redriven.status, Status::Pending);
+    assert_eq!(redriven.next_attempt_at, h.now(), "due now");
+    // What the run key and the identity headers are made of is unchanged.
+    assert_eq!(redriven.uid, created.uid);
+    assert_eq!(redriven.created_at, created.created_at);
+    assert_eq!(redriven.schedule_time, created.schedule_time);
+    assert_eq!(redriven.attempt_count, 2, "attempts keep counting");
+    assert_eq!(redriven.finished_at, None);
+    assert_eq!(redriven.dedup_expires_at, None);
+    assert!(redriven.last_attempt.is_some(), "the last attempt stays");
+
+    // Attempt numbers continue, and the budget starts afresh: the first
+    // failure after the redrive is retried although 3 attempts exceed 2.
+    let batch = h.claim(1).await;
+    assert_eq!(batch.tasks[0].attempt, 3);
+    h.complete(&batch.tasks[0], Some(500)).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(task.status, Status::Pending, "retried, not failed");
+    assert_eq!(
+        task.next_attempt_at,
+        h.now() + SignedDuration::from_secs(1),
+        "the first retry's backoff"
+    );
+    h.clock.set(task.next_attempt_at);
+    let batch = h.claim(1).await;
+    assert_eq!(batch.tasks[0].attempt, 4);
+    h.complete(&batch.tasks[0], Some(200)).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(task.state(h.now()), TaskState::Succeeded);
+    assert_eq!(task.attempt_count, 4);
+    let attempts = h
+        .store
+        .task_attempts(ORG, "q", "t", &all_attempts())
+        .await
+        .unwrap();
+    let numbers: Vec<u32> = attempts.items.iter().map(|a| a.attempt).collect();
+    assert_eq!(numbers, [1, 2, 3, 4]);
+    let codes: Vec<Option<u16>> = attempts.items.iter().map(|a| a.status_code).collect();
+    assert_eq!(codes, [Some(500), Some(500), Some(500), Some(200)]);
+
+    // Succeeded: nothing to redrive.
+    let err = h.store.task_redrive(ORG, "q", "t", None).await.unwrap_err();
+    assert!(matches!(err, Error::FailedPrecondition(_)), "{err:?}");
+}
+
+async fn a_redriven_task_s_retry_duration_counts_from_its_new_first_attempt(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 0;
+    config.retry_config.max_retry_duration_s = 2;
+    h.queue("q", config).await;
+    h.task("q", "t").await;
+    assert_eq!(fail_for_good(&h, "q", "t").await, 2);
+    h.advance_ms(3_600_000);
+    h.store.task_redrive(ORG, "q", "t", None).await.unwrap();
+    let batch = h.claim(1).await;
+    h.complete(&batch.tasks[0], Some(500)).await;
+    assert_eq!(
+        h.get("q", "t").await.status,
+        Status::Pending,
+        "an hour after the first attempt ever, but within 2 s of the first since the redrive"
+    );
+}
+
+async fn redrive_refuses_a_task_that_has_not_ended(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "queued").await;
+    h.task_at(
+        "q",
+        "scheduled",
+        Some(h.now() + SignedDuration::from_secs(60)),
+    )
+    .await;
+    h.task("q", "running").await;
+    h.task("q", "cancelled").await;
+    h.store.task_cancel(ORG, "q", "cancelled").await.unwrap();
+    // Claims "queued" and "running" (schedule order, then uid); one is
+    // completed to leave it queued for a retry.
+    let batch = h.claim(2).await;
+    assert_eq!(batch.tasks.len(), 2);
+    let queued = batch
+        .tasks
+        .iter()
+        .find(|t| t.task.task_id == "queued")
+        .unwrap();
+    h.complete(queued, Some(500)).await;
+    for id in ["queued", "scheduled", "running"] {
+        let before = h.get("q", id).await;
+        let err = h.store.task_redrive(ORG, "q", id, None).await.unwrap_err();
+        match &err {
+            Error::FailedPrecondition(msg) => assert!(msg.contains(id), "{msg}"),
+            other => panic!("{id}: {other:?}"),
+        }
+        assert_eq!(h.get("q", id).await, before, "{id} unchanged");
+    }
+    let err = h
+        .store
+        .task_redrive(ORG, "q", "missing", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+
+    // A cancelled task runs after all.
+    let task = h
+        .store
+        .task_redrive(ORG, "q", "cancelled", None)
+        .await
+        .unwrap();
+    assert_eq!(task.state(h.now()), TaskState::Queued);
+    assert_eq!(task.attempt_count, 0);
+    assert_eq!(h.claim_ids(10).await, ["cancelled"]);
+}
+
+async fn bulk_redrive_takes_the_ended_tasks_in_its_state_and_time_range(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    h.queue("q", config).await;
+    let t0 = h.now();
+    for id in ["f1", "f2"] {
+        h.task("q", id).await;
+    }
+    let batch = h.claim(10).await;
+    for t in &batch.tasks {
+        h.complete(t, Some(500)).await;
+    }
+    h.advance_ms(10_000);
+    let t1 = h.now();
+    h.task("q", "f3").await;
+    h.task("q", "ok").await;
+    let batch = h.claim(10).await;
+    for t in &batch.tasks {
+        let code = if t.task.task_id == "ok" { 200 } else { 500 };
+        h.complete(t, Some(code)).await;
+    }
+    h.task("q", "c1").await;
+    h.store.task_cancel(ORG, "q", "c1").await.unwrap();
+    h.advance_ms(1_000);
+
+    let failed = |after: Option<Timestamp>, before: Option<Timestamp>| RedriveFilter {
+        status: Status::Failed,
+        finished_after: after,
+        finished_before: before,
+    };
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", failed(Some(t0), Some(t1)), None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (2, false));
+    for id in ["f1", "f2"] {
+        assert_eq!(h.get("q", id).await.state(h.now()), TaskState::Queued);
+    }
+    assert_eq!(h.get("q", "f3").await.status, Status::Failed, "ended later");
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", failed(Some(t1), None), None)
+        .await
+        .unwrap();
+    assert_eq!(r.count, 1);
+    assert_eq!(h.get("q", "f3").await.status, Status::Pending);
+    assert_eq!(h.get("q", "c1").await.status, Status::Cancelled);
+    assert_eq!(h.get("q", "ok").await.status, Status::Succeeded);
+
+    let cancelled = RedriveFilter {
+        status: Status::Cancelled,
+        finished_after: None,
+        finished_before: None,
+    };
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", cancelled, None)
+        .await
+        .unwrap();
+    assert_eq!(r.count, 1);
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", failed(None, None), None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (0, false), "nothing left to redrive");
+    let mut due = h.claim_ids(10).await;
+    due.sort();
+    assert_eq!(due, ["c1", "f1", "f2", "f3"]);
+
+    let err = h
+        .store
+        .task_redrive_many(ORG, "missing", failed(None, None), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+}
+
+async fn bulk_redrive_takes_a_bounded_batch_and_says_more_remain(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    h.queue("q", config).await;
+    let n = MAX_REDRIVE_BATCH + 1;
+    for i in 0..n {
+        h.task("q", &format!("t{i:05}")).await;
+    }
+    let batch = h.claim(n).await;
+    assert_eq!(batch.tasks.len() as u32, n);
+    let results = batch
+        .tasks
+        .iter()
+        .map(|t| AttemptResult {
+            task_uid: t.task.uid.clone(),
+            attempt: t.attempt,
+            status_code: Some(500),
+            error: None,
+            duration: Duration::from_millis(1),
+            retry_after: None,
+            give_up: false,
+        })
+        .collect();
+    h.store.dispatch_complete(results).await.unwrap();
+    let all_failed = RedriveFilter {
+        status: Status::Failed,
+        finished_after: None,
+        finished_before: None,
+    };
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", all_failed, None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (u64::from(MAX_REDRIVE_BATCH), true));
+    let last = format!("t{:05}", n - 1);
+    assert_eq!(
+        h.get("q", &last).await.status,
+        Status::Failed,
+        "taken in ID order"
+    );
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", all_failed, None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (1, false));
+    assert_eq!(h.get("q", &last).await.status, Status::Pending);
+}
+
+async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    config.dedup_window_s = 10;
+    config.failed_retention_s = 100;
+    h.queue("q", config.clone()).await;
+    // A window longer than the retention keeps the ID taken for the window.
+    config.dedup_window_s = 300;
+    h.queue("long", config).await;
+    for (q, id) in [("q", "bad"), ("q", "ok"), ("q", "gone"), ("long", "bad")] {
+        h.task(q, id).await;
+    }
+    h.store.task_cancel(ORG, "q", "gone").await.unwrap();
+    let batch = h.claim(10).await;
+    for t in &batch.tasks {
+        let code = if t.task.task_id == "ok" { 200 } else { 500 };
+        h.complete(t, Some(code)).await;
+    }
+    let ended = h.now();
+    assert_eq!(
+        h.get("q", "bad").await.dedup_expires_at,
+        Some(ended + SignedDuration::from_secs(100))
+    );
+    assert_eq!(
+        h.get("long", "bad").await.dedup_expires_at,
+        Some(ended + SignedDuration::from_secs(300))
+    );
+
+    h.advance_ms(11_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 2);
+    for id in ["ok", "gone"] {
+        let err = h.store.task_get(ORG, "q", id).await.unwrap_err();
+        assert!(matches!(err, Error::NotFound { .. }), "{id}: {err:?}");
+    }
+    assert_eq!(
+        h.get("q", "bad").await.status,
+        Status::Failed,
+        "outlives its window"
+    );
+    let err = h
+        .store
+        .task_create(TaskCreate {
+            org: ORG.into(),
+            queue: "q".into(),
+            task_id: "bad".into(),
+            target: h.get("q", "bad").await.target,
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: RetryConfigPatch::default(),
+            completion: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::TaskExists(_)),
+        "its ID stays taken: {err:?}"
+    );
+
+    h.advance_ms(90_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 1);
+    let err = h.store.task_get(ORG, "q", "bad").await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    h.task("q", "bad").await;
+    assert_eq!(h.get("long", "bad").await.status, Status::Failed);
+    h.advance_ms(200_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 1);
+}
+
+async fn a_redriven_task_is_not_swept_and_ends_with_a_new_expiry(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    config.dedup_window_s = 10;
+    config.failed_retention_s = 20;
+    h.queue("q", config).await;
+    h.task("q", "t").await;
+    fail_for_good(&h, "q", "t").await;
+    h.advance_ms(15_000);
+    h.store.task_redrive(ORG, "q", "t", None).await.unwrap();
+    h.advance_ms(60_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 0);
+    let batch = h.claim(1).await;
+    h.complete(&batch.tasks[0], Some(500)).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(task.status, Status::Failed);
+    assert_eq!(task.attempt_count, 2);
+    assert_eq!(
+        task.dedup_expires_at,
+        Some(h.now() + SignedDuration::from_secs(20))
+    );
+}
+
 idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
@@ -649,6 +1011,13 @@ idem_testkit::backend_tests! {
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
     a_claim_gives_no_organization_more_than_its_share,
+    redrive_runs_a_failed_task_again_with_its_identity_and_a_fresh_budget,
+    a_redriven_task_s_retry_duration_counts_from_its_new_first_attempt,
+    redrive_refuses_a_task_that_has_not_ended,
+    bulk_redrive_takes_the_ended_tasks_in_its_state_and_time_range,
+    bulk_redrive_takes_a_bounded_batch_and_says_more_remain,
+    a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window,
+    a_redriven_task_is_not_swept_and_ends_with_a_new_expiry,
 }
 
 fn all_attempts() -> idem_store::PageRequest {

@@ -58,6 +58,10 @@ struct CreateArgs {
     /// How long a task ID stays taken after its task ended (`24h`).
     #[arg(long, value_parser = parse_duration)]
     dedup_window: Option<Duration>,
+    /// How long a failed task is kept after it ended, to be redriven
+    /// (`7d`; at least the dedup window).
+    #[arg(long, value_parser = parse_duration)]
+    failed_retention: Option<Duration>,
 }
 
 /// How retries are spaced: flags shared by queues and jobs.
@@ -144,6 +148,10 @@ impl CreateArgs {
                     .dedup_window
                     .map(|d| whole_seconds("--dedup-window", d))
                     .transpose()?,
+                failed_retention_s: self
+                    .failed_retention
+                    .map(|d| whole_seconds("--failed-retention", d))
+                    .transpose()?,
             },
         })
     }
@@ -190,6 +198,7 @@ fn show_queue(q: &Queue) {
         ),
         ("dispatch deadline", format!("{}s", q.dispatch_deadline_s)),
         ("dedup window", format!("{}s", q.dedup_window_s)),
+        ("failed retention", format!("{}s", q.failed_retention_s)),
         ("created", q.created_at.to_string()),
         ("updated", q.updated_at.to_string()),
     ]);

@@ -134,7 +134,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             post(tasks::create),
         ),
         (
-            op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, optionally by state", idempotent: false,
+            op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false,
             request: None, response: (OK, Some("TaskList"))),
             get(tasks::list),
         ),
@@ -157,6 +157,16 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true,
             request: None, response: (OK, Some("TaskView"))),
             post(tasks::run),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/tasks/{task_id}/redrive", "redriveTask", "Run a failed or cancelled task again, with the same ID and run key and a fresh retry budget", idempotent: true,
+            request: None, response: (OK, Some("TaskView"))),
+            post(tasks::redrive),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, at most 1000 per request", idempotent: true,
+            request: Some("RedriveTasks"), response: (OK, Some("RedriveView"))),
+            post(tasks::redrive_many),
         ),
         (
             op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true,

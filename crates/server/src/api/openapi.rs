@@ -97,6 +97,8 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema_from::<SigningSecret>()
         .schema_from::<SigningSecrets>()
         .schema_from::<Purged>()
+        .schema_from::<RedriveTasks>()
+        .schema_from::<Redriven>()
         .schema_from::<RateLimits>()
         .schema_from::<RateLimitsPatch>()
         .schema_from::<RetryConfig>()

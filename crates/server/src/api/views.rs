@@ -27,6 +27,7 @@ pub fn queue(q: Queue) -> api::Queue {
         retry_config: q.config.retry_config,
         dispatch_deadline_s: q.config.dispatch_deadline_s,
         dedup_window_s: q.config.dedup_window_s,
+        failed_retention_s: q.config.failed_retention_s,
         created_at: q.created_at,
         updated_at: q.updated_at,
     }

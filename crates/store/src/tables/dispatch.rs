@@ -86,7 +86,11 @@ pub(crate) struct RunningRow {
     pub retry_config: idem_core::queue::RetryConfig,
     pub first_attempt_at: Option<i64>,
     pub started_at: Option<i64>,
-    pub dedup_window_s: u64,
+    /// The attempts made before the task was last redriven: its retry
+    /// budget counts only those after.
+    pub attempts_before_redrive: u32,
+    /// The queue's configuration, for how long the task is kept once it ends.
+    pub config: QueueConfig,
 }
 
 /// The new state of a task after an attempt, as column values.
@@ -119,7 +123,8 @@ impl RunningRow {
             let first = from_micros(self.first_attempt_at.unwrap_or(now));
             match backoff::after_failure(
                 &self.retry_config,
-                self.attempt_count,
+                self.attempt_count
+                    .saturating_sub(self.attempts_before_redrive),
                 first,
                 from_micros(now),
                 result.retry_after,
@@ -136,9 +141,7 @@ impl RunningRow {
                 }
             }
         };
-        let window = i64::try_from(self.dedup_window_s)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(1_000_000);
+        let window = self.config.kept_for_us(status == Status::Failed);
         NextState {
             status,
             next_attempt_at: None,
@@ -248,16 +251,18 @@ pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
             .map_err(|e| Error::Internal(format!("unreadable retry config: {e}")))?,
         first_attempt_at: r.opt_i64(8)?,
         started_at: r.opt_i64(9)?,
-        dedup_window_s: config.dedup_window_s,
+        attempts_before_redrive: r.i64(11)? as u32,
+        config,
     })
 }
 
 /// A task's row as a completion reads it: its lease, its retry policy and
-/// its queue's dedup window; read with [`running_row`]. Callers append the
+/// budget, and its queue's configuration (how long an ended task is kept);
+/// read with [`running_row`]. Callers append the
 /// condition.
 pub(crate) const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
      t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, \
-     q.config FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     q.config, t.attempts_before_redrive FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
      LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
 
 /// The running row of one task.
