@@ -59,7 +59,7 @@ struct CreateArgs {
     #[arg(long, value_parser = parse_duration)]
     dedup_window: Option<Duration>,
     /// How long a failed task is kept after it ended, to be redriven
-    /// (`7d`; at least the dedup window).
+    /// (`168h`; at least the dedup window).
     #[arg(long, value_parser = parse_duration)]
     failed_retention: Option<Duration>,
 }

@@ -26,6 +26,7 @@ mod lockout;
 mod logs;
 mod metrics;
 mod queues;
+mod redrive;
 mod scheduler;
 mod scheduler_crash;
 mod scheduler_nodes;
