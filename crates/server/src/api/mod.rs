@@ -63,6 +63,10 @@ pub struct Operation {
     pub idempotent: bool,
     /// Schema name of the JSON request body.
     pub request: Option<&'static str>,
+    /// Whether the request body may be left out.
+    pub request_optional: bool,
+    /// Query parameters beyond `limit` and `page_token`: name and meaning.
+    pub query: &'static [(&'static str, &'static str)],
     /// Success status and the schema name of its body.
     pub response: (StatusCode, Option<&'static str>),
     /// Whether the route needs an API key.
@@ -79,11 +83,40 @@ macro_rules! op {
             summary: $summary,
             idempotent: $idem,
             request: $req,
+            request_optional: false,
+            query: &[],
             response: (StatusCode::$status, $resp),
             authenticated: true,
         }
     };
+    ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal,
+     request: $req:expr, response: ($status:ident, $resp:expr),
+     request_optional: $opt:literal, query: $query:expr) => {
+        Operation {
+            request_optional: $opt,
+            query: $query,
+            ..op!($method $path, $id, $summary, idempotent: $idem,
+                  request: $req, response: ($status, $resp))
+        }
+    };
 }
+
+/// The filters of `GET /v1/queues/{queue}/tasks`.
+const TASK_LIST_QUERY: &[(&str, &str)] = &[
+    (
+        "state",
+        "scheduled, queued, running, succeeded, failed or cancelled",
+    ),
+    ("id_prefix", "task IDs that start with it"),
+    (
+        "created_after",
+        "RFC 3339; tasks created at or after it (the list then goes by creation time)",
+    ),
+    (
+        "created_before",
+        "RFC 3339; tasks created before it (the list then goes by creation time)",
+    ),
+];
 
 /// Every `/v1` operation with its handler.
 fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
@@ -135,7 +168,8 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         ),
         (
             op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false,
-            request: None, response: (OK, Some("TaskList"))),
+            request: None, response: (OK, Some("TaskList")),
+            request_optional: false, query: TASK_LIST_QUERY),
             get(tasks::list),
         ),
         (
@@ -165,7 +199,8 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         ),
         (
             op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, at most 1000 per request", idempotent: true,
-            request: Some("RedriveTasks"), response: (OK, Some("RedriveView"))),
+            request: Some("RedriveTasks"), response: (OK, Some("RedriveView")),
+            request_optional: true, query: &[]),
             post(tasks::redrive_many),
         ),
         (
