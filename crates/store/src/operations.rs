@@ -6,7 +6,7 @@
 //! write outside a transaction on PostgreSQL, a job of SQLite's writer).
 //! The few operations whose dialects differ are the backend's own
 //! (`ping_database`, `bootstrap_once`, `delete_queue`, `create_task`,
-//! `forget_queue_config`).
+//! `forget_queue_config`, `ids_bytewise`).
 //!
 //! Arguments are moved into the operation, since SQLite runs it on
 //! another thread.
@@ -290,8 +290,9 @@ macro_rules! store_operations {
                     page: &PageRequest,
                 ) -> Result<Page<Task>> {
                     let (org, queue, page) = (org.to_string(), queue.to_string(), page.clone());
+                    let bytewise = self.ids_bytewise();
                     self.read(async move |c, now| {
-                        tasks::list(c, &org, &queue, filter, &page, now).await
+                        tasks::list(c, &org, &queue, filter, bytewise, &page, now).await
                     })
                     .await
                 }

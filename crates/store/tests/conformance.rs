@@ -881,6 +881,68 @@ async fn task_lists_filter_by_id_prefix_creation_time_and_state_combined(h: Harn
     assert!(matches!(err, Error::Invalid(_)), "{err:?}");
 }
 
+/// Under a collation that is not byte order (here ICU's `en-US`, where `a`
+/// and `A` sort together), the IDs with a prefix are not one range of the
+/// primary key; the list matches them one by one and stays exact.
+#[tokio::test]
+async fn postgres_lists_by_id_prefix_exactly_under_a_linguistic_collation() {
+    let db = TestDatabase::create_with(
+        "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
+    )
+    .await;
+    let clock = ManualClock::new(start());
+    let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    assert!(!store.ids_bytewise());
+    let plain =
+        TestDatabase::create_with("TEMPLATE template0 LOCALE_PROVIDER libc LOCALE 'C'").await;
+    let bytewise = PostgresStore::open(&plain.url, 1, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    assert!(bytewise.ids_bytewise(), "collation C orders IDs by bytes");
+    let h = Harness {
+        store: Arc::new(store),
+        clock,
+        _db: Some(db),
+        _dir: None,
+    };
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    for id in ["A-1", "a-2", "A_3", "A-", "Ab", "B", "a", "A"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    let list = |prefix: &str, limit: u32, after: Option<String>| {
+        let filter = TaskFilter {
+            id_prefix: Some(prefix.into()),
+            ..TaskFilter::default()
+        };
+        let store = h.store.clone();
+        async move {
+            store
+                .task_list("acme", "payments", filter, &page(limit, after))
+                .await
+                .unwrap()
+        }
+    };
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let p = list("A", 2, after).await;
+        seen.extend(p.items.iter().map(|t| t.task_id.clone()));
+        match p.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["A", "A-", "A-1", "A_3", "Ab"]);
+    let p = list("A-", 10, None).await;
+    let mut ids: Vec<String> = p.items.iter().map(|t| t.task_id.clone()).collect();
+    ids.sort();
+    assert_eq!(ids, ["A-", "A-1"]);
+}
+
 async fn sweeper_deletes_expired_tombstones_in_batches(h: Harness) {
     h.org("acme").await;
     h.queue("acme", "payments", 60).await;

@@ -355,14 +355,16 @@ pub(crate) async fn delete<C: Conn>(c: &C, uid: &str) -> Result<()> {
 }
 
 /// One page of a queue's tasks. Each filter narrows an index range: the
-/// state by `tasks_by_state`, the ID prefix by the primary key, creation
-/// times by `tasks_by_created` (the list then goes by creation time, so
-/// that its pages are that index in order).
+/// state by `tasks_by_state`, the ID prefix by the primary key (when the
+/// store orders IDs `bytewise`), creation times by `tasks_by_created` (the
+/// list then goes by creation time, so that its pages are that index in
+/// order).
 pub(crate) async fn list<C: Conn>(
     c: &C,
     org: &str,
     queue: &str,
     filter: TaskFilter,
+    bytewise: bool,
     page: &PageRequest,
     now: i64,
 ) -> Result<Page<Task>> {
@@ -382,9 +384,18 @@ pub(crate) async fn list<C: Conn>(
             q.text.push_str(&format!(" AND ({condition})"));
         }
     }
-    if let (Some(prefix), Some(end)) = (&filter.id_prefix, &prefix_end) {
-        q.push(" AND task_id >= {}", prefix)
-            .push(" AND task_id < {}", end);
+    match (&filter.id_prefix, &prefix_end) {
+        (Some(prefix), Some(end)) if bytewise => {
+            q.push(" AND task_id >= {}", prefix)
+                .push(" AND task_id < {}", end);
+        }
+        // Under a linguistic collation (PostgreSQL's only: SQLite is
+        // bytewise) the IDs with the prefix need not be one range: each is
+        // matched, in order, until the page is full.
+        (Some(prefix), _) => {
+            q.push(" AND starts_with(task_id, {})", prefix);
+        }
+        _ => {}
     }
     let after_key = page.after.as_deref().filter(|k| !k.is_empty());
     if let Some(t) = filter.created_before {
