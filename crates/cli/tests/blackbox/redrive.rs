@@ -168,10 +168,19 @@ async fn redrive_of_a_task_that_has_not_ended_is_a_conflict(s: Server) {
         .await
         .problem(403, "PERMISSION_DENIED");
 
-    // The CLI says so with the conflict exit code.
+    // The CLI says so with the conflict exit code, and redrives what ended.
     s.idem(&["task", "redrive", "q", "done"])
         .await
         .fails(5, "FAILED_PRECONDITION (409): ");
+    s.delete("/v1/queues/held/tasks/queued").await.ok(200);
+    let out = s
+        .idem(&["task", "redrive", "held", "queued", "--json"])
+        .await
+        .json();
+    assert_eq!(out["state"], "queued");
+    assert_eq!(out["finished_at"], Value::Null);
+    let out = s.idem(&["task", "redrive", "held", "queued"]).await;
+    out.fails(5, "FAILED_PRECONDITION (409): ");
 }
 
 async fn bulk_redrive_replayed_with_its_key_redrives_nothing_again(s: Server) {
@@ -486,6 +495,16 @@ async fn task_lists_filter_by_state_id_prefix_and_creation_time(s: Server) {
         .await
         .json();
     assert_eq!(out["items"].as_array().unwrap().len(), 4);
+    let out = s
+        .idem(&["task", "ls", "q", "--created-after", "-1h", "--json"])
+        .await
+        .json();
+    assert_eq!(out["items"].as_array().unwrap().len(), 7, "an hour ago");
+    let out = s
+        .idem(&["task", "ls", "q", "--created-before", "-1h", "--json"])
+        .await
+        .json();
+    assert_eq!(out["items"], json!([]));
 }
 
 idem_testkit::store_tests!(
