@@ -4,7 +4,7 @@
 //! on both stores.
 
 use crate::harness::target::*;
-use crate::harness::{Backend, Server, encode_query};
+use crate::harness::{Backend, PROXY_LISTENING_PREFIX, Process, Server, command, encode_query};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -308,6 +308,50 @@ async fn bulk_redrive_replayed_with_its_key_redrives_nothing_again(s: Server) {
         .problem(404, "NOT_FOUND");
 }
 
+/// The reason redrive keeps the run key: a target behind `idem proxy` that
+/// finished the work after Idem gave up on the attempt (slower than the
+/// deadline) answers the redriven delivery from its record, and the work
+/// is not done twice.
+async fn a_guarded_target_replays_its_recorded_success_to_a_redrive(s: Server) {
+    let upstream = Target::start().await;
+    let listed = s.get("/v1/signing-secrets").await.ok(200).json.clone();
+    let secret = listed["secrets"][0]["secret"].as_str().unwrap().to_string();
+    let mut cmd = command();
+    cmd.args([
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream.base,
+    ])
+    .args(["--store", "memory", "--signing-secret", &secret])
+    .args(["--lease", "60s", "--retention", "10m"]);
+    let proxy = Process::run(cmd, PROXY_LISTENING_PREFIX).await;
+    one_shot_queue(&s, "q", json!({"dispatch_deadline_s": 1})).await;
+    // The upstream takes 2 s: Idem's only attempt times out after 1 s.
+    s.create_task("q", task("charge-1", &format!("{}/hold/2000", proxy.base)))
+        .await;
+    let failed = wait_state(&s, "q", "charge-1", "failed", WITHIN).await;
+    assert_eq!(failed["attempt_count"], 1);
+    // The upstream finishes; the proxy records its success.
+    upstream.wait_for("charge-1", 1, WITHIN).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+
+    s.post_empty("/v1/queues/q/tasks/charge-1/redrive")
+        .await
+        .ok(200);
+    let done = wait_state(&s, "q", "charge-1", "succeeded", WITHIN).await;
+    assert_eq!(done["attempt_count"], 2);
+    assert_eq!(done["last_attempt"]["status_code"], 200);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        upstream.received_for("charge-1").len(),
+        1,
+        "the redriven delivery was answered from the proxy's record"
+    );
+    proxy.kill().await;
+}
+
 async fn sweeping(kind: Backend) -> Server {
     Server::start_with(kind, &["--sweep-interval", "200ms"]).await
 }
@@ -513,6 +557,7 @@ idem_testkit::store_tests!(
     redrive_of_a_task_that_has_not_ended_is_a_conflict,
     bulk_redrive_replayed_with_its_key_redrives_nothing_again,
     task_lists_filter_by_state_id_prefix_and_creation_time,
+    a_guarded_target_replays_its_recorded_success_to_a_redrive,
 );
 
 mod retention {
