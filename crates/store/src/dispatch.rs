@@ -34,6 +34,11 @@ use jiff::Timestamp;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// The error recorded for an attempt that a cancel aborted while it was in
+/// flight (`DELETE` of a running task).
+pub const ABORTED_BY_CANCEL: &str =
+    "cancelled while in flight: the attempt was aborted and its connection closed";
+
 /// What a claim asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DispatchClaim {
@@ -158,6 +163,19 @@ pub enum AttemptOutcome {
     Stale { task_uid: String },
 }
 
+impl Task {
+    /// The attempt a cancel aborted in flight, when this task ended that way
+    /// ([`ABORTED_BY_CANCEL`]): the lease token of the attempt whose node
+    /// should drop it.
+    pub fn aborted_attempt(&self) -> Option<u32> {
+        let last = self.last_attempt.as_ref()?;
+        (self.status == Status::Cancelled
+            && last.attempt == self.attempt_count
+            && last.error.as_deref() == Some(ABORTED_BY_CANCEL))
+        .then_some(last.attempt)
+    }
+}
+
 /// A task's state after an attempt ended: final, or pending for a retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskFinished {
@@ -181,6 +199,9 @@ pub enum DispatchSignal {
     Work,
     /// A task reached a final state on some node.
     TaskFinished(TaskFinished),
+    /// A cancel ended a running task: the node running attempt `attempt`
+    /// of the task `uid` should drop it. Sent once the cancel commits.
+    AttemptCancelled { uid: String, attempt: u32 },
 }
 
 /// The dispatcher's storage operations; every [`Store`](crate::Store) has

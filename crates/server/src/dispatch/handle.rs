@@ -2,8 +2,10 @@
 //! tasks reaching a final state.
 
 use super::POLL_INTERVAL;
+use super::in_flight::InFlight;
 use idem_store::dispatch::TaskFinished;
 use idem_store::{Status, Store, Task};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 
@@ -15,6 +17,8 @@ pub struct Handle {
     /// Wakes the task that tells other nodes (see `signals`).
     pub(super) remote_work: Notify,
     finished: broadcast::Sender<TaskFinished>,
+    /// This node's attempts, for a cancel to abort.
+    pub(super) in_flight: Arc<InFlight>,
 }
 
 impl Default for Handle {
@@ -23,6 +27,7 @@ impl Default for Handle {
             local_work: Notify::new(),
             remote_work: Notify::new(),
             finished: broadcast::channel(4096).0,
+            in_flight: Arc::default(),
         }
     }
 }
@@ -33,6 +38,37 @@ impl Handle {
     pub fn work_available(&self) {
         self.local_work.notify_one();
         self.remote_work.notify_one();
+    }
+
+    /// A cancel has committed: `task` is as the store left it. When the
+    /// cancel aborted an attempt in flight, this node drops that attempt if
+    /// it runs it (other nodes hear of it from the store), which closes the
+    /// connection to the target, and waiters hear that the task ended.
+    pub fn cancelled(&self, org: &str, task: &Task) {
+        let Some(attempt) = task.aborted_attempt() else {
+            return;
+        };
+        if self.abort(&task.uid, attempt) {
+            tracing::info!(queue = %task.queue, task_id = %task.task_id, attempt,
+                "attempt aborted by a cancel");
+        }
+        self.publish(TaskFinished {
+            org: org.to_string(),
+            queue: task.queue.clone(),
+            task_id: task.task_id.clone(),
+            uid: task.uid.clone(),
+            status: task.status,
+        });
+    }
+
+    /// Drops attempt `attempt` of task `uid` if this node runs it; the
+    /// slot it frees may take more work.
+    pub(super) fn abort(&self, uid: &str, attempt: u32) -> bool {
+        let aborted = self.in_flight.abort(uid, attempt);
+        if aborted {
+            self.local_work.notify_one();
+        }
+        aborted
     }
 
     /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` by a

@@ -42,6 +42,7 @@ pub mod client;
 mod completer;
 mod handle;
 pub mod headers;
+mod in_flight;
 mod signals;
 
 use std::time::Duration;

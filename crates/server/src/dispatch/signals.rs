@@ -29,6 +29,12 @@ pub(super) async fn spawn(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
                 match signal {
                     DispatchSignal::Work => app.dispatch.local_work.notify_one(),
                     DispatchSignal::TaskFinished(f) => app.dispatch.publish(f),
+                    DispatchSignal::AttemptCancelled { uid, attempt } => {
+                        if app.dispatch.abort(&uid, attempt) {
+                            tracing::info!(task_uid = %uid, attempt,
+                                "attempt aborted by a cancel on another node");
+                        }
+                    }
                 }
             }
         })
