@@ -12,6 +12,16 @@
 //! on any node: the attempt counts as failed and the task is retried as the
 //! backoff says.
 //!
+//! # Cancels
+//!
+//! Cancelling a running task (`Store::task_cancel`) ends it `cancelled` in
+//! its own transaction and records its attempt as ended
+//! ([`ABORTED_BY_CANCEL`]): the lease goes with the `running` status, so
+//! the attempt's late result is [`AttemptOutcome::Stale`] and no claim
+//! recovers it. The node running the attempt is told to drop it:
+//! [`DispatchSignal::AttemptCancelled`] from another node (sent only if the
+//! cancel commits), [`Task::aborted_attempt`] on the node that cancelled.
+//!
 //! # Limits
 //!
 //! Rate and concurrency limits are enforced inside the claim transaction,
@@ -36,8 +46,7 @@ use std::time::Duration;
 
 /// The error recorded for an attempt that a cancel aborted while it was in
 /// flight (`DELETE` of a running task).
-pub const ABORTED_BY_CANCEL: &str =
-    "cancelled while in flight: the attempt was aborted and its connection closed";
+pub const ABORTED_BY_CANCEL: &str = "cancelled while in flight: the attempt was aborted";
 
 /// What a claim asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

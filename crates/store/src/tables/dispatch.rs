@@ -106,7 +106,9 @@ impl RunningRow {
     }
 
     /// Decides what an attempt's result makes of the task (API.md §4): 2xx
-    /// succeeds; a failure of a task whose cancel was requested ends it; a
+    /// succeeds; a failure of a task whose cancel was requested ends it (a
+    /// cancel now ends a running task itself, through [`abort`]; rows
+    /// marked by an earlier version still end this way); a
     /// failure no retry can change (a target policy refusal) fails it;
     /// otherwise the backoff decides between a retry and giving up.
     pub(crate) fn outcome(&self, result: &AttemptResult, now: i64) -> NextState {
