@@ -211,6 +211,9 @@ pub enum DispatchSignal {
     /// A cancel ended a running task: the node running attempt `attempt`
     /// of the task `uid` should drop it. Sent once the cancel commits.
     AttemptCancelled { uid: String, attempt: u32 },
+    /// The listener (re)connected: any signal may have been missed while it
+    /// was not listening, new work and cancels alike.
+    Listening,
 }
 
 /// The dispatcher's storage operations; every [`Store`](crate::Store) has
@@ -230,10 +233,18 @@ pub trait DispatchStore: Send + Sync {
     /// one node can run (SQLite).
     async fn dispatch_notify_work(&self) -> Result<()>;
 
+    /// Of `attempts` (task uid, lease token), those that no longer hold
+    /// their lease: the task was cancelled, finished, or taken over. A
+    /// node asks after it may have missed [`DispatchSignal::AttemptCancelled`].
+    async fn dispatch_leases_lost(
+        &self,
+        attempts: Vec<(String, u32)>,
+    ) -> Result<Vec<(String, u32)>>;
+
     /// Signals from other nodes, on a dedicated connection; `None` where
     /// only one node can run. The stream reconnects by itself and sends
-    /// [`DispatchSignal::Work`] after each reconnection, since signals may
-    /// have been missed meanwhile.
+    /// [`DispatchSignal::Listening`] after each connection, since signals
+    /// may have been missed meanwhile.
     async fn dispatch_listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<DispatchSignal>>>;
 }
 

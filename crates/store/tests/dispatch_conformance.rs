@@ -527,6 +527,46 @@ async fn a_cancel_after_the_result_leaves_the_task_as_it_ended(h: Harness) {
     assert_eq!(task.last_attempt.unwrap().status_code, Some(200));
 }
 
+async fn leases_lost_names_the_attempts_no_longer_running(h: Harness) {
+    h.queue("q", open_config()).await;
+    for id in ["cancelled", "finished", "running"] {
+        h.task("q", id).await;
+    }
+    let batch = h.claim(10).await;
+    let attempt = |id: &str| {
+        let t = batch.tasks.iter().find(|t| t.task.task_id == id).unwrap();
+        (t.task.uid.clone(), t.attempt)
+    };
+    h.store.task_cancel(ORG, "q", "cancelled").await.unwrap();
+    let finished = batch
+        .tasks
+        .iter()
+        .find(|t| t.task.task_id == "finished")
+        .unwrap();
+    h.complete(finished, Some(200)).await;
+    let (running, token) = attempt("running");
+    let asked = vec![
+        attempt("cancelled"),
+        attempt("finished"),
+        (running.clone(), token),
+        (running.clone(), token + 1),
+        ("no-such-task".to_string(), 1),
+    ];
+    let lost = h.store.dispatch_leases_lost(asked.clone()).await.unwrap();
+    let expected: Vec<_> = asked
+        .into_iter()
+        .filter(|a| *a != (running.clone(), token))
+        .collect();
+    assert_eq!(lost, expected);
+    assert!(
+        h.store
+            .dispatch_leases_lost(Vec::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 async fn a_cancelled_task_is_never_claimed(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "t").await;
@@ -690,6 +730,7 @@ idem_testkit::backend_tests! {
     a_cancel_ends_a_running_task_and_its_late_result_changes_nothing,
     a_cancel_after_the_result_leaves_the_task_as_it_ended,
     a_cancelled_task_is_never_claimed,
+    leases_lost_names_the_attempts_no_longer_running,
     a_lease_expiring_after_a_cancel_does_not_bring_the_task_back,
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,

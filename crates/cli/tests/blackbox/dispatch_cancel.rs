@@ -174,3 +174,51 @@ async fn a_cancel_sent_to_another_node_closes_the_connection() {
     }
     drop(nodes);
 }
+
+#[tokio::test]
+async fn a_node_that_missed_the_cancel_aborts_once_it_listens_again() {
+    let target = Target::start().await;
+    let nodes = TwoNodes::start_with(&["--max-in-flight", "1"]).await;
+    let apis = &nodes.apis;
+    apis[0].create_queue_with(quick_retry_queue("q")).await;
+    for id in ["a", "b"] {
+        apis[0].create_task("q", task(id, &target.hang_url())).await;
+    }
+    target.wait_open(2, WITHIN).await;
+
+    // Both nodes' listening connections go; they reconnect a second later.
+    let (db, conn) = tokio_postgres::connect(nodes.database_url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let terminated = db
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+             AND query LIKE 'LISTEN%'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(terminated.len(), 2, "one listener per node");
+
+    // Cancelled while nobody listens: the node running the other attempt
+    // hears nothing, and finds out from the store once it listens again.
+    let asked = Instant::now();
+    for id in ["a", "b"] {
+        cancel(&apis[0], "q", id).await;
+    }
+    for id in ["a", "b"] {
+        let closed = target.wait_closed(id, WITHIN).await;
+        let after = closed.duration_since(asked);
+        assert!(
+            after < Duration::from_secs(4),
+            "{id} closed after {after:?}"
+        );
+    }
+    for id in ["a", "b"] {
+        assert_eq!(target.held(id).len(), 1, "no retry of {id}");
+        assert_ended_by_cancel(&apis[1], "q", id, Duration::ZERO).await;
+    }
+    drop(nodes);
+}

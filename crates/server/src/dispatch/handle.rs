@@ -71,6 +71,26 @@ impl Handle {
         aborted
     }
 
+    /// Aborts this node's attempts whose lease is gone (cancelled while
+    /// this node was not listening).
+    pub(super) async fn abort_lost(&self, store: &dyn Store) {
+        let attempts = self.in_flight.snapshot();
+        if attempts.is_empty() {
+            return;
+        }
+        match store.dispatch_leases_lost(attempts).await {
+            Ok(lost) => {
+                for (uid, attempt) in lost {
+                    if self.abort(&uid, attempt) {
+                        tracing::info!(task_uid = %uid, attempt,
+                            "attempt aborted: its task was cancelled or taken over while this node was not listening");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "checking in-flight attempts for missed cancels"),
+        }
+    }
+
     /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` by a
     /// failed attempt after a cancel request), on this node or — on
     /// PostgreSQL — any node. Sent after the state is committed. A receiver

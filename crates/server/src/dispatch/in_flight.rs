@@ -47,6 +47,12 @@ impl InFlight {
         }
     }
 
+    /// The attempts registered now.
+    pub(super) fn snapshot(&self) -> Vec<Key> {
+        let inner = self.0.lock().expect("in-flight attempts");
+        inner.running.keys().cloned().collect()
+    }
+
     /// Aborts the attempt if this node runs it; remembers the abort for a
     /// while otherwise, in case its registration is still to come.
     pub(super) fn abort(&self, uid: &str, attempt: u32) -> bool {

@@ -90,6 +90,14 @@ impl DispatchStore for PostgresStore {
         Ok(())
     }
 
+    async fn dispatch_leases_lost(
+        &self,
+        attempts: Vec<(String, u32)>,
+    ) -> Result<Vec<(String, u32)>> {
+        self.read(async move |c, _| table::leases_lost(c, &attempts).await)
+            .await
+    }
+
     async fn dispatch_listen(&self) -> Result<Option<mpsc::Receiver<DispatchSignal>>> {
         let (tx, rx) = mpsc::channel(4096);
         let config = self.listen_config.clone();
@@ -156,7 +164,7 @@ async fn listen(
                 match listening {
                     // Anything sent while no connection listened was missed.
                     Ok(()) => {
-                        if signals.send(DispatchSignal::Work).await.is_err() {
+                        if signals.send(DispatchSignal::Listening).await.is_err() {
                             driver.abort();
                             return;
                         }

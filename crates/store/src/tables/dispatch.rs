@@ -10,7 +10,7 @@ use crate::driver::{Conn, args};
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
-use futures_util::future::try_join;
+use futures_util::future::{try_join, try_join_all};
 use idem_core::backoff::{self, Next};
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::queue::{QueueConfig, RateLimits};
@@ -314,6 +314,30 @@ pub(crate) async fn abort<C: Conn>(c: &C, now: i64, row: &RunningRow) -> Result<
         ..row.clone()
     };
     apply(c, now, &cancelling, &cancelling.aborted(now)).await
+}
+
+/// Of `attempts` (task uid, lease token), those whose lease is gone. One
+/// statement per attempt, pipelined on PostgreSQL: this runs only when a
+/// node may have missed a cancel, never on the dispatch path.
+pub(crate) async fn leases_lost<C: Conn>(
+    c: &C,
+    attempts: &[(String, u32)],
+) -> Result<Vec<(String, u32)>> {
+    let held = try_join_all(attempts.iter().map(|(uid, attempt)| async move {
+        c.query_opt(
+            "SELECT 1 FROM tasks WHERE uid = $1 AND status = 'running' AND attempt_count = $2",
+            &args![uid, i64::from(*attempt)],
+            |_| Ok(()),
+        )
+        .await
+    }))
+    .await?;
+    Ok(attempts
+        .iter()
+        .zip(held)
+        .filter(|(_, held)| held.is_none())
+        .map(|(attempt, _)| attempt.clone())
+        .collect())
 }
 
 /// Records the attempt and moves the task on; the caller checked the lease

@@ -371,6 +371,14 @@ impl TwoNodes {
             _backing: backing,
         }
     }
+
+    /// The URL of the nodes' database.
+    pub fn database_url(&self) -> &str {
+        match &self._backing {
+            Backing::Postgres(db) => &db.url,
+            Backing::Sqlite(_) => unreachable!("two nodes run on PostgreSQL"),
+        }
+    }
 }
 
 /// Quick client retries, so that tests do not wait out real backoffs.
