@@ -91,8 +91,8 @@ impl Handle {
         }
     }
 
-    /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` by a
-    /// failed attempt after a cancel request), on this node or — on
+    /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` while
+    /// running), on this node or — on
     /// PostgreSQL — any node. Sent after the state is committed. A receiver
     /// that lags misses events (`RecvError::Lagged`) and should re-read.
     pub fn subscribe_finished(&self) -> broadcast::Receiver<TaskFinished> {
@@ -121,8 +121,8 @@ impl Handle {
             if is_final(&task) || tokio::time::Instant::now() >= deadline {
                 return Ok(task);
             }
-            // A missed NOTIFY (listener reconnecting) or a cancel through the
-            // API sends no event: re-read now and then regardless.
+            // A missed NOTIFY (listener reconnecting) or a cancel of a task
+            // not running sends no event: re-read now and then regardless.
             let recheck = (tokio::time::Instant::now() + POLL_INTERVAL).min(deadline);
             loop {
                 tokio::select! {
