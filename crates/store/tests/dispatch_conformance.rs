@@ -458,32 +458,113 @@ async fn stale_attempt_result_is_ignored(h: Harness) {
     assert_eq!(h.get("q", "t").await.status, Status::Succeeded);
 }
 
-async fn a_cancel_during_an_attempt_stops_retries(h: Harness) {
+async fn a_cancel_ends_a_running_task_and_its_late_result_changes_nothing(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "fails").await;
     h.task("q", "succeeds").await;
     let batch = h.claim(10).await;
+    h.advance_ms(250);
     for id in ["fails", "succeeds"] {
         let task = h.store.task_cancel(ORG, "q", id).await.unwrap();
+        assert_eq!(task.state(h.now()), TaskState::Cancelled, "{id}");
+        assert_eq!(task.finished_at, Some(h.now()));
         assert_eq!(
-            task.status,
-            Status::Running,
-            "a running attempt is not recalled"
+            task.dedup_expires_at,
+            Some(h.now() + SignedDuration::from_secs(600))
         );
-        assert!(task.cancel_requested);
+        assert_eq!(task.aborted_attempt(), Some(1));
+        let last = task.last_attempt.clone().unwrap();
+        assert_eq!(last.attempt, 1);
+        assert_eq!(last.status_code, None);
+        assert_eq!(last.error.as_deref(), Some(ABORTED_BY_CANCEL));
+        assert_eq!(last.duration_ms, Some(250));
+        assert_eq!(last.finished_at, Some(h.now()));
+        // The attempt's own record says the same.
+        let attempts = h
+            .store
+            .task_attempts(ORG, "q", id, &all_attempts())
+            .await
+            .unwrap()
+            .items;
+        assert_eq!(attempts, vec![last]);
     }
-    let failed = h.complete(&batch.tasks[0], Some(500)).await;
-    assert!(matches!(failed, AttemptOutcome::Applied(ref f) if f.status == Status::Cancelled));
-    let ok = h.complete(&batch.tasks[1], Some(200)).await;
-    assert!(matches!(ok, AttemptOutcome::Applied(ref f) if f.status == Status::Succeeded));
-    let cancelled = h.get("q", "fails").await;
-    assert_eq!(cancelled.state(h.now()), TaskState::Cancelled);
+    // The aborted attempts report late, one failing, one succeeding: both
+    // are stale, neither a retry nor a success follows.
+    for (claimed, status) in batch.tasks.iter().zip([Some(500), Some(200)]) {
+        assert_eq!(
+            h.complete(claimed, status).await,
+            AttemptOutcome::Stale {
+                task_uid: claimed.task.uid.clone()
+            }
+        );
+    }
+    for id in ["fails", "succeeds"] {
+        let task = h.get("q", id).await;
+        assert_eq!(task.status, Status::Cancelled);
+        assert_eq!(task.attempt_count, 1);
+        assert_eq!(task.aborted_attempt(), Some(1));
+    }
+    // Cancelling again changes nothing.
+    h.advance_ms(1000);
+    let again = h.store.task_cancel(ORG, "q", "fails").await.unwrap();
+    assert_eq!(again, h.get("q", "fails").await);
     assert_eq!(
-        cancelled.dedup_expires_at,
-        Some(h.now() + SignedDuration::from_secs(600))
+        again.finished_at,
+        Some(h.now() - SignedDuration::from_secs(1))
     );
     h.advance_ms(60_000);
     assert!(h.claim(10).await.tasks.is_empty());
+}
+
+async fn a_cancel_after_the_result_leaves_the_task_as_it_ended(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let batch = h.claim(1).await;
+    h.complete(&batch.tasks[0], Some(200)).await;
+    let task = h.store.task_cancel(ORG, "q", "t").await.unwrap();
+    assert_eq!(task.status, Status::Succeeded);
+    assert_eq!(task.aborted_attempt(), None);
+    assert_eq!(task.last_attempt.unwrap().status_code, Some(200));
+}
+
+async fn leases_lost_names_the_attempts_no_longer_running(h: Harness) {
+    h.queue("q", open_config()).await;
+    for id in ["cancelled", "finished", "running"] {
+        h.task("q", id).await;
+    }
+    let batch = h.claim(10).await;
+    let attempt = |id: &str| {
+        let t = batch.tasks.iter().find(|t| t.task.task_id == id).unwrap();
+        (t.task.uid.clone(), t.attempt)
+    };
+    h.store.task_cancel(ORG, "q", "cancelled").await.unwrap();
+    let finished = batch
+        .tasks
+        .iter()
+        .find(|t| t.task.task_id == "finished")
+        .unwrap();
+    h.complete(finished, Some(200)).await;
+    let (running, token) = attempt("running");
+    let asked = vec![
+        attempt("cancelled"),
+        attempt("finished"),
+        (running.clone(), token),
+        (running.clone(), token + 1),
+        ("no-such-task".to_string(), 1),
+    ];
+    let lost = h.store.dispatch_leases_lost(asked.clone()).await.unwrap();
+    let expected: Vec<_> = asked
+        .into_iter()
+        .filter(|a| *a != (running.clone(), token))
+        .collect();
+    assert_eq!(lost, expected);
+    assert!(
+        h.store
+            .dispatch_leases_lost(Vec::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn a_cancelled_task_is_never_claimed(h: Harness) {
@@ -493,15 +574,18 @@ async fn a_cancelled_task_is_never_claimed(h: Harness) {
     assert!(h.claim(10).await.tasks.is_empty());
 }
 
-async fn a_lease_lost_after_cancel_ends_cancelled(h: Harness) {
+async fn a_lease_expiring_after_a_cancel_does_not_bring_the_task_back(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "t").await;
     h.claim(1).await;
-    h.store.task_cancel(ORG, "q", "t").await.unwrap();
-    h.advance_ms(2000);
+    let cancelled = h.store.task_cancel(ORG, "q", "t").await.unwrap();
+    // Past the lease (deadline 1 s + grace 1 s) and any backoff.
+    h.advance_ms(60_000);
     let batch = h.claim(1).await;
-    assert_eq!(batch.recovered[0].status, Status::Cancelled);
-    assert_eq!(h.get("q", "t").await.status, Status::Cancelled);
+    assert!(batch.recovered.is_empty(), "{:?}", batch.recovered);
+    assert!(batch.tasks.is_empty());
+    assert_eq!(batch.wake_at, None, "no lease left to wait for");
+    assert_eq!(h.get("q", "t").await, cancelled);
 }
 
 async fn concurrent_claims_have_one_winner(h: Harness) {
@@ -643,9 +727,11 @@ idem_testkit::backend_tests! {
     retry_duration_ends_retries,
     an_expired_lease_is_redelivered,
     stale_attempt_result_is_ignored,
-    a_cancel_during_an_attempt_stops_retries,
+    a_cancel_ends_a_running_task_and_its_late_result_changes_nothing,
+    a_cancel_after_the_result_leaves_the_task_as_it_ended,
     a_cancelled_task_is_never_claimed,
-    a_lease_lost_after_cancel_ends_cancelled,
+    leases_lost_names_the_attempts_no_longer_running,
+    a_lease_expiring_after_a_cancel_does_not_bring_the_task_back,
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
     a_claim_gives_no_organization_more_than_its_share,

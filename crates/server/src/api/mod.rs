@@ -144,7 +144,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tasks::get),
         ),
         (
-            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task", idempotent: false,
+            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task (a running attempt is aborted)", idempotent: false,
             request: None, response: (OK, Some("TaskView"))),
             delete(tasks::cancel),
         ),

@@ -1,7 +1,7 @@
 //! Tasks: creating one under the rules of its ID, reading, cancelling,
 //! and sweeping the tombstones whose dedup window has passed.
 
-use super::{after, limit, not_found, queues};
+use super::{after, dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
 use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, target_columns, to_json};
@@ -132,14 +132,10 @@ const SQL_INSERT_TASK: &str = "INSERT INTO tasks (org, queue, task_id, uid, stat
      VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
      ON CONFLICT (org, queue, task_id) DO NOTHING";
 
-/// Cancels a pending task; marks a running one so no retry follows; leaves
-/// a finished one as it is. SET expressions all read the row as it was.
-const SQL_CANCEL_TASK: &str = "UPDATE tasks SET \
-     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END, \
-     finished_at = CASE WHEN status = 'pending' THEN $1 ELSE finished_at END, \
-     dedup_expires_at = CASE WHEN status = 'pending' THEN $1 + CAST($2 AS BIGINT) ELSE dedup_expires_at END, \
-     cancel_requested = CASE WHEN status = 'running' THEN 1 ELSE cancel_requested END \
-     WHERE uid = $3";
+/// Cancels a pending task; a running or finished one is left to the
+/// caller.
+const SQL_CANCEL_PENDING: &str = "UPDATE tasks SET status = 'cancelled', finished_at = $1, \
+     dedup_expires_at = $1 + CAST($2 AS BIGINT) WHERE uid = $3 AND status = 'pending'";
 
 const SQL_RUN_NOW: &str =
     "UPDATE tasks SET next_attempt_at = $1 WHERE uid = $2 AND status = 'pending'";
@@ -348,6 +344,13 @@ pub(crate) async fn attempts<C: Conn>(
     }))
 }
 
+/// Cancels a task that has not finished. A running task ends `cancelled`
+/// at once, in this transaction: its attempt in flight is recorded as
+/// aborted ([`dispatch::ABORTED_BY_CANCEL`]) and loses its lease, so its
+/// late result is stale and an expiring lease finds nothing to recover.
+/// The node running the attempt learns of it from the caller (same node)
+/// or, on PostgreSQL, from the NOTIFY sent here, delivered only if this
+/// transaction commits.
 pub(crate) async fn cancel<C: Conn>(
     c: &C,
     org: &str,
@@ -356,9 +359,35 @@ pub(crate) async fn cancel<C: Conn>(
     now: i64,
 ) -> Result<Task> {
     let task = require(c, org, queue, task_id, "FOR UPDATE").await?;
-    let window = queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
-    c.execute(SQL_CANCEL_TASK, &args![now, window, &task.uid])
-        .await?;
+    match task.status {
+        Status::Pending => {
+            let window =
+                queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
+            c.execute(SQL_CANCEL_PENDING, &args![now, window, &task.uid])
+                .await?;
+        }
+        Status::Running => {
+            // Read under the row lock `require` took: the lease is ours to end.
+            if let Some(row) = dispatch::running(c, &task.uid).await? {
+                let finished = dispatch::abort(c, now, &row).await?;
+                if C::DIALECT == Dialect::Postgres {
+                    let cancelled = dispatch::encode_cancelled(&row.uid, row.attempt_count);
+                    let finished = dispatch::encode_finished(&finished);
+                    c.execute(
+                        "SELECT pg_notify($1, $2), pg_notify($3, $4)",
+                        &args![
+                            dispatch::CANCELLED_CHANNEL,
+                            &cancelled,
+                            dispatch::FINISHED_CHANNEL,
+                            &finished,
+                        ],
+                    )
+                    .await?;
+                }
+            }
+        }
+        Status::Succeeded | Status::Failed | Status::Cancelled => {}
+    }
     require(c, org, queue, task_id, "").await
 }
 
