@@ -833,6 +833,107 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
     assert_stats_match(&h, "other", "everything").await;
 }
 
+/// Two stores (two nodes' pools on PostgreSQL) create into one queue from
+/// many tasks at once, duplicates included, while both claim, complete and
+/// sweep: no count is lost or doubled, whichever rows the writers used.
+async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
+    let mut config = open_config();
+    config.dedup_window_s = 0;
+    h.queue("q", config).await;
+    let target = Target {
+        url: "http://127.0.0.1:9/hook".into(),
+        method: "POST".into(),
+        headers: BTreeMap::new(),
+        body: None,
+    };
+    let mut writers = Vec::new();
+    for w in 0..8u32 {
+        let store = if w % 2 == 0 {
+            h.store.clone()
+        } else {
+            h.other.clone()
+        };
+        let target = target.clone();
+        writers.push(tokio::spawn(async move {
+            let (mut created, mut claimed) = (0, 0);
+            for i in 0..40u32 {
+                // Writers w and w+1 share IDs: one of each pair is refused.
+                let id = format!("t{}-{i}", w / 2);
+                let made = store
+                    .task_create(TaskCreate {
+                        org: ORG.into(),
+                        queue: "q".into(),
+                        task_id: id,
+                        target: target.clone(),
+                        schedule_time: None,
+                        dispatch_deadline_s: None,
+                        retry_config: RetryConfigPatch::default(),
+                        completion: None,
+                    })
+                    .await;
+                match made {
+                    Ok(_) => created += 1,
+                    Err(Error::TaskExists(_)) => {}
+                    Err(e) => panic!("{e:?}"),
+                }
+                if i % 8 == 0 {
+                    let batch = store
+                        .dispatch_claim(DispatchClaim {
+                            attempts_kept: 100,
+                            max_tasks: 5,
+                            lease_grace: GRACE,
+                            fair_share: None,
+                        })
+                        .await
+                        .unwrap();
+                    let results = batch
+                        .tasks
+                        .iter()
+                        .map(|t| AttemptResult {
+                            task_uid: t.task.uid.clone(),
+                            attempt: t.attempt,
+                            status_code: Some(200),
+                            error: None,
+                            duration: Duration::from_millis(1),
+                            retry_after: None,
+                            give_up: false,
+                        })
+                        .collect();
+                    claimed += batch.tasks.len() as u64;
+                    store.dispatch_complete(results).await.unwrap();
+                    store.task_sweep_tombstones(3).await.unwrap();
+                }
+            }
+            (created, claimed)
+        }));
+    }
+    let (mut created, mut claimed) = (0, 0);
+    for w in writers {
+        let (c, d) = w.await.unwrap();
+        created += c;
+        claimed += d;
+    }
+    assert_eq!(created, 160, "one of each pair of IDs is created");
+    // Swept tasks took their attempts with them; the dispatch count keeps
+    // them for its minute.
+    let expected = |counted: QueueStats| QueueStats {
+        dispatched_last_minute: claimed,
+        ..counted
+    };
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats, expected(counted_stats(&h, "q").await));
+    assert!(stats.succeeded + stats.queued > 0, "{stats:?}");
+    while h.store.task_sweep_tombstones(50).await.unwrap() > 0 {}
+    h.other.task_sweep_tombstones(50).await.unwrap();
+    let stats = h.other.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(
+        stats,
+        expected(counted_stats(&h, "q").await),
+        "after folding"
+    );
+    assert_eq!(stats.succeeded, 0, "swept with a zero window");
+}
+
 idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
@@ -854,6 +955,7 @@ idem_testkit::backend_tests! {
     queue_limits_are_shared_by_all_claimers,
     a_claim_gives_no_organization_more_than_its_share,
     queue_stats_match_counted_tasks_after_a_mixed_workload,
+    queue_stats_stay_exact_under_concurrent_writers,
 }
 
 fn all_attempts() -> idem_store::PageRequest {

@@ -6,10 +6,12 @@
 -- completions, cancels, purges, sweeps, deletes), with one upsert per
 -- statement (a batch of creates adds one statement, not one per task).
 -- A single row per queue and status would serialize every transaction
--- touching the queue's tasks, concurrent creates included: each connection
--- writes its own shard (its backend pid modulo 64), readers sum the shards.
--- Rows of one statement are written in key order, so two writers sharing a
--- shard take their locks in the same order.
+-- touching the queue's tasks, concurrent creates included, and two
+-- transactions taking such rows in different orders would deadlock. So a
+-- connection writes rows of its own (shard = its backend pid, unique among
+-- live connections): no two transactions ever write the same counter row.
+-- The sweeper folds those rows into shard 0 (skipping rows a transaction
+-- holds), which keeps a queue to a few rows; readers sum the shards.
 CREATE TABLE task_counts (
     org     TEXT NOT NULL,
     queue   TEXT NOT NULL,
@@ -24,7 +26,7 @@ INSERT INTO task_counts (org, queue, status, shard, n)
 CREATE FUNCTION idem_task_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO task_counts AS c (org, queue, status, shard, n)
-        SELECT org, queue, status, pg_backend_pid() % 64, count(*) FROM idem_new
+        SELECT org, queue, status, pg_backend_pid(), count(*) FROM idem_new
         GROUP BY org, queue, status ORDER BY org, queue, status
         ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
     RETURN NULL;
@@ -33,7 +35,7 @@ END $$;
 CREATE FUNCTION idem_task_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO task_counts AS c (org, queue, status, shard, n)
-        SELECT org, queue, status, pg_backend_pid() % 64, sum(d) FROM (
+        SELECT org, queue, status, pg_backend_pid(), sum(d) FROM (
             SELECT org, queue, status, 1 AS d FROM idem_new
             UNION ALL SELECT org, queue, status, -1 FROM idem_old) x
         GROUP BY org, queue, status HAVING sum(d) <> 0 ORDER BY org, queue, status
@@ -44,7 +46,7 @@ END $$;
 CREATE FUNCTION idem_task_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO task_counts AS c (org, queue, status, shard, n)
-        SELECT org, queue, status, pg_backend_pid() % 64, -count(*) FROM idem_old
+        SELECT org, queue, status, pg_backend_pid(), -count(*) FROM idem_old
         GROUP BY org, queue, status ORDER BY org, queue, status
         ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n;
     RETURN NULL;

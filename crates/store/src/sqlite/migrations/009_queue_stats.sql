@@ -4,8 +4,8 @@
 -- the triggers below keep it in the same transaction as every change of a
 -- task's status, whichever statement makes it (creates, claims,
 -- completions, cancels, purges, sweeps, deletes). Readers sum the rows of a
--- queue over `shard`: PostgreSQL spreads concurrent writers over shards,
--- SQLite has one writer and one shard.
+-- queue over `shard`: PostgreSQL gives each connection its own rows, SQLite
+-- has one writer and one shard.
 CREATE TABLE task_counts (
     org     TEXT NOT NULL,
     queue   TEXT NOT NULL,
