@@ -155,6 +155,18 @@ async fn stats_match_the_listed_tasks_after_a_mixed_workload(s: Server) {
     assert_eq!(stats["tasks"]["scheduled"], 2);
     assert_eq!(stats["tasks"]["succeeded"], 10);
 
+    // The CLI shows them.
+    let shown = s.idem(&["queue", "get", "q"]).await.ok();
+    assert_eq!(
+        shown.field("tasks"),
+        "2 scheduled, 0 queued, 0 running, 10 succeeded, 2 failed, 1 cancelled"
+    );
+    assert_eq!(shown.field("oldest due"), "none");
+    assert_eq!(
+        shown.field("dispatch"),
+        "17 in the last minute, 0 in flight"
+    );
+
     // A PATCH answers with the stats too.
     let patched = s
         .patch("/v1/queues/q", json!({"dispatch_deadline_s": 30}))
