@@ -97,8 +97,11 @@ pub struct QueueStats {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TaskCountsView))]
 pub struct TaskCounts {
+    /// Never attempted, with a schedule time still ahead.
     pub scheduled: u64,
+    /// Due, or backing off before a retry.
     pub queued: u64,
+    /// An attempt is in flight.
     pub running: u64,
     pub succeeded: u64,
     pub failed: u64,
