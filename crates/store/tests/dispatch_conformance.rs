@@ -713,6 +713,311 @@ async fn a_claim_gives_no_organization_more_than_its_share(h: Harness) {
     assert_eq!(per_org(&batch), (2, 1));
 }
 
+/// The statistics a queue should show, counted from its tasks one by one.
+async fn counted_stats(h: &Harness, queue: &str) -> QueueStats {
+    let now = h.now();
+    let minute_ago = now - SignedDuration::from_secs(60);
+    let mut stats = QueueStats::default();
+    let mut page = all_attempts();
+    loop {
+        let tasks = h
+            .store
+            .task_list(ORG, queue, TaskFilter::default(), &page)
+            .await
+            .unwrap();
+        for t in &tasks.items {
+            match t.state(now) {
+                TaskState::Scheduled => stats.scheduled += 1,
+                TaskState::Queued => stats.queued += 1,
+                TaskState::Running => stats.running += 1,
+                TaskState::Succeeded => stats.succeeded += 1,
+                TaskState::Failed => stats.failed += 1,
+                TaskState::Cancelled => stats.cancelled += 1,
+            }
+            if t.status == Status::Pending && t.next_attempt_at <= now {
+                stats.oldest_due_time = Some(
+                    stats
+                        .oldest_due_time
+                        .map_or(t.next_attempt_at, |o| o.min(t.next_attempt_at)),
+                );
+            }
+            let attempts = h
+                .store
+                .task_attempts(ORG, queue, &t.task_id, &all_attempts())
+                .await
+                .unwrap();
+            stats.dispatched_last_minute += attempts
+                .items
+                .iter()
+                .filter(|a| a.started_at > minute_ago && a.started_at <= now)
+                .count() as u64;
+        }
+        match tasks.next {
+            Some(next) => page.after = Some(next),
+            None => return stats,
+        }
+    }
+}
+
+/// Compares the queue's statistics, and the metric counts, with its tasks.
+async fn assert_stats_match(h: &Harness, queue: &str, step: &str) -> QueueStats {
+    let counted = counted_stats(h, queue).await;
+    let stats = h.store.queue_stats(ORG, queue).await.unwrap();
+    assert_eq!(stats, counted, "{queue} after {step}");
+    let counts = h.store.task_counts_by_state().await.unwrap();
+    let metric = |status: Status| {
+        counts
+            .iter()
+            .filter(|c| c.org == ORG && c.queue == queue && c.status == status)
+            .map(|c| c.count)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        [
+            metric(Status::Pending),
+            metric(Status::Running),
+            metric(Status::Succeeded),
+            metric(Status::Failed),
+            metric(Status::Cancelled),
+        ],
+        [
+            stats.scheduled + stats.queued,
+            stats.running,
+            stats.succeeded,
+            stats.failed,
+            stats.cancelled,
+        ],
+        "metric counts of {queue} after {step}"
+    );
+    stats
+}
+
+async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.queue("other", open_config()).await;
+    let empty = assert_stats_match(&h, "q", "nothing").await;
+    assert_eq!(empty, QueueStats::default());
+
+    let start = h.now();
+    for i in 0..10 {
+        h.task("q", &format!("t{i}")).await;
+        h.advance_ms(1);
+    }
+    let ahead = Some(h.now() + SignedDuration::from_secs(3600));
+    for i in 0..3 {
+        h.task_at("q", &format!("s{i}"), ahead).await;
+    }
+    h.task("other", "t0").await;
+    // A duplicate is refused and counts nothing.
+    let dup = h
+        .store
+        .task_create(TaskCreate {
+            org: ORG.into(),
+            queue: "q".into(),
+            task_id: "t0".into(),
+            target: Target {
+                url: "http://127.0.0.1:9/hook".into(),
+                method: "POST".into(),
+                headers: BTreeMap::new(),
+                body: None,
+            },
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: RetryConfigPatch::default(),
+            completion: None,
+        })
+        .await;
+    assert!(matches!(dup, Err(Error::TaskExists(_))), "{dup:?}");
+    let created = assert_stats_match(&h, "q", "creates").await;
+    assert_eq!((created.scheduled, created.queued), (3, 10));
+    assert_eq!(created.oldest_due_time, Some(start));
+    assert_stats_match(&h, "other", "creates").await;
+
+    // Six attempts start; two succeed, two fail and back off, one gives up,
+    // one stays in flight.
+    let (mut batch, others): (Vec<_>, Vec<_>) = h
+        .claim(7)
+        .await
+        .tasks
+        .into_iter()
+        .partition(|t| t.task.queue == "q");
+    assert_eq!((batch.len(), others.len()), (6, 1));
+    let claimed = assert_stats_match(&h, "q", "a claim").await;
+    assert_eq!((claimed.running, claimed.dispatched_last_minute), (6, 6));
+    h.advance_ms(5);
+    for t in batch.drain(..2) {
+        h.complete(&t, Some(200)).await;
+    }
+    for t in batch.drain(..2) {
+        h.complete(&t, Some(500)).await;
+    }
+    let gave_up = batch.remove(0);
+    h.complete_with(AttemptResult {
+        task_uid: gave_up.task.uid.clone(),
+        attempt: gave_up.attempt,
+        status_code: Some(400),
+        error: None,
+        duration: Duration::from_millis(3),
+        retry_after: None,
+        give_up: true,
+    })
+    .await;
+    h.complete(&others[0], Some(200)).await;
+    assert_stats_match(&h, "other", "completions").await;
+    let completed = assert_stats_match(&h, "q", "completions").await;
+    assert_eq!(
+        (completed.succeeded, completed.failed, completed.running),
+        (2, 1, 1)
+    );
+
+    // A queued task and a scheduled one are cancelled; one scheduled task
+    // is run now, so it is queued.
+    h.store.task_cancel(ORG, "q", "t9").await.unwrap();
+    h.store.task_cancel(ORG, "q", "s1").await.unwrap();
+    h.store.task_run_now(ORG, "q", "s2", None).await.unwrap();
+    assert_stats_match(&h, "q", "cancels and run-now").await;
+
+    // The attempt in flight loses its lease; the retries come due, and
+    // three due tasks are claimed and succeed.
+    h.advance_ms(2_000);
+    let retried = h.claim(3).await;
+    assert_eq!(retried.recovered.len(), 1);
+    assert_stats_match(&h, "q", "lease expiry and retries").await;
+    for t in &retried.tasks {
+        h.complete(t, Some(200)).await;
+    }
+    assert_stats_match(&h, "q", "retries").await;
+
+    // The rest is purged; a minute later nothing counts as dispatched.
+    h.store.queue_purge(ORG, "q", None).await.unwrap();
+    let purged = assert_stats_match(&h, "q", "a purge").await;
+    assert_eq!((purged.scheduled, purged.queued), (0, 0), "{purged:?}");
+    assert!(purged.cancelled >= 3, "{purged:?}");
+    h.advance_ms(61_000);
+    let later = assert_stats_match(&h, "q", "a minute").await;
+    assert_eq!(later.dispatched_last_minute, 0);
+
+    // Past the dedup window the tombstones are swept.
+    h.advance_ms(600_000);
+    while h.store.task_sweep_tombstones(4).await.unwrap() > 0 {}
+    let swept = assert_stats_match(&h, "q", "sweeping").await;
+    assert_eq!(swept, QueueStats::default());
+
+    // A queue deleted and made again starts from nothing.
+    h.store.queue_delete(ORG, "q").await.unwrap();
+    assert!(matches!(
+        h.store.queue_stats(ORG, "q").await,
+        Err(Error::NotFound { .. })
+    ));
+    h.queue("q", open_config()).await;
+    assert_eq!(
+        assert_stats_match(&h, "q", "re-creation").await,
+        QueueStats::default()
+    );
+    assert_stats_match(&h, "other", "everything").await;
+}
+
+/// Two stores (two nodes' pools on PostgreSQL) create into one queue from
+/// many tasks at once, duplicates included, while both claim, complete and
+/// sweep: no count is lost or doubled, whichever rows the writers used.
+async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
+    let mut config = open_config();
+    config.dedup_window_s = 0;
+    h.queue("q", config).await;
+    let target = Target {
+        url: "http://127.0.0.1:9/hook".into(),
+        method: "POST".into(),
+        headers: BTreeMap::new(),
+        body: None,
+    };
+    let mut writers = Vec::new();
+    for w in 0..8u32 {
+        let store = if w % 2 == 0 {
+            h.store.clone()
+        } else {
+            h.other.clone()
+        };
+        let target = target.clone();
+        writers.push(tokio::spawn(async move {
+            let (mut created, mut claimed) = (0, 0);
+            for i in 0..40u32 {
+                // Writers w and w+1 share IDs: one of each pair is refused.
+                let id = format!("t{}-{i}", w / 2);
+                let made = store
+                    .task_create(TaskCreate {
+                        org: ORG.into(),
+                        queue: "q".into(),
+                        task_id: id,
+                        target: target.clone(),
+                        schedule_time: None,
+                        dispatch_deadline_s: None,
+                        retry_config: RetryConfigPatch::default(),
+                        completion: None,
+                    })
+                    .await;
+                match made {
+                    Ok(_) => created += 1,
+                    Err(Error::TaskExists(_)) => {}
+                    Err(e) => panic!("{e:?}"),
+                }
+                if i % 8 == 0 {
+                    let batch = store
+                        .dispatch_claim(DispatchClaim {
+                            attempts_kept: 100,
+                            max_tasks: 5,
+                            lease_grace: GRACE,
+                            fair_share: None,
+                        })
+                        .await
+                        .unwrap();
+                    let results = batch
+                        .tasks
+                        .iter()
+                        .map(|t| AttemptResult {
+                            task_uid: t.task.uid.clone(),
+                            attempt: t.attempt,
+                            status_code: Some(200),
+                            error: None,
+                            duration: Duration::from_millis(1),
+                            retry_after: None,
+                            give_up: false,
+                        })
+                        .collect();
+                    claimed += batch.tasks.len() as u64;
+                    store.dispatch_complete(results).await.unwrap();
+                    store.task_sweep_tombstones(3).await.unwrap();
+                }
+            }
+            (created, claimed)
+        }));
+    }
+    let (mut created, mut claimed) = (0, 0);
+    for w in writers {
+        let (c, d) = w.await.unwrap();
+        created += c;
+        claimed += d;
+    }
+    assert_eq!(created, 160, "one of each pair of IDs is created");
+    // Swept tasks took their attempts with them; the dispatch count keeps
+    // them for its minute.
+    let expected = |counted: QueueStats| QueueStats {
+        dispatched_last_minute: claimed,
+        ..counted
+    };
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats, expected(counted_stats(&h, "q").await));
+    assert!(stats.succeeded + stats.queued > 0, "{stats:?}");
+    while h.store.task_sweep_tombstones(50).await.unwrap() > 0 {}
+    h.other.task_sweep_tombstones(50).await.unwrap();
+    let stats = h.other.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(
+        stats,
+        expected(counted_stats(&h, "q").await),
+        "after folding"
+    );
+    assert_eq!(stats.succeeded, 0, "swept with a zero window");
+}
+
 idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
@@ -735,6 +1040,8 @@ idem_testkit::backend_tests! {
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
     a_claim_gives_no_organization_more_than_its_share,
+    queue_stats_match_counted_tasks_after_a_mixed_workload,
+    queue_stats_stay_exact_under_concurrent_writers,
 }
 
 fn all_attempts() -> idem_store::PageRequest {

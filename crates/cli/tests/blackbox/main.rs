@@ -26,6 +26,7 @@ mod inputs;
 mod lockout;
 mod logs;
 mod metrics;
+mod queue_stats;
 mod queues;
 mod scheduler;
 mod scheduler_crash;

@@ -153,9 +153,10 @@ const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
      AND n.schedule_time <= $1)) \
      ORDER BY dedup_expires_at LIMIT $2";
 
-/// Tasks per organization, queue and state.
-const SQL_TASK_COUNTS: &str =
-    "SELECT org, queue, status, COUNT(*) FROM tasks GROUP BY org, queue, status";
+/// Tasks per organization, queue and state, from the counts the triggers
+/// of migration 009 keep (summed over their shards), not from the tasks.
+const SQL_TASK_COUNTS: &str = "SELECT org, queue, status, CAST(sum(n) AS BIGINT) \
+     FROM task_counts GROUP BY org, queue, status HAVING sum(n) <> 0";
 
 fn task_count(r: &impl Row) -> Result<TaskCount> {
     let status = r.text(2)?;
@@ -415,8 +416,23 @@ pub(crate) async fn sweep_tombstones<C: Conn>(c: &C, limit: u32, now: i64) -> Re
     for uid in &uids {
         delete(c, uid).await?;
     }
+    if C::DIALECT == Dialect::Postgres {
+        c.execute(SQL_FOLD_TASK_COUNTS, &[]).await?;
+    }
     Ok(uids.len() as u64)
 }
+
+/// Folds connections' own rows of `task_counts` (PostgreSQL, migration 009)
+/// into shard 0, at most a bounded batch per sweep; rows a transaction
+/// holds are left for the next. Folders write shard 0 in key order, so two
+/// of them wait for each other at worst.
+const SQL_FOLD_TASK_COUNTS: &str = "WITH moved AS (DELETE FROM task_counts \
+     WHERE (org, queue, status, shard) IN (SELECT org, queue, status, shard FROM task_counts \
+     WHERE shard <> 0 LIMIT 10000 FOR UPDATE SKIP LOCKED) RETURNING org, queue, status, n) \
+     INSERT INTO task_counts AS c (org, queue, status, shard, n) \
+     SELECT org, queue, status, 0, sum(n) FROM moved GROUP BY org, queue, status \
+     ORDER BY org, queue, status \
+     ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n";
 
 pub(crate) async fn counts_by_state<C: Conn>(c: &C) -> Result<Vec<TaskCount>> {
     c.query(SQL_TASK_COUNTS, &[], |r| task_count(r)).await
