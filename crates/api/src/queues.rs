@@ -78,6 +78,41 @@ pub struct Queue {
     /// When its configuration or state last changed.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub updated_at: Timestamp,
+    /// What the queue holds and dispatches now.
+    pub stats: QueueStats,
+}
+
+/// A queue's statistics at the instant it was read, kept by the store with
+/// every change of a task's state rather than counted from its tasks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = QueueStatsView))]
+pub struct QueueStats {
+    /// The queue's tasks per state; finished tasks count until they are
+    /// swept with their dedup window.
+    pub tasks: TaskCounts,
+    /// Since when the longest-waiting due task has been due (its schedule
+    /// time, or the end of its backoff for a retry); null when none is due.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub oldest_due_time: Option<Timestamp>,
+    /// Attempts started in the last 60 seconds.
+    pub dispatched_last_minute: u64,
+    /// Attempts in flight: the tasks `running` now.
+    pub in_flight: u64,
+}
+
+/// Tasks per state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TaskCountsView))]
+pub struct TaskCounts {
+    /// Never attempted, with a schedule time still ahead.
+    pub scheduled: u64,
+    /// Due, or backing off before a retry.
+    pub queued: u64,
+    /// An attempt is in flight.
+    pub running: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub cancelled: u64,
 }
 
 /// `POST /v1/queues/{queue}/tasks:redrive`: which ended tasks run again.

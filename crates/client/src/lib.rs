@@ -117,8 +117,9 @@ pub use tasks::{Body, CreateOptions, NewTarget, NewTask, RedriveOptions, TaskFil
 pub use idem_api::{
     ApiKey, Attempt, CatchUp, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch, JobState,
     List, NewApiKey, Organization, Preview, Principal, PrincipalKind, ProblemCode, Purged, Queue,
-    QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, Redriven, RetryConfig,
-    RetryConfigPatch, Role, Run, RunKind, SigningSecret, SigningSecrets, Target, Task, TaskState,
+    QueueConfigPatch, QueueState, QueueStats, RateLimits, RateLimitsPatch, Redriven, RetryConfig,
+    RetryConfigPatch, Role, Run, RunKind, SigningSecret, SigningSecrets, Target, Task, TaskCounts,
+    TaskState,
 };
 /// Request bodies under the names this client has always given them.
 pub use idem_api::{CreatePrincipal as NewPrincipal, PreviewRequest as SchedulePreview};

@@ -326,7 +326,8 @@ impl Client {
     }
 
     /// `DELETE /v1/queues/{queue}/tasks/{task_id}` (writer): cancels a task
-    /// that is not running; its ID stays taken for the dedup window.
+    /// that has not finished, aborting a running attempt (the target sees
+    /// its connection closed); its ID stays taken for the dedup window.
     pub async fn cancel_task(&self, queue: &str, task_id: &str) -> Result<Response<Task>, Error> {
         self.execute(Call::new(
             Method::DELETE,

@@ -229,8 +229,13 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// with their attempts; returns how many.
     async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64>;
 
-    /// The number of tasks per organization, queue and state: one grouped
-    /// read, for the queue depth metric.
+    /// The queue's statistics, read from the counts kept with every change
+    /// of a task's state and a few index ranges, never a scan of its tasks.
+    async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats>;
+
+    /// The number of tasks per organization, queue and state, from the
+    /// counts kept with every change of a task's state, for the queue depth
+    /// metric.
     async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>>;
 
     /// The names of every organization and queue; the metrics drop the

@@ -23,7 +23,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{jobs, queues, tasks, tenancy};
+            use $crate::tables::{jobs, queues, stats, tasks, tenancy};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -374,6 +374,12 @@ macro_rules! store_operations {
                         tasks::sweep_tombstones(c, limit, now).await
                     })
                     .await
+                }
+
+                async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.read(async move |c, now| stats::queue(c, &org, &name, now).await)
+                        .await
                 }
 
                 async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {

@@ -121,6 +121,24 @@ pub struct TaskCount {
     pub count: u64,
 }
 
+/// A queue's statistics at one instant (API.md §12): its tasks per state
+/// (final tasks still held as tombstones included), since when its
+/// longest-waiting due task has been due, the attempts started in the last
+/// minute, and the attempts in flight.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    pub scheduled: u64,
+    pub queued: u64,
+    pub running: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+    /// The earliest `next_attempt_at` of a pending task that is due: its
+    /// schedule time, or the end of its backoff for a retry.
+    pub oldest_due_time: Option<Timestamp>,
+    pub dispatched_last_minute: u64,
+}
+
 /// Every organization and queue that exists (job queues included): what
 /// the metrics keep series for, so that the series of a deleted one go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_sec
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch,
+    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch, TaskCounts,
 };
 use std::time::Duration;
 
@@ -201,7 +201,28 @@ fn show_queue(q: &Queue) {
         ("failed retention", format!("{}s", q.failed_retention_s)),
         ("created", q.created_at.to_string()),
         ("updated", q.updated_at.to_string()),
+        ("tasks", describe_counts(&q.stats.tasks)),
+        (
+            "oldest due",
+            q.stats
+                .oldest_due_time
+                .map_or_else(|| "none".into(), |t| t.to_string()),
+        ),
+        (
+            "dispatch",
+            format!(
+                "{} in the last minute, {} in flight",
+                q.stats.dispatched_last_minute, q.stats.in_flight
+            ),
+        ),
     ]);
+}
+
+fn describe_counts(t: &TaskCounts) -> String {
+    format!(
+        "{} scheduled, {} queued, {} running, {} succeeded, {} failed, {} cancelled",
+        t.scheduled, t.queued, t.running, t.succeeded, t.failed, t.cancelled
+    )
 }
 
 pub async fn run(args: QueueArgs) -> anyhow::Result<()> {

@@ -57,8 +57,9 @@ enum TaskCommand {
     },
     /// Dispatch a scheduled or backing-off task now.
     Run { queue: String, task_id: String },
-    /// Cancel a task that is not running (its ID stays taken for the
-    /// queue's dedup window).
+    /// Cancel a task that has not finished; a running attempt is aborted
+    /// (its connection to the target closed). The ID stays taken for the
+    /// queue's dedup window.
     Rm { queue: String, task_id: String },
     /// Run a failed or cancelled task again: the same task ID and run key,
     /// a fresh retry budget, its earlier attempts kept.

@@ -178,7 +178,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tasks::get),
         ),
         (
-            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task", idempotent: false,
+            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task (a running attempt is aborted)", idempotent: false,
             request: None, response: (OK, Some("TaskView"))),
             delete(tasks::cancel),
         ),
@@ -358,8 +358,9 @@ pub fn router(app: Arc<App>) -> Router {
         };
         v1 = v1.route(op.path, handler);
     }
-    let v1 = v1.route_layer(axum::middleware::from_fn(check_path_params));
-    // Authentication runs first, so the key layer knows whose key it sees.
+    // Authentication runs first, so the key layer knows whose key it sees;
+    // it also refuses path parameters the store cannot hold
+    // ([`refuse_path_params`]), one layer for what every route needs.
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
         app.clone(),
         crate::auth::authenticate,
@@ -419,29 +420,24 @@ async fn method_not_allowed() -> Problem {
 /// A path parameter the store could not hold (PostgreSQL refuses NUL in
 /// text) or that is not UTF-8 is the client's error, named before anything
 /// reads or writes.
-async fn check_path_params(
-    params: Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
+pub(crate) fn refuse_path_params(
+    params: &Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+) -> Option<Response> {
     use axum::extract::rejection::RawPathParamsRejection;
     match params {
-        Ok(params) => {
-            for (name, value) in &params {
-                if value.chars().any(char::is_control) {
-                    return Problem::field(name, "must not contain control characters")
-                        .into_response();
-                }
-            }
-            next.run(req).await
-        }
+        Ok(params) => params
+            .iter()
+            .find(|(_, value)| value.chars().any(char::is_control))
+            .map(|(name, _)| {
+                Problem::field(name, "must not contain control characters").into_response()
+            }),
         Err(RawPathParamsRejection::InvalidUtf8InPathParam(e)) => {
             // axum names the parameter only in its text: "Invalid UTF-8 in `name`".
             let text = e.body_text();
             let name = text.split('`').nth(1).unwrap_or("path");
-            Problem::field(name, "must be UTF-8 once percent-decoded").into_response()
+            Some(Problem::field(name, "must be UTF-8 once percent-decoded").into_response())
         }
         // A route without parameters.
-        Err(_) => next.run(req).await,
+        Err(_) => None,
     }
 }

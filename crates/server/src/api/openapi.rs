@@ -114,6 +114,8 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
     }
     let components = ComponentsBuilder::new()
         .schema_from::<Queue>()
+        .schema_from::<QueueStats>()
+        .schema_from::<TaskCounts>()
         .schema_from::<Task>()
         .schema_from::<Target>()
         .schema_from::<Principal>()

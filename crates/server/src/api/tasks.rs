@@ -447,6 +447,7 @@ pub async fn cancel(
         .store
         .task_cancel(&auth.caller.org, &queue, &task_id)
         .await?;
+    app.dispatch.cancelled(&auth.caller.org, &task);
     Ok(axum::Json(views::task(task, app.clock.now())))
 }
 

@@ -10,7 +10,7 @@ use crate::driver::{Conn, args};
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
-use futures_util::future::try_join;
+use futures_util::future::{try_join, try_join_all};
 use idem_core::backoff::{self, Next};
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::queue::{QueueConfig, RateLimits};
@@ -75,6 +75,7 @@ pub(crate) fn claimable(bucket: &Bucket, limits: &RateLimits, running: u64, want
 }
 
 /// The columns of a task's row a completion needs, whatever the backend.
+#[derive(Clone)]
 pub(crate) struct RunningRow {
     pub org: String,
     pub queue: String,
@@ -109,7 +110,9 @@ impl RunningRow {
     }
 
     /// Decides what an attempt's result makes of the task (API.md §4): 2xx
-    /// succeeds; a failure of a task whose cancel was requested ends it; a
+    /// succeeds; a failure of a task whose cancel was requested ends it (a
+    /// cancel now ends a running task itself, through [`abort`]; rows
+    /// marked by an earlier version still end this way); a
     /// failure no retry can change (a target policy refusal) fails it;
     /// otherwise the backoff decides between a retry and giving up.
     pub(crate) fn outcome(&self, result: &AttemptResult, now: i64) -> NextState {
@@ -172,6 +175,15 @@ impl RunningRow {
         }
     }
 
+    /// The result standing for an attempt aborted by a cancel: measured by
+    /// the store from the attempt's start to the cancel.
+    fn aborted(&self, now: i64) -> AttemptResult {
+        AttemptResult {
+            error: Some(ABORTED_BY_CANCEL.into()),
+            ..self.lease_expired(now)
+        }
+    }
+
     /// The result standing for an attempt whose lease expired.
     pub(crate) fn lease_expired(&self, now: i64) -> AttemptResult {
         AttemptResult {
@@ -207,6 +219,17 @@ pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;
 /// Channel names of the PostgreSQL wake-ups.
 pub(crate) const WORK_CHANNEL: &str = "idem_dispatch_work";
 pub(crate) const FINISHED_CHANNEL: &str = "idem_task_finished";
+pub(crate) const CANCELLED_CHANNEL: &str = "idem_attempt_cancelled";
+
+/// `uid/attempt`: the attempt a cancel aborted, for the node running it.
+pub(crate) fn encode_cancelled(uid: &str, attempt: u32) -> String {
+    format!("{uid}/{attempt}")
+}
+
+pub(crate) fn decode_cancelled(payload: &str) -> Option<(String, u32)> {
+    let (uid, attempt) = payload.split_once('/')?;
+    Some((uid.to_string(), attempt.parse().ok()?))
+}
 
 /// `org/queue/task_id/uid/status`: names never contain `/` (API.md §3 limits
 /// them to `[A-Za-z0-9_-]`), so the payload splits unambiguously.
@@ -285,6 +308,41 @@ pub(crate) async fn complete<C: Conn>(
             task_uid: result.task_uid.clone(),
         }),
     }
+}
+
+/// Ends a running task `cancelled` (the caller holds its row lock): the
+/// attempt in flight is recorded as aborted and the lease is released, so
+/// whatever that attempt reports later is [`AttemptOutcome::Stale`].
+pub(crate) async fn abort<C: Conn>(c: &C, now: i64, row: &RunningRow) -> Result<TaskFinished> {
+    let cancelling = RunningRow {
+        cancel_requested: true,
+        ..row.clone()
+    };
+    apply(c, now, &cancelling, &cancelling.aborted(now)).await
+}
+
+/// Of `attempts` (task uid, lease token), those whose lease is gone. One
+/// statement per attempt, pipelined on PostgreSQL: this runs only when a
+/// node may have missed a cancel, never on the dispatch path.
+pub(crate) async fn leases_lost<C: Conn>(
+    c: &C,
+    attempts: &[(String, u32)],
+) -> Result<Vec<(String, u32)>> {
+    let held = try_join_all(attempts.iter().map(|(uid, attempt)| async move {
+        c.query_opt(
+            "SELECT 1 FROM tasks WHERE uid = $1 AND status = 'running' AND attempt_count = $2",
+            &args![uid, i64::from(*attempt)],
+            |_| Ok(()),
+        )
+        .await
+    }))
+    .await?;
+    Ok(attempts
+        .iter()
+        .zip(held)
+        .filter(|(_, held)| held.is_none())
+        .map(|(attempt, _)| attempt.clone())
+        .collect())
 }
 
 /// Records the attempt and moves the task on; the caller checked the lease
@@ -641,5 +699,13 @@ mod tests {
         assert_eq!(decode_finished(&encode_finished(&f)), Some(f));
         assert_eq!(decode_finished("a/b/c/d/nonsense"), None);
         assert_eq!(decode_finished("a/b/c/d/failed/extra"), None);
+    }
+
+    #[test]
+    fn cancelled_payload_round_trips() {
+        let payload = encode_cancelled("0190abc", 3);
+        assert_eq!(decode_cancelled(&payload), Some(("0190abc".into(), 3)));
+        assert_eq!(decode_cancelled("0190abc"), None);
+        assert_eq!(decode_cancelled("0190abc/x"), None);
     }
 }

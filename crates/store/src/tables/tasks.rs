@@ -3,7 +3,7 @@
 //! whose time has passed.
 
 use super::idempotency::Keyed;
-use super::{limit, not_found, queues};
+use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
 use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, target_columns, to_json};
@@ -146,14 +146,10 @@ const SQL_INSERT_TASK: &str = "INSERT INTO tasks (org, queue, task_id, uid, stat
      VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
      ON CONFLICT (org, queue, task_id) DO NOTHING";
 
-/// Cancels a pending task; marks a running one so no retry follows; leaves
-/// a finished one as it is. SET expressions all read the row as it was.
-const SQL_CANCEL_TASK: &str = "UPDATE tasks SET \
-     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END, \
-     finished_at = CASE WHEN status = 'pending' THEN $1 ELSE finished_at END, \
-     dedup_expires_at = CASE WHEN status = 'pending' THEN $1 + CAST($2 AS BIGINT) ELSE dedup_expires_at END, \
-     cancel_requested = CASE WHEN status = 'running' THEN 1 ELSE cancel_requested END \
-     WHERE uid = $3";
+/// Cancels a pending task; a running or finished one is left to the
+/// caller.
+const SQL_CANCEL_PENDING: &str = "UPDATE tasks SET status = 'cancelled', finished_at = $1, \
+     dedup_expires_at = $1 + CAST($2 AS BIGINT) WHERE uid = $3 AND status = 'pending'";
 
 /// What redrive sets, for the rows the caller's `WHERE` names (`$1` is now):
 /// due now, no longer ended nor leased, and a retry budget (attempt count
@@ -179,9 +175,10 @@ const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
      AND n.schedule_time <= $1)) \
      ORDER BY dedup_expires_at LIMIT $2";
 
-/// Tasks per organization, queue and state.
-const SQL_TASK_COUNTS: &str =
-    "SELECT org, queue, status, COUNT(*) FROM tasks GROUP BY org, queue, status";
+/// Tasks per organization, queue and state, from the counts the triggers
+/// of migration 009 keep (summed over their shards), not from the tasks.
+const SQL_TASK_COUNTS: &str = "SELECT org, queue, status, CAST(sum(n) AS BIGINT) \
+     FROM task_counts GROUP BY org, queue, status HAVING sum(n) <> 0";
 
 fn task_count(r: &impl Row) -> Result<TaskCount> {
     let status = r.text(2)?;
@@ -458,6 +455,13 @@ pub(crate) async fn attempts<C: Conn>(
     }))
 }
 
+/// Cancels a task that has not finished. A running task ends `cancelled`
+/// at once, in this transaction: its attempt in flight is recorded as
+/// aborted ([`dispatch::ABORTED_BY_CANCEL`]) and loses its lease, so its
+/// late result is stale and an expiring lease finds nothing to recover.
+/// The node running the attempt learns of it from the caller (same node)
+/// or, on PostgreSQL, from the NOTIFY sent here, delivered only if this
+/// transaction commits.
 pub(crate) async fn cancel<C: Conn>(
     c: &C,
     org: &str,
@@ -466,9 +470,35 @@ pub(crate) async fn cancel<C: Conn>(
     now: i64,
 ) -> Result<Task> {
     let task = require(c, org, queue, task_id, "FOR UPDATE").await?;
-    let window = queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
-    c.execute(SQL_CANCEL_TASK, &args![now, window, &task.uid])
-        .await?;
+    match task.status {
+        Status::Pending => {
+            let window =
+                queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
+            c.execute(SQL_CANCEL_PENDING, &args![now, window, &task.uid])
+                .await?;
+        }
+        Status::Running => {
+            // Read under the row lock `require` took: the lease is ours to end.
+            if let Some(row) = dispatch::running(c, &task.uid).await? {
+                let finished = dispatch::abort(c, now, &row).await?;
+                if C::DIALECT == Dialect::Postgres {
+                    let cancelled = dispatch::encode_cancelled(&row.uid, row.attempt_count);
+                    let finished = dispatch::encode_finished(&finished);
+                    c.execute(
+                        "SELECT pg_notify($1, $2), pg_notify($3, $4)",
+                        &args![
+                            dispatch::CANCELLED_CHANNEL,
+                            &cancelled,
+                            dispatch::FINISHED_CHANNEL,
+                            &finished,
+                        ],
+                    )
+                    .await?;
+                }
+            }
+        }
+        Status::Succeeded | Status::Failed | Status::Cancelled => {}
+    }
     require(c, org, queue, task_id, "").await
 }
 
@@ -553,8 +583,23 @@ pub(crate) async fn sweep_tombstones<C: Conn>(c: &C, limit: u32, now: i64) -> Re
     for uid in &uids {
         delete(c, uid).await?;
     }
+    if C::DIALECT == Dialect::Postgres {
+        c.execute(SQL_FOLD_TASK_COUNTS, &[]).await?;
+    }
     Ok(uids.len() as u64)
 }
+
+/// Folds connections' own rows of `task_counts` (PostgreSQL, migration 009)
+/// into shard 0, at most a bounded batch per sweep; rows a transaction
+/// holds are left for the next. Folders write shard 0 in key order, so two
+/// of them wait for each other at worst.
+const SQL_FOLD_TASK_COUNTS: &str = "WITH moved AS (DELETE FROM task_counts \
+     WHERE (org, queue, status, shard) IN (SELECT org, queue, status, shard FROM task_counts \
+     WHERE shard <> 0 LIMIT 10000 FOR UPDATE SKIP LOCKED) RETURNING org, queue, status, n) \
+     INSERT INTO task_counts AS c (org, queue, status, shard, n) \
+     SELECT org, queue, status, 0, sum(n) FROM moved GROUP BY org, queue, status \
+     ORDER BY org, queue, status \
+     ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n";
 
 pub(crate) async fn counts_by_state<C: Conn>(c: &C) -> Result<Vec<TaskCount>> {
     c.query(SQL_TASK_COUNTS, &[], |r| task_count(r)).await
