@@ -999,7 +999,10 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
         created += c;
         claimed += d;
     }
-    assert_eq!(created, 160, "one of each pair of IDs is created");
+    // Each ID is created at least once; with no dedup window, the second of
+    // a pair may come after the first was finished and swept, and creates
+    // it again.
+    assert!((160..=320).contains(&created), "{created} created");
     // Swept tasks took their attempts with them; the dispatch count keeps
     // them for its minute.
     let expected = |counted: QueueStats| QueueStats {

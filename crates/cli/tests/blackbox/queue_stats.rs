@@ -201,8 +201,11 @@ async fn stats_match_the_listed_tasks_after_a_mixed_workload(s: Server) {
     let stats = assert_settled_stats_match(&s, "held").await;
     assert_eq!(stats["tasks"]["cancelled"], 4);
 
-    // With no dedup window, finished tasks are swept and leave the counts.
-    s.create_queue_with(fast("brief", 0)).await;
+    // With no dedup window (and no retention of failures), finished tasks
+    // are swept and leave the counts.
+    let mut brief = fast("brief", 0);
+    brief["failed_retention_s"] = json!(0);
+    s.create_queue_with(brief).await;
     for i in 0..3 {
         s.create_task(
             "brief",
