@@ -1,8 +1,10 @@
 //! `/v1/queues`.
 
+use crate::Target;
 use idem_core::queue::{
     QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
 };
+use idem_core::task::TargetSpec;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +26,12 @@ pub struct CreateQueue {
     pub dispatch_deadline_s: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_window_s: Option<u64>,
+    /// Receives a signed `task.succeeded` event when a task ends `succeeded`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_success: Option<TargetSpec>,
+    /// Receives a signed `task.failed` event when a task ends `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<TargetSpec>,
 }
 
 impl CreateQueue {
@@ -35,6 +43,8 @@ impl CreateQueue {
             retry_config: config.retry_config,
             dispatch_deadline_s: config.dispatch_deadline_s,
             dedup_window_s: config.dedup_window_s,
+            on_success: config.on_success.flatten(),
+            on_failure: config.on_failure.flatten(),
         }
     }
 
@@ -45,6 +55,8 @@ impl CreateQueue {
             retry_config: self.retry_config,
             dispatch_deadline_s: self.dispatch_deadline_s,
             dedup_window_s: self.dedup_window_s,
+            on_success: self.on_success.clone().map(Some),
+            on_failure: self.on_failure.clone().map(Some),
         }
     }
 }
@@ -65,6 +77,12 @@ pub struct Queue {
     pub dispatch_deadline_s: u32,
     /// How long a finished task's ID stays taken, in seconds.
     pub dedup_window_s: u64,
+    /// Receives a signed `task.succeeded` event when a task ends
+    /// `succeeded`, unless the task names its own.
+    pub on_success: Option<Target>,
+    /// Receives a signed `task.failed` event when a task ends `failed`,
+    /// unless the task names its own.
+    pub on_failure: Option<Target>,
     /// When the queue was created.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,

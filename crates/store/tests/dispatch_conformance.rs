@@ -62,6 +62,7 @@ impl Harness {
                 dispatch_deadline_s: Some(1),
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                callbacks: Default::default(),
             })
             .await
             .unwrap()
@@ -132,6 +133,7 @@ fn open_config() -> QueueConfig {
         },
         dispatch_deadline_s: 1,
         dedup_window_s: 600,
+        callbacks: Default::default(),
     }
 }
 
@@ -370,6 +372,7 @@ async fn final_states_set_the_dedup_expiry(h: Harness) {
                 dispatch_deadline_s: None,
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                callbacks: Default::default(),
             })
             .await
             .unwrap_err();
@@ -825,6 +828,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
             dispatch_deadline_s: None,
             retry_config: RetryConfigPatch::default(),
             completion: None,
+            callbacks: Default::default(),
         })
         .await;
     assert!(matches!(dup, Err(Error::TaskExists(_))), "{dup:?}");
@@ -953,6 +957,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                         dispatch_deadline_s: None,
                         retry_config: RetryConfigPatch::default(),
                         completion: None,
+                        callbacks: Default::default(),
                     })
                     .await;
                 match made {

@@ -98,6 +98,11 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema_from::<Organization>()
         .schema_from::<SigningSecret>()
         .schema_from::<SigningSecrets>()
+        .schema_from::<CreateWebhook>()
+        .schema_from::<Webhook>()
+        .schema_from::<EventType>()
+        .schema_from::<TaskEvent>()
+        .schema_from::<JobRunEvent>()
         .schema_from::<Purged>()
         .schema_from::<RateLimits>()
         .schema_from::<RateLimitsPatch>()
@@ -136,6 +141,7 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema("AttemptList", list_schema("Attempt"))
         .schema("PrincipalList", list_schema("PrincipalView"))
         .schema("ApiKeyList", list_schema("ApiKeyView"))
+        .schema("WebhookList", list_schema("WebhookView"))
         .schema("Problem", problem_schema())
         .security_scheme(
             "bearer",

@@ -87,7 +87,13 @@ pub(crate) struct RunningRow {
     pub retry_config: idem_core::queue::RetryConfig,
     pub first_attempt_at: Option<i64>,
     pub started_at: Option<i64>,
-    pub dedup_window_s: u64,
+    /// The queue's configuration: its dedup window, its callbacks.
+    pub queue_config: QueueConfig,
+    /// The stored target, which carries the task's own callbacks; `None`
+    /// where only the lease matters.
+    pub target_json: Option<String>,
+    /// The event types the organization's webhooks want (space separated).
+    pub webhook_events: Option<String>,
 }
 
 /// The new state of a task after an attempt, as column values.
@@ -139,7 +145,7 @@ impl RunningRow {
                 }
             }
         };
-        let window = i64::try_from(self.dedup_window_s)
+        let window = i64::try_from(self.queue_config.dedup_window_s)
             .unwrap_or(i64::MAX)
             .saturating_mul(1_000_000);
         NextState {
@@ -271,16 +277,22 @@ pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
             .map_err(|e| Error::Internal(format!("unreadable retry config: {e}")))?,
         first_attempt_at: r.opt_i64(8)?,
         started_at: r.opt_i64(9)?,
-        dedup_window_s: config.dedup_window_s,
+        queue_config: config,
+        target_json: r.opt_text(11)?,
+        webhook_events: r.opt_text(12)?,
     })
 }
 
-/// A task's row as a completion reads it: its lease, its retry policy and
-/// its queue's dedup window; read with [`running_row`]. Callers append the
-/// condition.
+/// A task's row as a completion reads it: its lease, its retry policy, its
+/// queue's dedup window, and what tells whether its end raises an event
+/// (its target with its own callbacks, its queue's callbacks, the event
+/// types its organization's webhooks want); read with [`running_row`].
+/// Callers append the condition.
 pub(crate) const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
      t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, \
-     q.config FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     q.config, t.target, o.webhook_events \
+     FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     LEFT JOIN organizations o ON o.name = t.org \
      LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
 
 /// The running row of one task.
@@ -378,6 +390,9 @@ async fn apply<C: Conn>(
         &attempt_args,
     );
     try_join(task, attempt).await?;
+    if matches!(next.status, Status::Succeeded | Status::Failed) {
+        super::events::on_final(c, now, row, next.status).await?;
+    }
     Ok(row.finished(next.status))
 }
 

@@ -4,7 +4,7 @@
 use super::{after, dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
-use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, target_columns, to_json};
+use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, to_json};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
@@ -39,7 +39,7 @@ impl TaskInsert {
             MAX_DEADLINE_S,
         );
         errors.into_result().map_err(Error::Invalid)?;
-        let (target, body_form, body) = target_columns(&p.target);
+        let (target, body_form, body) = rows::task_target_columns(&p.target, &p.callbacks);
         Ok(TaskInsert {
             uid: uuid::Uuid::now_v7().simple().to_string(),
             target,
