@@ -130,4 +130,10 @@ pub struct Task {
     pub finished_at: Option<Timestamp>,
     /// The latest attempt.
     pub last_attempt: Option<Attempt>,
+    /// The task's own `on_success` callback; null uses its queue's.
+    #[serde(default)]
+    pub on_success: Option<Target>,
+    /// The task's own `on_failure` callback; null uses its queue's.
+    #[serde(default)]
+    pub on_failure: Option<Target>,
 }

@@ -193,6 +193,8 @@ pub struct Task {
     pub uid: String,
     pub status: Status,
     pub target: Target,
+    /// The task's own completion callbacks (its queue's apply where unset).
+    pub callbacks: idem_core::event::Callbacks,
     pub schedule_time: Timestamp,
     pub next_attempt_at: Timestamp,
     pub dispatch_deadline_s: u32,

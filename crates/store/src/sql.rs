@@ -155,6 +155,11 @@ pub(crate) fn task_columns_of(alias: &str) -> String {
 /// Reads a target stored as [`StoredTarget`] JSON plus body form and bytes
 /// columns at `at`, `at + 1` and `at + 2`.
 pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
+    Ok(target_with_callbacks(r, at)?.0)
+}
+
+/// [`target`] with the completion callbacks a task's stored target carries.
+pub(crate) fn target_with_callbacks(r: &impl Row, at: usize) -> Result<(Target, Callbacks)> {
     let stored: StoredTarget = json("target", &r.text(at)?)?;
     let body = match (r.opt_text(at + 1)?, r.opt_blob(at + 2)?) {
         (Some(form), Some(bytes)) => Some((
@@ -163,12 +168,13 @@ pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
         )),
         _ => None,
     };
-    Ok(Target {
+    let target = Target {
         url: stored.url,
         method: stored.method,
         headers: stored.headers,
         body,
-    })
+    };
+    Ok((target, stored.callbacks))
 }
 
 /// The three column values [`target`] reads back.
@@ -234,12 +240,14 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
             })
         }
     };
+    let (target, callbacks) = target_with_callbacks(r, 4)?;
     Ok(Task {
         queue: r.text(0)?,
         task_id: r.text(1)?,
         uid: r.text(2)?,
         status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
-        target: target(r, 4)?,
+        target,
+        callbacks,
         schedule_time: from_micros(r.i64(7)?),
         next_attempt_at: from_micros(r.i64(8)?),
         dispatch_deadline_s: r.i64(9)? as u32,

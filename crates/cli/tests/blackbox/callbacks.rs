@@ -128,6 +128,9 @@ async fn callbacks_arrive_signed_once_per_final_state(s: Server) {
                    "on_success": {"url": own.url("/fail/1/502")}, "on_failure": null}),
         )
         .await;
+    assert_eq!(mine["on_success"]["url"], own.url("/fail/1/502"));
+    assert_eq!(mine["on_failure"], Value::Null);
+    assert_eq!(ok["on_success"], Value::Null, "the queue's applies");
     wait_state(&s, "q", "ok", "succeeded", WITHIN).await;
     wait_state(&s, "q", "bad", "failed", WITHIN).await;
     wait_state(&s, "q", "mine", "succeeded", WITHIN).await;
@@ -372,7 +375,112 @@ idem_testkit::store_tests!(
     callbacks_arrive_signed_once_per_final_state,
     callbacks_are_validated_and_can_be_removed,
     an_organization_webhook_receives_task_failed_and_job_run_failed,
+    the_cli_and_the_client_manage_callbacks_and_webhooks,
 );
+
+/// `idem webhook …`, `--on-success`/`--on-failure`, and idem-client.
+async fn the_cli_and_the_client_manage_callbacks_and_webhooks(s: Server) {
+    let created = s
+        .idem(&[
+            "webhook",
+            "create",
+            "http://127.0.0.1:9/events",
+            "--event",
+            "task.failed",
+            "--event",
+            "job.run_failed",
+            "--json",
+        ])
+        .await
+        .json();
+    let id = created["id"].as_str().unwrap().to_string();
+    assert_eq!(created["events"], json!(["task.failed", "job.run_failed"]));
+    let table = s.idem(&["webhook", "ls"]).await.ok();
+    assert!(table.stdout.contains(&id), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("task.failed,job.run_failed"),
+        "{}",
+        table.stdout
+    );
+    s.idem(&[
+        "webhook",
+        "create",
+        "http://127.0.0.1:9/x",
+        "--event",
+        "task.succeeded",
+    ])
+    .await
+    .fails(3, "INVALID_ARGUMENT");
+
+    let queue = s
+        .idem(&[
+            "queue",
+            "create",
+            "q",
+            "--on-failure",
+            "http://127.0.0.1:9/failed",
+            "--json",
+        ])
+        .await
+        .json();
+    assert_eq!(queue["on_failure"]["url"], "http://127.0.0.1:9/failed");
+    assert_eq!(queue["on_success"], Value::Null);
+    let task = s
+        .idem(&[
+            "task",
+            "create",
+            "q",
+            "--url",
+            "http://127.0.0.1:9/work",
+            "--on-success",
+            "http://127.0.0.1:9/done",
+            "--schedule-time",
+            "+1h",
+            "--json",
+        ])
+        .await
+        .json();
+    assert_eq!(task["on_success"]["url"], "http://127.0.0.1:9/done");
+
+    let client = s.client();
+    let hooks = client
+        .list_webhooks(&Default::default())
+        .await
+        .unwrap()
+        .value;
+    assert_eq!(hooks.items.len(), 1);
+    let hook = client
+        .create_webhook(
+            "http://127.0.0.1:9/runs",
+            &[idem_client::EventType::JobRunFailed],
+        )
+        .await
+        .unwrap()
+        .value;
+    assert_eq!(client.get_webhook(&hook.id).await.unwrap().value, hook);
+    let made = client
+        .create_task(
+            "q",
+            &idem_client::NewTask::new(idem_client::NewTarget::new("http://127.0.0.1:9/w"))
+                .on_failure(idem_client::NewTarget::new("http://127.0.0.1:9/mine"))
+                .schedule_time(idem_client::Timestamp::now() + jiff::SignedDuration::from_hours(1)),
+        )
+        .await
+        .unwrap()
+        .value;
+    assert_eq!(made.on_failure.unwrap().url, "http://127.0.0.1:9/mine");
+    client.delete_webhook(&hook.id).await.unwrap();
+    s.idem(&["webhook", "rm", &id]).await.ok();
+    assert!(
+        client
+            .list_webhooks(&Default::default())
+            .await
+            .unwrap()
+            .value
+            .items
+            .is_empty()
+    );
+}
 
 mod capped {
     use super::*;

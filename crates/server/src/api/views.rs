@@ -62,6 +62,8 @@ pub fn task(t: Task, now: Timestamp) -> api::Task {
         created_at: t.created_at,
         finished_at: t.finished_at,
         last_attempt: t.last_attempt,
+        on_success: t.callbacks.on_success.map(target),
+        on_failure: t.callbacks.on_failure.map(target),
     }
 }
 

@@ -144,6 +144,7 @@ mod tests {
                 finished_at: None,
                 last_attempt: None,
                 dedup_expires_at: None,
+                callbacks: Default::default(),
                 run: None,
             },
             attempt: 1,

@@ -219,6 +219,8 @@ pub fn task_view(t: Task) -> idem_api::Task {
         created_at: t.created_at,
         finished_at: t.finished_at,
         last_attempt: t.last_attempt,
+        on_success: t.callbacks.on_success.map(Into::into),
+        on_failure: t.callbacks.on_failure.map(Into::into),
     }
 }
 

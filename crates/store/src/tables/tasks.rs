@@ -61,6 +61,7 @@ impl TaskInsert {
             uid: self.uid.clone(),
             status: Status::Pending,
             target: p.target.clone(),
+            callbacks: p.callbacks.clone(),
             schedule_time: from_micros(self.schedule_time),
             next_attempt_at: from_micros(self.schedule_time),
             dispatch_deadline_s: self.deadline,
