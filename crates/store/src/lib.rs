@@ -10,7 +10,7 @@
 //!
 //! The two backends must behave the same, so what decides behaviour is
 //! written once: `tables` holds one module per table (tenancy, queues,
-//! tasks, jobs, dispatch, idempotency) with its statements, their
+//! tasks, jobs, dispatch, events, idempotency) with its statements, their
 //! parameters and the rules that choose between them, as `async` code over
 //! a connection that runs one primitive statement at a time (`driver`).
 //! A backend supplies only that connection and its transaction: opening,
