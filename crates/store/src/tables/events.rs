@@ -181,7 +181,7 @@ pub(crate) async fn on_final<C: Conn>(
 
 /// The reported task's run key, and the event's JSON body.
 fn event_body(org: &str, event: EventType, task: Task) -> Result<(String, Vec<u8>)> {
-    let body = match event {
+    let (key, body) = match event {
         EventType::JobRunFailed => {
             let key = task.task_id.clone();
             let run = run_view(task)?;
@@ -190,23 +190,23 @@ fn event_body(org: &str, event: EventType, task: Task) -> Result<(String, Vec<u8
                 job: run.job.clone(),
                 run,
             };
-            return Ok((key, rows::to_json(&body).into_bytes()));
+            (key, rows::to_json(&body))
         }
-        _ => {
+        EventType::TaskSucceeded | EventType::TaskFailed => {
             let key = task_run_key(org, &task.queue, &task.task_id, task.created_at);
             let body = idem_api::TaskEvent {
                 event,
                 queue: task.queue.clone(),
                 task: task_view(task),
             };
-            (key, rows::to_json(&body).into_bytes())
+            (key, rows::to_json(&body))
         }
     };
-    Ok(body)
+    Ok((key, body.into_bytes()))
 }
 
 /// A final task as the API shows it.
-pub fn task_view(t: Task) -> idem_api::Task {
+fn task_view(t: Task) -> idem_api::Task {
     idem_api::Task {
         state: t.state(t.finished_at.unwrap_or(t.created_at)),
         task_id: t.task_id,
