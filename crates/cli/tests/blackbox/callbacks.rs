@@ -482,7 +482,72 @@ async fn the_cli_and_the_client_manage_callbacks_and_webhooks(s: Server) {
     );
 }
 
-mod capped {
+/// `kill -9` while tasks finish: every task that ends succeeded has its
+/// event delivered, under the key derived from its own.
+async fn a_crash_while_tasks_end_loses_no_event(kind: Backend) {
+    let work = Target::start().await;
+    let callbacks = Target::start().await;
+    let flags = ["--lease-grace", "1s"];
+    let s = Server::start_on(
+        harness::Backing::new(kind).await,
+        harness::fresh_key(),
+        &flags,
+    )
+    .await;
+    s.create_queue_with(json!({
+        "name": "q", "dispatch_deadline_s": 2,
+        "retry_config": {"min_backoff_ms": 100, "max_backoff_ms": 200},
+        "on_success": {"url": callbacks.url("/ok")},
+    }))
+    .await;
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        tasks.push(
+            s.create_task(
+                "q",
+                json!({"task_id": format!("t{i}"), "target": {"url": work.url("/hold/150")}}),
+            )
+            .await,
+        );
+    }
+    work.wait_total(10, WITHIN).await;
+    let (backing, key) = s.kill().await;
+    let s = Server::start_on(backing, key, &flags).await;
+    for t in &tasks {
+        wait_state(&s, "q", t["task_id"].as_str().unwrap(), "succeeded", WITHIN).await;
+    }
+    let keys: Vec<String> = tasks
+        .iter()
+        .map(|t| event_key(t, "task.succeeded"))
+        .collect();
+    let deadline = std::time::Instant::now() + WITHIN;
+    loop {
+        let got = events(&callbacks);
+        let missing: Vec<&String> = keys
+            .iter()
+            .filter(|k| with_key(&got, k).is_empty())
+            .collect();
+        if missing.is_empty() {
+            for r in &got {
+                let id = r.header("webhook-id").unwrap_or_default().to_string();
+                assert!(keys.contains(&id), "an event nobody raised: {id}");
+            }
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} events never arrived",
+            missing.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The tests that start a server with flags of their own.
+mod own_server {
     use super::*;
-    idem_testkit::store_tests!(webhooks_are_validated_capped_and_admin_only,);
+    idem_testkit::store_tests!(
+        webhooks_are_validated_capped_and_admin_only,
+        a_crash_while_tasks_end_loses_no_event,
+    );
 }
