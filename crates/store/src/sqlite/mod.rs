@@ -199,6 +199,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_missed_runs.sql"),
     include_str!("migrations/006_job_paused_reason.sql"),
     include_str!("migrations/009_queue_stats.sql"),
+    // The position is the version: 008 came after 009 was in use, and a
+    // store that applied 009 as its seventh must apply 008 next.
     include_str!("migrations/008_events.sql"),
 ];
 
