@@ -17,6 +17,7 @@
 //! - `openapi` (off by default): derives `utoipa::ToSchema` on these types
 //!   and on the core types they contain. Only the server enables it.
 
+mod events;
 mod idempotency;
 mod jobs;
 mod list;
@@ -25,6 +26,7 @@ mod queues;
 mod tasks;
 mod tenancy;
 
+pub use events::{CreateWebhook, JobRunEvent, TaskEvent, Webhook};
 pub use idempotency::{IdempotencyKey, Resource};
 pub use jobs::{Job, Preview, PreviewRequest, Run};
 pub use list::List;
@@ -36,6 +38,7 @@ pub use tenancy::{
     SigningSecrets, UpdatePrincipal,
 };
 
+pub use idem_core::event::EventType;
 pub use idem_core::job::{
     CreateJob, HeaderStyle, JobRetryConfig, JobRetryConfigPatch, JobState, RunKind, UpdateJob,
 };

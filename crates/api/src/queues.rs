@@ -1,8 +1,10 @@
 //! `/v1/queues`.
 
+use crate::Target;
 use idem_core::queue::{
     QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
 };
+use idem_core::task::TargetSpec;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +28,12 @@ pub struct CreateQueue {
     pub dedup_window_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_retention_s: Option<u64>,
+    /// Receives a signed `task.succeeded` event when a task ends `succeeded`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_success: Option<TargetSpec>,
+    /// Receives a signed `task.failed` event when a task ends `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<TargetSpec>,
 }
 
 impl CreateQueue {
@@ -38,6 +46,8 @@ impl CreateQueue {
             dispatch_deadline_s: config.dispatch_deadline_s,
             dedup_window_s: config.dedup_window_s,
             failed_retention_s: config.failed_retention_s,
+            on_success: config.on_success.flatten(),
+            on_failure: config.on_failure.flatten(),
         }
     }
 
@@ -49,6 +59,8 @@ impl CreateQueue {
             dispatch_deadline_s: self.dispatch_deadline_s,
             dedup_window_s: self.dedup_window_s,
             failed_retention_s: self.failed_retention_s,
+            on_success: self.on_success.clone().map(Some),
+            on_failure: self.on_failure.clone().map(Some),
         }
     }
 }
@@ -72,6 +84,12 @@ pub struct Queue {
     /// How long a failed task is kept after it ended (at least its dedup
     /// window), in seconds, so that it can be redriven.
     pub failed_retention_s: u64,
+    /// Receives a signed `task.succeeded` event when a task ends
+    /// `succeeded`, unless the task names its own.
+    pub on_success: Option<Target>,
+    /// Receives a signed `task.failed` event when a task ends `failed`,
+    /// unless the task names its own.
+    pub on_failure: Option<Target>,
     /// When the queue was created.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,

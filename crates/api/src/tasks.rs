@@ -23,6 +23,14 @@ pub struct CreateTask {
     pub dispatch_deadline_s: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_config: Option<RetryConfigPatch>,
+    /// Receives the `task.succeeded` event instead of the queue's
+    /// `on_success`; absent or `null` uses the queue's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_success: Option<TargetSpec>,
+    /// Receives the `task.failed` event instead of the queue's
+    /// `on_failure`; absent or `null` uses the queue's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<TargetSpec>,
 }
 
 /// A target as the API shows it, its body in the form it was given.
@@ -45,6 +53,52 @@ pub struct Target {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub json: Option<Box<RawValue>>,
+}
+
+// `RawValue` has no `PartialEq`: a JSON body compares by its text.
+impl PartialEq for Target {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url
+            && self.method == other.method
+            && self.headers == other.headers
+            && self.body == other.body
+            && self.body_base64 == other.body_base64
+            && self.json.as_ref().map(|j| j.get()) == other.json.as_ref().map(|j| j.get())
+    }
+}
+
+impl From<idem_core::task::Target> for Target {
+    /// The body in the form it was given; bytes that no longer fit that
+    /// form (a row edited by hand) are shown as base64.
+    fn from(t: idem_core::task::Target) -> Target {
+        use base64::Engine;
+        use base64::engine::general_purpose::STANDARD;
+        use idem_core::task::BodyForm;
+        let mut view = Target {
+            url: t.url,
+            method: t.method,
+            headers: t.headers,
+            body: None,
+            body_base64: None,
+            json: None,
+        };
+        match t.body {
+            Some((BodyForm::Text, bytes)) => match String::from_utf8(bytes) {
+                Ok(text) => view.body = Some(text),
+                Err(e) => view.body_base64 = Some(STANDARD.encode(e.into_bytes())),
+            },
+            Some((BodyForm::Json, bytes)) => match std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|s| RawValue::from_string(s.to_string()).ok())
+            {
+                Some(raw) => view.json = Some(raw),
+                None => view.body_base64 = Some(STANDARD.encode(bytes)),
+            },
+            Some((BodyForm::Base64, bytes)) => view.body_base64 = Some(STANDARD.encode(bytes)),
+            None => {}
+        }
+        view
+    }
 }
 
 /// A task as the API shows it.
@@ -76,4 +130,10 @@ pub struct Task {
     pub finished_at: Option<Timestamp>,
     /// The latest attempt.
     pub last_attempt: Option<Attempt>,
+    /// The task's own `on_success` callback; null uses its queue's.
+    #[serde(default)]
+    pub on_success: Option<Target>,
+    /// The task's own `on_failure` callback; null uses its queue's.
+    #[serde(default)]
+    pub on_failure: Option<Target>,
 }

@@ -54,6 +54,9 @@ enum Command {
     /// Signing secrets: ls, rotate, rm.
     #[command(after_help = commands::EXIT_CODES)]
     Secret(commands::secret::SecretArgs),
+    /// Event webhooks (task.failed, job.run_failed): create, ls, get, rm.
+    #[command(after_help = commands::EXIT_CODES)]
+    Webhook(commands::webhook::WebhookArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
             Command::Key(args) => commands::key::run(args).await,
             Command::Org(args) => commands::org::run(args).await,
             Command::Secret(args) => commands::secret::run(args).await,
+            Command::Webhook(args) => commands::webhook::run(args).await,
         }
     });
     match result {

@@ -36,6 +36,9 @@ pub struct TenantLimits {
     /// with at most this many, the newest.
     #[arg(long, env = "IDEM_MAX_SIGNING_SECRETS_PER_ORG", default_value_t = Quotas::default().signing_secrets)]
     pub max_signing_secrets_per_org: u32,
+    /// Most event webhooks per organization.
+    #[arg(long, env = "IDEM_MAX_WEBHOOKS_PER_ORG", default_value_t = Quotas::default().webhooks)]
+    pub max_webhooks_per_org: u32,
 }
 
 impl TenantLimits {
@@ -46,6 +49,7 @@ impl TenantLimits {
             principals: self.max_principals_per_org,
             api_keys: self.max_api_keys_per_org,
             signing_secrets: self.max_signing_secrets_per_org,
+            webhooks: self.max_webhooks_per_org,
         }
     }
 }

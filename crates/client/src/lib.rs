@@ -94,6 +94,7 @@
 
 mod client;
 mod error;
+mod events;
 mod jobs;
 mod list;
 mod queues;
@@ -115,11 +116,11 @@ pub use tasks::{Body, CreateOptions, NewTarget, NewTask, RedriveOptions, TaskFil
 /// The wire format, re-exported so that callers need not depend on
 /// `idem-api`: what the calls return, and the parts of what they send.
 pub use idem_api::{
-    ApiKey, Attempt, CatchUp, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch, JobState,
-    List, NewApiKey, Organization, Preview, Principal, PrincipalKind, ProblemCode, Purged, Queue,
-    QueueConfigPatch, QueueState, QueueStats, RateLimits, RateLimitsPatch, Redriven, RetryConfig,
-    RetryConfigPatch, Role, Run, RunKind, SigningSecret, SigningSecrets, Target, Task, TaskCounts,
-    TaskState,
+    ApiKey, Attempt, CatchUp, EventType, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch,
+    JobRunEvent, JobState, List, NewApiKey, Organization, Preview, Principal, PrincipalKind,
+    ProblemCode, Purged, Queue, QueueConfigPatch, QueueState, QueueStats, RateLimits,
+    RateLimitsPatch, Redriven, RetryConfig, RetryConfigPatch, Role, Run, RunKind, SigningSecret,
+    SigningSecrets, Target, TargetSpec, Task, TaskCounts, TaskEvent, TaskState, Webhook,
 };
 /// Request bodies under the names this client has always given them.
 pub use idem_api::{CreatePrincipal as NewPrincipal, PreviewRequest as SchedulePreview};

@@ -30,6 +30,12 @@ pub struct NewTask {
     pub dispatch_deadline_s: Option<u32>,
     /// Overrides of the queue's retry policy.
     pub retry_config: Option<RetryConfigPatch>,
+    /// Receives the `task.succeeded` event instead of the queue's
+    /// `on_success` (a target without a body: the event is the body).
+    pub on_success: Option<NewTarget>,
+    /// Receives the `task.failed` event instead of the queue's
+    /// `on_failure`.
+    pub on_failure: Option<NewTarget>,
 }
 
 impl NewTask {
@@ -41,6 +47,8 @@ impl NewTask {
             schedule_time: None,
             dispatch_deadline_s: None,
             retry_config: None,
+            on_success: None,
+            on_failure: None,
         }
     }
 
@@ -48,6 +56,20 @@ impl NewTask {
     /// refused with 409 `TASK_ALREADY_EXISTS`.
     pub fn task_id(mut self, id: impl Into<String>) -> Self {
         self.task_id = Some(id.into());
+        self
+    }
+
+    /// Sends the `task.succeeded` event to `target` instead of the queue's
+    /// `on_success`.
+    pub fn on_success(mut self, target: NewTarget) -> Self {
+        self.on_success = Some(target);
+        self
+    }
+
+    /// Sends the `task.failed` event to `target` instead of the queue's
+    /// `on_failure`.
+    pub fn on_failure(mut self, target: NewTarget) -> Self {
+        self.on_failure = Some(target);
         self
     }
 
@@ -253,6 +275,16 @@ impl NewTask {
             schedule_time: self.schedule_time,
             dispatch_deadline_s: self.dispatch_deadline_s,
             retry_config: self.retry_config,
+            on_success: self
+                .on_success
+                .as_ref()
+                .map(NewTarget::wire_inline)
+                .transpose()?,
+            on_failure: self
+                .on_failure
+                .as_ref()
+                .map(NewTarget::wire_inline)
+                .transpose()?,
         };
         let json = Payload::json(&wire)?;
         Ok(match (json, upload) {

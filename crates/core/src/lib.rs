@@ -6,6 +6,7 @@
 
 pub mod backoff;
 pub mod clock;
+pub mod event;
 pub mod field;
 pub mod job;
 pub mod names;

@@ -4,7 +4,9 @@
 //! applied over the defaults on create and over the current values on update,
 //! then validated as a whole so that cross-field rules (`min ≤ max`) hold.
 
+use crate::event::{Callbacks, resolve_callback};
 use crate::field::FieldErrors;
+use crate::task::TargetSpec;
 use serde::{Deserialize, Serialize};
 
 /// Token bucket and concurrency limits of one queue.
@@ -253,6 +255,10 @@ pub struct QueueConfig {
     /// the default.
     #[serde(default = "default_failed_retention_s")]
     pub failed_retention_s: u64,
+    /// Where the events of its tasks' final states go, unless a task names
+    /// its own.
+    #[serde(default, flatten)]
+    pub callbacks: Callbacks,
 }
 
 impl QueueConfig {
@@ -280,6 +286,7 @@ impl Default for QueueConfig {
             dispatch_deadline_s: DEFAULT_DISPATCH_DEADLINE_S,
             dedup_window_s: DEFAULT_DEDUP_WINDOW_S,
             failed_retention_s: DEFAULT_FAILED_RETENTION_S,
+            callbacks: Callbacks::default(),
         }
     }
 }
@@ -307,6 +314,34 @@ pub struct QueueConfigPatch {
     /// its dedup window, so that it can be redriven.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_retention_s: Option<u64>,
+    /// Target that receives a `task.succeeded` event when a task ends
+    /// `succeeded`; `null` removes it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<TargetSpec>))]
+    pub on_success: Option<Option<TargetSpec>>,
+    /// Target that receives a `task.failed` event when a task ends
+    /// `failed`; `null` removes it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<TargetSpec>))]
+    pub on_failure: Option<Option<TargetSpec>>,
+}
+
+/// `Some` whenever the field is present, so that `null` clears a setting
+/// rather than leave it as it is.
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 impl QueueConfig {
@@ -330,6 +365,16 @@ impl QueueConfig {
             next.failed_retention_s = v;
         }
         let mut errors = FieldErrors::new();
+        if let Some(spec) = &patch.on_success {
+            next.callbacks.on_success = spec
+                .clone()
+                .and_then(|s| resolve_callback(s, "on_success", &mut errors));
+        }
+        if let Some(spec) = &patch.on_failure {
+            next.callbacks.on_failure = spec
+                .clone()
+                .and_then(|s| resolve_callback(s, "on_failure", &mut errors));
+        }
         next.rate_limits.validate("rate_limits", &mut errors);
         next.retry_config.validate("retry_config", &mut errors);
         errors.range(

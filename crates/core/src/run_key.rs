@@ -16,7 +16,11 @@ pub fn rfc3339(t: Timestamp) -> String {
 /// `Idempotency-Key` of a task's deliveries: lowercase hex SHA-256 of
 /// `"<org>/<queue>/<task_id>/<created_at>"`.
 pub fn task_run_key(org: &str, queue: &str, task_id: &str, created_at: Timestamp) -> String {
-    let input = format!("{org}/{queue}/{task_id}/{}", rfc3339(created_at));
+    sha256_hex(&format!("{org}/{queue}/{task_id}/{}", rfc3339(created_at)))
+}
+
+/// Lowercase hex SHA-256 of `input`, the form of every run key.
+pub fn sha256_hex(input: &str) -> String {
     hex::encode(Sha256::digest(input.as_bytes()))
 }
 

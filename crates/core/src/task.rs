@@ -155,6 +155,18 @@ pub struct TargetSpec {
     pub json: Option<Box<RawValue>>,
 }
 
+// `RawValue` has no `PartialEq`: a JSON body compares by its text.
+impl PartialEq for TargetSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url
+            && self.method == other.method
+            && self.headers == other.headers
+            && self.body == other.body
+            && self.body_base64 == other.body_base64
+            && self.json.as_ref().map(|j| j.get()) == other.json.as_ref().map(|j| j.get())
+    }
+}
+
 /// `Some` whenever the field is present, so that `"json": null` is the JSON
 /// value null rather than an absent body.
 fn present_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {

@@ -10,7 +10,7 @@
 //!
 //! The two backends must behave the same, so what decides behaviour is
 //! written once: `tables` holds one module per table (tenancy, queues,
-//! tasks, jobs, dispatch, idempotency) with its statements, their
+//! tasks, jobs, dispatch, events, idempotency) with its statements, their
 //! parameters and the rules that choose between them, as `async` code over
 //! a connection that runs one primitive statement at a time (`driver`).
 //! A backend supplies only that connection and its transaction: opening,
@@ -29,6 +29,7 @@
 pub mod dispatch;
 mod driver;
 pub mod error;
+pub mod events;
 pub mod idempotency;
 pub mod jobs;
 mod operations;
@@ -136,6 +137,20 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// Refuses to delete the organization's last secret: deliveries would go
     /// out unsigned.
     async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()>;
+
+    /// Adds an event webhook; the caller validated `url` and `events`. A
+    /// completion is recorded with the new webhook's ID.
+    async fn webhook_create(
+        &self,
+        org: &str,
+        url: &str,
+        events: &[idem_core::event::EventType],
+        done: Option<KeyCompletion>,
+    ) -> Result<Webhook>;
+    async fn webhook_list(&self, org: &str, page: &PageRequest) -> Result<Page<Webhook>>;
+    async fn webhook_get(&self, org: &str, id: &str) -> Result<Webhook>;
+    /// Events already raised for it are still delivered.
+    async fn webhook_delete(&self, org: &str, id: &str) -> Result<()>;
 
     async fn queue_create(
         &self,

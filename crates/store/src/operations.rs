@@ -23,7 +23,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{jobs, queues, stats, tasks, tenancy};
+            use $crate::tables::{events, jobs, queues, stats, tasks, tenancy};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -193,6 +193,45 @@ macro_rules! store_operations {
                     let (org, id) = (org.to_string(), id.to_string());
                     self.write(None, async move |c, _, _| {
                         tenancy::signing_secret_delete(c, &org, &id).await
+                    })
+                    .await
+                }
+
+                async fn webhook_create(
+                    &self,
+                    org: &str,
+                    url: &str,
+                    kinds: &[idem_core::event::EventType],
+                    done: Option<KeyCompletion>,
+                ) -> Result<Webhook> {
+                    let (org, url, kinds) = (org.to_string(), url.to_string(), kinds.to_vec());
+                    let quotas = self.quotas();
+                    self.write(done, async move |c, now, keyed| {
+                        events::webhook_create(c, &org, &url, &kinds, &quotas, now, keyed).await
+                    })
+                    .await
+                }
+
+                async fn webhook_list(
+                    &self,
+                    org: &str,
+                    page: &PageRequest,
+                ) -> Result<Page<Webhook>> {
+                    let (org, page) = (org.to_string(), page.clone());
+                    self.read(async move |c, _| events::webhook_list(c, &org, &page).await)
+                        .await
+                }
+
+                async fn webhook_get(&self, org: &str, id: &str) -> Result<Webhook> {
+                    let (org, id) = (org.to_string(), id.to_string());
+                    self.read(async move |c, _| events::webhook_get(c, &org, &id).await)
+                        .await
+                }
+
+                async fn webhook_delete(&self, org: &str, id: &str) -> Result<()> {
+                    let (org, id) = (org.to_string(), id.to_string());
+                    self.write(None, async move |c, _, _| {
+                        events::webhook_delete(c, &org, &id).await
                     })
                     .await
                 }

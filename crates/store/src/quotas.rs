@@ -20,6 +20,8 @@ pub struct Quotas {
     /// Signing secrets; deliveries are signed with this many of the newest
     /// at most, since a target verifies every signature a request carries.
     pub signing_secrets: u32,
+    /// Event webhooks.
+    pub webhooks: u32,
 }
 
 impl Default for Quotas {
@@ -30,6 +32,7 @@ impl Default for Quotas {
             principals: 1000,
             api_keys: 1000,
             signing_secrets: 5,
+            webhooks: 20,
         }
     }
 }
@@ -42,6 +45,7 @@ pub enum Quota {
     Principals,
     ApiKeys,
     SigningSecrets,
+    Webhooks,
 }
 
 impl Quota {
@@ -53,6 +57,7 @@ impl Quota {
             Quota::Principals => "principals_per_org",
             Quota::ApiKeys => "api_keys_per_org",
             Quota::SigningSecrets => "signing_secrets_per_org",
+            Quota::Webhooks => "webhooks_per_org",
         }
     }
 
@@ -65,6 +70,7 @@ impl Quota {
             Quota::Principals => "--max-principals-per-org",
             Quota::ApiKeys => "--max-api-keys-per-org",
             Quota::SigningSecrets => "--max-signing-secrets-per-org",
+            Quota::Webhooks => "--max-webhooks-per-org",
         }
     }
 
@@ -75,6 +81,7 @@ impl Quota {
             Quota::Principals => "principals",
             Quota::ApiKeys => "API keys",
             Quota::SigningSecrets => "signing secrets",
+            Quota::Webhooks => "event webhooks",
         }
     }
 
@@ -85,6 +92,7 @@ impl Quota {
             Quota::Principals => quotas.principals,
             Quota::ApiKeys => quotas.api_keys,
             Quota::SigningSecrets => quotas.signing_secrets,
+            Quota::Webhooks => quotas.webhooks,
         }
     }
 }

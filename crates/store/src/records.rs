@@ -107,6 +107,8 @@ pub struct TaskCreate {
     pub dispatch_deadline_s: Option<u32>,
     /// Applied over the queue's retry configuration.
     pub retry_config: RetryConfigPatch,
+    /// The task's own completion callbacks, in place of its queue's.
+    pub callbacks: idem_core::event::Callbacks,
     /// The Idempotency-Key record to complete with the task.
     pub completion: Option<crate::idempotency::KeyCompletion>,
 }
@@ -191,6 +193,8 @@ pub struct Task {
     pub uid: String,
     pub status: Status,
     pub target: Target,
+    /// The task's own completion callbacks (its queue's apply where unset).
+    pub callbacks: idem_core::event::Callbacks,
     pub schedule_time: Timestamp,
     pub next_attempt_at: Timestamp,
     pub dispatch_deadline_s: u32,
@@ -266,6 +270,15 @@ pub struct TaskSummary {
     pub state: TaskState,
     pub created_at: Timestamp,
     pub finished_at: Option<Timestamp>,
+}
+
+/// An organization's event webhook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Webhook {
+    pub id: String,
+    pub url: String,
+    pub events: Vec<idem_core::event::EventType>,
+    pub created_at: Timestamp,
 }
 
 /// The filters of a task list, combinable. With a creation-time bound the

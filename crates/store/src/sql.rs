@@ -3,6 +3,7 @@
 use crate::records::*;
 use crate::{Error, Result};
 use idem_core::clock::from_micros;
+use idem_core::event::Callbacks;
 use idem_core::job::{HeaderStyle, RunKind};
 use idem_core::queue::{QueueConfig, QueueState, RetryConfig};
 use idem_core::task::{BodyForm, Target};
@@ -66,7 +67,7 @@ pub(crate) fn corrupt(what: &str, value: &str) -> Error {
     Error::Internal(format!("unreadable {what} in store: {value:?}"))
 }
 
-fn json<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T> {
+pub(crate) fn json<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T> {
     serde_json::from_str(text).map_err(|_| corrupt(what, text))
 }
 
@@ -126,6 +127,11 @@ pub(crate) struct StoredTarget {
     pub url: String,
     pub method: String,
     pub headers: BTreeMap<String, String>,
+    /// A task's own completion callbacks ride with its target: every create
+    /// path writes the target column already, so a task without callbacks
+    /// writes nothing more, and a completion reads them with the row.
+    #[serde(default, flatten)]
+    pub callbacks: Callbacks,
 }
 
 pub(crate) const TASK_COLUMNS: &str = "queue, task_id, uid, status, target, body_form, body, \
@@ -149,6 +155,11 @@ pub(crate) fn task_columns_of(alias: &str) -> String {
 /// Reads a target stored as [`StoredTarget`] JSON plus body form and bytes
 /// columns at `at`, `at + 1` and `at + 2`.
 pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
+    Ok(target_with_callbacks(r, at)?.0)
+}
+
+/// [`target`] with the completion callbacks a task's stored target carries.
+pub(crate) fn target_with_callbacks(r: &impl Row, at: usize) -> Result<(Target, Callbacks)> {
     let stored: StoredTarget = json("target", &r.text(at)?)?;
     let body = match (r.opt_text(at + 1)?, r.opt_blob(at + 2)?) {
         (Some(form), Some(bytes)) => Some((
@@ -157,20 +168,30 @@ pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
         )),
         _ => None,
     };
-    Ok(Target {
+    let target = Target {
         url: stored.url,
         method: stored.method,
         headers: stored.headers,
         body,
-    })
+    };
+    Ok((target, stored.callbacks))
 }
 
 /// The three column values [`target`] reads back.
 pub(crate) fn target_columns(t: &Target) -> (String, Option<&'static str>, Option<Vec<u8>>) {
+    task_target_columns(t, &Callbacks::default())
+}
+
+/// [`target_columns`] of a task with its own completion callbacks.
+pub(crate) fn task_target_columns(
+    t: &Target,
+    callbacks: &Callbacks,
+) -> (String, Option<&'static str>, Option<Vec<u8>>) {
     let stored = StoredTarget {
         url: t.url.clone(),
         method: t.method.clone(),
         headers: t.headers.clone(),
+        callbacks: callbacks.clone(),
     };
     (
         to_json(&stored),
@@ -219,12 +240,14 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
             })
         }
     };
+    let (target, callbacks) = target_with_callbacks(r, 4)?;
     Ok(Task {
         queue: r.text(0)?,
         task_id: r.text(1)?,
         uid: r.text(2)?,
         status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
-        target: target(r, 4)?,
+        target,
+        callbacks,
         schedule_time: from_micros(r.i64(7)?),
         next_attempt_at: from_micros(r.i64(8)?),
         dispatch_deadline_s: r.i64(9)? as u32,

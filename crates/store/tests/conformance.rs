@@ -110,6 +110,7 @@ fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
         dispatch_deadline_s: None,
         retry_config: RetryConfigPatch::default(),
         completion: None,
+        callbacks: Default::default(),
     }
 }
 

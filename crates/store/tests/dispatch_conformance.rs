@@ -62,6 +62,7 @@ impl Harness {
                 dispatch_deadline_s: Some(1),
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                callbacks: Default::default(),
             })
             .await
             .unwrap()
@@ -134,6 +135,7 @@ fn open_config() -> QueueConfig {
         dedup_window_s: 600,
         // Failed tasks go with the dedup window, unless a test says.
         failed_retention_s: 0,
+        callbacks: Default::default(),
     }
 }
 
@@ -372,6 +374,7 @@ async fn final_states_set_the_dedup_expiry(h: Harness) {
                 dispatch_deadline_s: None,
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                callbacks: Default::default(),
             })
             .await
             .unwrap_err();
@@ -827,6 +830,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
             dispatch_deadline_s: None,
             retry_config: RetryConfigPatch::default(),
             completion: None,
+            callbacks: Default::default(),
         })
         .await;
     assert!(matches!(dup, Err(Error::TaskExists(_))), "{dup:?}");
@@ -955,6 +959,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                         dispatch_deadline_s: None,
                         retry_config: RetryConfigPatch::default(),
                         completion: None,
+                        callbacks: Default::default(),
                     })
                     .await;
                 match made {
@@ -1347,6 +1352,7 @@ async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Ha
             schedule_time: None,
             dispatch_deadline_s: None,
             retry_config: RetryConfigPatch::default(),
+            callbacks: Default::default(),
             completion: None,
         })
         .await

@@ -9,6 +9,7 @@ pub mod principal;
 pub mod queue;
 pub mod secret;
 pub mod task;
+pub mod webhook;
 
 use anyhow::Context as _;
 use clap::Args;

@@ -4,7 +4,8 @@ use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_sec
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch, TaskCounts,
+    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch, TargetSpec,
+    TaskCounts,
 };
 use std::time::Duration;
 
@@ -62,6 +63,14 @@ struct CreateArgs {
     /// (`168h`; at least the dedup window).
     #[arg(long, value_parser = parse_duration)]
     failed_retention: Option<Duration>,
+    /// URL that receives a signed `task.succeeded` event (POST, JSON) when
+    /// a task ends succeeded, unless the task names its own.
+    #[arg(long)]
+    on_success: Option<String>,
+    /// URL that receives a signed `task.failed` event (POST, JSON) when a
+    /// task ends failed, unless the task names its own.
+    #[arg(long)]
+    on_failure: Option<String>,
 }
 
 /// How retries are spaced: flags shared by queues and jobs.
@@ -152,8 +161,18 @@ impl CreateArgs {
                     .failed_retention
                     .map(|d| whole_seconds("--failed-retention", d))
                     .transpose()?,
+                on_success: self.on_success.clone().map(|url| Some(callback(url))),
+                on_failure: self.on_failure.clone().map(|url| Some(callback(url))),
             },
         })
+    }
+}
+
+/// A callback target given by its URL alone: a POST of the event.
+pub fn callback(url: String) -> TargetSpec {
+    TargetSpec {
+        url,
+        ..TargetSpec::default()
     }
 }
 
@@ -199,6 +218,14 @@ fn show_queue(q: &Queue) {
         ("dispatch deadline", format!("{}s", q.dispatch_deadline_s)),
         ("dedup window", format!("{}s", q.dedup_window_s)),
         ("failed retention", format!("{}s", q.failed_retention_s)),
+        (
+            "on success",
+            q.on_success.as_ref().map_or("-".into(), |t| t.url.clone()),
+        ),
+        (
+            "on failure",
+            q.on_failure.as_ref().map_or("-".into(), |t| t.url.clone()),
+        ),
         ("created", q.created_at.to_string()),
         ("updated", q.updated_at.to_string()),
         ("tasks", describe_counts(&q.stats.tasks)),

@@ -115,6 +115,14 @@ struct CreateArgs {
     /// Wait up to this long (at most 30s) for the task to finish.
     #[arg(long, value_parser = parse_duration)]
     wait: Option<Duration>,
+    /// URL that receives the signed `task.succeeded` event instead of the
+    /// queue's on-success callback.
+    #[arg(long)]
+    on_success: Option<String>,
+    /// URL that receives the signed `task.failed` event instead of the
+    /// queue's on-failure callback.
+    #[arg(long)]
+    on_failure: Option<String>,
 }
 
 /// The HTTP request a task or a job's runs deliver.
@@ -220,6 +228,8 @@ pub fn parse_time(s: &str) -> Result<Timestamp, String> {
 impl CreateArgs {
     fn task(&self) -> anyhow::Result<NewTask> {
         let mut task = NewTask::new(self.target.target()?);
+        task.on_success = self.on_success.clone().map(NewTarget::new);
+        task.on_failure = self.on_failure.clone().map(NewTarget::new);
         task.task_id = self.task_id.clone();
         task.schedule_time = self.schedule_time;
         task.dispatch_deadline_s = deadline_seconds("--dispatch-deadline", self.dispatch_deadline)?;

@@ -372,6 +372,15 @@ impl idem_http::Replayer for Replays {
                         None => gone(kind, id),
                     }
                 }
+                "webhook" if admin => match app.store.webhook_get(org, id).await {
+                    Ok(w) => answer(
+                        record.status,
+                        Some(location(&["webhooks", &w.id])),
+                        views::webhook(w),
+                    ),
+                    Err(idem_store::Error::NotFound { .. }) => gone(kind, id),
+                    Err(e) => return Err(e),
+                },
                 // Organizations are never deleted; their first admin key is
                 // kept with the record, as an API key's is.
                 "organization" if admin => match stashed(record, "admin_key") {

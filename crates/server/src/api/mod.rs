@@ -11,6 +11,7 @@ mod queues;
 mod tasks;
 mod tenancy;
 pub mod views;
+mod webhooks;
 
 use crate::App;
 use axum::Router;
@@ -319,6 +320,26 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             delete(tenancy::delete_secret),
         ),
         (
+            op!(POST "/v1/webhooks", "createWebhook", "Add an event webhook (task.failed, job.run_failed)", idempotent: true,
+            request: Some("CreateWebhook"), response: (CREATED, Some("WebhookView"))),
+            post(webhooks::create),
+        ),
+        (
+            op!(GET "/v1/webhooks", "listWebhooks", "List the organization's event webhooks", idempotent: false,
+            request: None, response: (OK, Some("WebhookList"))),
+            get(webhooks::list),
+        ),
+        (
+            op!(GET "/v1/webhooks/{id}", "getWebhook", "Read an event webhook", idempotent: false,
+            request: None, response: (OK, Some("WebhookView"))),
+            get(webhooks::get),
+        ),
+        (
+            op!(DELETE "/v1/webhooks/{id}", "deleteWebhook", "Delete an event webhook", idempotent: false,
+            request: None, response: (NO_CONTENT, None)),
+            delete(webhooks::delete),
+        ),
+        (
             op!(GET "/v1/idempotency-keys/{key}", "getIdempotencyKey", "Inspect the caller's own Idempotency-Key record", idempotent: false,
             request: None, response: (OK, Some("IdempotencyKeyView"))),
             get(idempotency::get),
@@ -381,9 +402,9 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// Queues whose names users cannot choose (the job queue, `~jobs`) hold
-/// runs, which are reached through `/v1/jobs`; under `/v1/queues` they do
-/// not exist.
+/// Queues whose names users cannot choose (the job queue, `~jobs`, and the
+/// event queue, `~events`) hold runs, reached through `/v1/jobs`, and
+/// events; under `/v1/queues` they do not exist.
 async fn hide_reserved_queues(
     axum::extract::Path(params): axum::extract::Path<std::collections::HashMap<String, String>>,
     req: axum::extract::Request,

@@ -124,6 +124,11 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema_from::<Organization>()
         .schema_from::<SigningSecret>()
         .schema_from::<SigningSecrets>()
+        .schema_from::<CreateWebhook>()
+        .schema_from::<Webhook>()
+        .schema_from::<EventType>()
+        .schema_from::<TaskEvent>()
+        .schema_from::<JobRunEvent>()
         .schema_from::<Purged>()
         .schema_from::<RedriveTasks>()
         .schema_from::<Redriven>()
@@ -164,6 +169,7 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema("AttemptList", list_schema("Attempt"))
         .schema("PrincipalList", list_schema("PrincipalView"))
         .schema("ApiKeyList", list_schema("ApiKeyView"))
+        .schema("WebhookList", list_schema("WebhookView"))
         .schema("Problem", problem_schema())
         .security_scheme(
             "bearer",

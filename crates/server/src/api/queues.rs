@@ -25,7 +25,9 @@ pub async fn create(
     if let Err(e) = check_queue_name("name", &req.name) {
         errors.0.push(e);
     }
-    let config = match QueueConfig::default().apply(&req.config()) {
+    let patch = req.config();
+    check_callback_addresses(&app, &patch, &mut errors);
+    let config = match QueueConfig::default().apply(&patch) {
         Ok(c) => Some(c),
         Err(e) => {
             errors.0.extend(e.0);
@@ -46,6 +48,21 @@ pub async fn create(
         location(&["queues", &queue.name]),
         view(&app, &auth.caller.org, queue).await?,
     ))
+}
+
+/// Callbacks are targets: a literal address the target policy refuses is a
+/// bad field, as in a task.
+fn check_callback_addresses(app: &App, patch: &QueueConfigPatch, errors: &mut FieldErrors) {
+    for (field, spec) in [
+        ("on_success.url", &patch.on_success),
+        ("on_failure.url", &patch.on_failure),
+    ] {
+        if let Some(Some(spec)) = spec {
+            app.options
+                .target_policy
+                .check_target_url(field, &spec.url, errors);
+        }
+    }
 }
 
 /// The queue as the API shows it, with its statistics read now (after the
@@ -92,6 +109,9 @@ pub async fn update(
     Path(name): Path<String>,
     Json(patch): Json<QueueConfigPatch>,
 ) -> ApiResult<axum::Json<Queue>> {
+    let mut errors = FieldErrors::new();
+    check_callback_addresses(&app, &patch, &mut errors);
+    errors.into_result().map_err(Problem::fields)?;
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &name);
     let queue = app
         .store

@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, StatusCode};
 use idem_api::{CreateTask, List, RedriveTasks, Redriven, Task};
 use idem_core::FieldErrors;
+use idem_core::event::{Callbacks, resolve_callback};
 use idem_core::names::check_task_id;
-use idem_core::task::{TaskState, validate_dispatch_deadline};
+use idem_core::task::{TargetSpec, TaskState, validate_dispatch_deadline};
 use idem_store::{RedriveFilter, TaskCreate, TaskFilter};
 use std::sync::Arc;
 
@@ -257,6 +258,17 @@ pub async fn create(
         .check_target_url("target.url", &body.target.url, &mut errors);
     idem_core::task::validate_schedule_time(body.schedule_time, app.clock.now(), &mut errors);
     let target = std::mem::take(&mut body.target).resolve("target", &mut errors);
+    let mut callback = |spec: Option<TargetSpec>, field: &str| {
+        let spec = spec?;
+        app.options
+            .target_policy
+            .check_target_url(&format!("{field}.url"), &spec.url, &mut errors);
+        resolve_callback(spec, field, &mut errors)
+    };
+    let callbacks = Callbacks {
+        on_success: callback(body.on_success.take(), "on_success"),
+        on_failure: callback(body.on_failure.take(), "on_failure"),
+    };
     errors.into_result().map_err(Problem::fields)?;
     let target = target.expect("validated");
     // A waiting create's replay answers by the task's state at that time.
@@ -284,6 +296,7 @@ pub async fn create(
             schedule_time: body.schedule_time,
             dispatch_deadline_s: body.dispatch_deadline_s,
             retry_config: body.retry_config.unwrap_or_default(),
+            callbacks,
         })
         .await;
     let task = match created {

@@ -2,14 +2,11 @@
 //! response bodies (API.md §9).
 
 use super::extract::encode_page_token;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use idem_api as api;
 use idem_core::job::RunKind;
-use idem_core::task::{BodyForm, Target};
-use idem_store::{ApiKey, Job, Page, Principal, Queue, QueueStats, SigningSecret, Task};
+use idem_core::task::Target;
+use idem_store::{ApiKey, Job, Page, Principal, Queue, QueueStats, SigningSecret, Task, Webhook};
 use jiff::Timestamp;
-use serde_json::value::RawValue;
 
 /// A page of records as `{items, next_page_token}`.
 pub fn list<R, T>(page: Page<R>, view: impl FnMut(R) -> T) -> api::List<T> {
@@ -28,6 +25,8 @@ pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
         dispatch_deadline_s: q.config.dispatch_deadline_s,
         dedup_window_s: q.config.dedup_window_s,
         failed_retention_s: q.config.failed_retention_s,
+        on_success: q.config.callbacks.on_success.map(target),
+        on_failure: q.config.callbacks.on_failure.map(target),
         created_at: q.created_at,
         updated_at: q.updated_at,
         stats: api::QueueStats {
@@ -48,30 +47,7 @@ pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
 
 /// A target with its body in the form it was given.
 pub fn target(t: Target) -> api::Target {
-    let mut view = api::Target {
-        url: t.url,
-        method: t.method,
-        headers: t.headers,
-        body: None,
-        body_base64: None,
-        json: None,
-    };
-    match t.body {
-        Some((BodyForm::Text, bytes)) => match String::from_utf8(bytes) {
-            Ok(text) => view.body = Some(text),
-            Err(e) => view.body_base64 = Some(STANDARD.encode(e.into_bytes())),
-        },
-        Some((BodyForm::Json, bytes)) => match std::str::from_utf8(&bytes)
-            .ok()
-            .and_then(|s| RawValue::from_string(s.to_string()).ok())
-        {
-            Some(raw) => view.json = Some(raw),
-            None => view.body_base64 = Some(STANDARD.encode(bytes)),
-        },
-        Some((BodyForm::Base64, bytes)) => view.body_base64 = Some(STANDARD.encode(bytes)),
-        None => {}
-    }
-    view
+    api::Target::from(t)
 }
 
 pub fn task(t: Task, now: Timestamp) -> api::Task {
@@ -87,6 +63,8 @@ pub fn task(t: Task, now: Timestamp) -> api::Task {
         created_at: t.created_at,
         finished_at: t.finished_at,
         last_attempt: t.last_attempt,
+        on_success: t.callbacks.on_success.map(target),
+        on_failure: t.callbacks.on_failure.map(target),
     }
 }
 
@@ -148,6 +126,15 @@ pub fn api_key(k: ApiKey) -> api::ApiKey {
         principal: k.principal,
         created_at: k.created_at,
         last_used_at: k.last_used_at,
+    }
+}
+
+pub fn webhook(w: Webhook) -> api::Webhook {
+    api::Webhook {
+        id: w.id,
+        url: w.url,
+        events: w.events,
+        created_at: w.created_at,
     }
 }
 

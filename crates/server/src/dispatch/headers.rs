@@ -7,6 +7,7 @@ use idem_core::job::HeaderStyle;
 use idem_core::run_key::{rfc3339, task_run_key};
 use idem_core::schedule::format_schedule_time;
 use idem_store::dispatch::ClaimedTask;
+use idem_store::events::EVENTS_QUEUE;
 use idem_webhooks::{SigningSecret, signature_list};
 use std::sync::Arc;
 
@@ -54,9 +55,13 @@ pub fn delivery_headers(
             .try_append(name, value)
             .map_err(|_| "the target has too many headers".to_string())?;
     }
-    // A job's run is keyed by its run ID (API.md §5), a task by its run key.
+    // A job's run is keyed by its run ID (API.md §5), a task by its run key,
+    // an event by its ID, which is its run key (derived from the reported
+    // task's when the event was raised).
+    let is_event = task.queue == EVENTS_QUEUE;
     let run_key = match &task.run {
         Some(_) => task.task_id.clone(),
+        None if is_event => task.task_id.clone(),
         None => task_run_key(&claimed.org, &task.queue, &task.task_id, task.created_at),
     };
     let body = task.target.body.as_ref().map_or(&[][..], |(_, b)| b);
@@ -82,6 +87,9 @@ pub fn delivery_headers(
                 set("x-cloudscheduler-scheduletime", at)?;
             }
         }
+        // An event names its task in its body; its own queue and ID are
+        // Idem's bookkeeping.
+        None if is_event => set("idem-schedule-time", rfc3339(task.schedule_time))?,
         None => {
             set("idem-queue", task.queue.clone())?;
             set("idem-task-id", task.task_id.clone())?;
@@ -136,6 +144,7 @@ mod tests {
                 finished_at: None,
                 last_attempt: None,
                 dedup_expires_at: None,
+                callbacks: Default::default(),
                 run: None,
             },
             attempt: 1,

@@ -477,6 +477,7 @@ mod tests {
             dispatch_deadline_s: None,
             retry_config: RetryConfigPatch::default(),
             completion: None,
+            callbacks: Default::default(),
         }
     }
 

@@ -199,6 +199,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_missed_runs.sql"),
     include_str!("migrations/006_job_paused_reason.sql"),
     include_str!("migrations/007_redrive.sql"),
+    include_str!("migrations/008_events.sql"),
     include_str!("migrations/009_queue_stats.sql"),
 ];
 

@@ -90,8 +90,14 @@ pub(crate) struct RunningRow {
     /// The attempts made before the task was last redriven: its retry
     /// budget counts only those after.
     pub attempts_before_redrive: u32,
-    /// The queue's configuration, for how long the task is kept once it ends.
-    pub config: QueueConfig,
+    /// The queue's configuration: how long an ended task is kept, its
+    /// callbacks.
+    pub queue_config: QueueConfig,
+    /// The stored target, which carries the task's own callbacks; `None`
+    /// where only the lease matters.
+    pub target_json: Option<String>,
+    /// The event types the organization's webhooks want (space separated).
+    pub webhook_events: Option<String>,
 }
 
 /// The new state of a task after an attempt, as column values.
@@ -144,7 +150,7 @@ impl RunningRow {
                 }
             }
         };
-        let window = self.config.kept_for_us(status == Status::Failed);
+        let window = self.queue_config.kept_for_us(status == Status::Failed);
         NextState {
             status,
             next_attempt_at: None,
@@ -275,17 +281,22 @@ pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
         first_attempt_at: r.opt_i64(8)?,
         started_at: r.opt_i64(9)?,
         attempts_before_redrive: r.i64(11)? as u32,
-        config,
+        queue_config: config,
+        target_json: r.opt_text(12)?,
+        webhook_events: r.opt_text(13)?,
     })
 }
 
 /// A task's row as a completion reads it: its lease, its retry policy and
-/// budget, and its queue's configuration (how long an ended task is kept);
-/// read with [`running_row`]. Callers append the
-/// condition.
+/// budget, its queue's configuration (how long an ended task is kept), and
+/// what tells whether its end raises an event (its target with its own
+/// callbacks, its queue's callbacks, the event types its organization's
+/// webhooks want); read with [`running_row`]. Callers append the condition.
 pub(crate) const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
      t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, \
-     q.config, t.attempts_before_redrive FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     q.config, t.attempts_before_redrive, t.target, o.webhook_events \
+     FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     LEFT JOIN organizations o ON o.name = t.org \
      LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
 
 /// The running row of one task.
@@ -383,6 +394,9 @@ async fn apply<C: Conn>(
         &attempt_args,
     );
     try_join(task, attempt).await?;
+    if matches!(next.status, Status::Succeeded | Status::Failed) {
+        super::events::on_final(c, now, row, next.status).await?;
+    }
     Ok(row.finished(next.status))
 }
 

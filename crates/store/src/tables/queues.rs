@@ -18,10 +18,12 @@ pub(crate) async fn create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Queue> {
-    // The scheduler's queue is the organization's jobs, counted as such.
+    // The scheduler's queue is the organization's jobs, counted as such;
+    // the event queue is Idem's own.
     let count = format!(
-        "SELECT count(*) FROM queues WHERE org = $1 AND name <> '{}'",
-        crate::jobs::JOBS_QUEUE
+        "SELECT count(*) FROM queues WHERE org = $1 AND name NOT IN ('{}', '{}')",
+        crate::jobs::JOBS_QUEUE,
+        crate::events::EVENTS_QUEUE
     );
     within_quota(c, quotas, Quota::Queues, org, &count).await?;
     let sql = format!(
@@ -58,7 +60,7 @@ pub(crate) async fn get<C: Conn>(
 /// The organization's queues by name; its job queue is not one of them.
 pub(crate) async fn list<C: Conn>(c: &C, org: &str, page: &PageRequest) -> Result<Page<Queue>> {
     let sql = format!(
-        "SELECT {} FROM queues WHERE org = $1 AND name > $2 AND name <> '~jobs' \
+        "SELECT {} FROM queues WHERE org = $1 AND name > $2 AND name NOT IN ('~jobs', '~events') \
          ORDER BY name LIMIT $3",
         rows::QUEUE_COLUMNS
     );

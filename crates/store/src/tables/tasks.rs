@@ -6,7 +6,7 @@ use super::idempotency::Keyed;
 use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
-use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, target_columns, to_json};
+use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, to_json};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
@@ -41,7 +41,7 @@ impl TaskInsert {
             MAX_DEADLINE_S,
         );
         errors.into_result().map_err(Error::Invalid)?;
-        let (target, body_form, body) = target_columns(&p.target);
+        let (target, body_form, body) = rows::task_target_columns(&p.target, &p.callbacks);
         Ok(TaskInsert {
             uid: uuid::Uuid::now_v7().simple().to_string(),
             target,
@@ -63,6 +63,7 @@ impl TaskInsert {
             uid: self.uid.clone(),
             status: Status::Pending,
             target: p.target.clone(),
+            callbacks: p.callbacks.clone(),
             schedule_time: from_micros(self.schedule_time),
             next_attempt_at: from_micros(self.schedule_time),
             dispatch_deadline_s: self.deadline,

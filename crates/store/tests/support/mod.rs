@@ -37,6 +37,24 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// Runs `sql` on the store's database behind the store's back, as an
+    /// operator (or a fault) would.
+    pub async fn raw(&self, sql: &str) {
+        if let Some(db) = &self._db {
+            let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            client.batch_execute(sql).await.unwrap();
+        } else {
+            let dir = self._dir.as_ref().expect("a backend");
+            let conn = rusqlite::Connection::open(dir.path().join("idem.db")).unwrap();
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .unwrap();
+            conn.execute_batch(sql).unwrap();
+        }
+    }
+
     pub async fn sqlite() -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(start());

@@ -1,0 +1,396 @@
+//! Events about work that ended (API.md §12): completion callbacks of a
+//! queue or task, and an organization's event webhooks (`webhooks`).
+//!
+//! An event is a task of the organization's event queue, `~events` (a name
+//! no user queue can take), inserted by the statement batch that makes the
+//! task it reports final, in the same transaction: a crash can never leave
+//! a final task without its event, nor an event of a task that did not
+//! end. Its task ID is its run key, derived from the reported task's run
+//! key and the event type (and the webhook, for a webhook's copy), and it
+//! is inserted with `ON CONFLICT DO NOTHING`, so one final state gives one
+//! event per receiver. The dispatcher then claims, signs, retries and
+//! records it as any task.
+//!
+//! Whether anything is to be sent is known from the row the completion
+//! reads anyway (the task's target carries its own callbacks, the queue's
+//! configuration the queue's, the organization's row the event types its
+//! webhooks want), so a completion with nothing configured runs no
+//! statement more.
+
+use super::dispatch::RunningRow;
+use super::idempotency::Keyed;
+use super::{after, limit, not_found, within_quota};
+use crate::driver::{Conn, args};
+use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE};
+use crate::jobs::JOBS_QUEUE;
+use crate::quotas::{Quota, Quotas};
+use crate::records::{Page, PageRequest, Status, Task, Webhook};
+use crate::sql::{self as rows, Row, StoredTarget, TASK_COLUMNS};
+use crate::{Error, Result};
+use idem_core::clock::from_micros;
+use idem_core::event::{EventType, event_run_key, webhook_run_key};
+use idem_core::queue::{MAX_BURST, MAX_CONCURRENCY, MAX_RATE, QueueConfig, RateLimits};
+use idem_core::run_key::task_run_key;
+use idem_core::task::{BodyForm, Target};
+use std::collections::BTreeSet;
+
+/// The event queue's configuration: no limits of its own (an event follows
+/// from work its source queue's limits already admitted), events kept for
+/// [`EVENT_RETENTION_S`]. Retry policy and deadline are each event's own,
+/// copied from the queue of the task it reports.
+fn events_queue_config() -> QueueConfig {
+    QueueConfig {
+        rate_limits: RateLimits {
+            max_dispatches_per_second: MAX_RATE,
+            max_burst_size: MAX_BURST,
+            max_concurrent_dispatches: MAX_CONCURRENCY,
+        },
+        dedup_window_s: EVENT_RETENTION_S,
+        ..QueueConfig::default()
+    }
+}
+
+/// Parameters: org, config (JSON), now.
+const SQL_ENSURE_EVENTS_QUEUE: &str = "INSERT INTO queues \
+     (org, name, state, config, created_at, updated_at) \
+     VALUES ($1, '~events', 'running', $2, $3, $3) ON CONFLICT DO NOTHING";
+
+/// Parameters: org, run key, uid, target, body form, body, now, deadline,
+/// retry config.
+const SQL_INSERT_EVENT: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
+     attempt_count, cancel_requested, created_at) \
+     VALUES ($1, '~events', $2, $3, 'pending', $4, $5, $6, $7, $7, $8, $9, 0, 0, $7) \
+     ON CONFLICT (org, queue, task_id) DO NOTHING";
+
+/// The event a task's final state raises, if any: a job's run raises only
+/// its failure, an event raises none (no event about an event).
+fn event_of(queue: &str, status: Status) -> Option<EventType> {
+    match (queue, status) {
+        (EVENTS_QUEUE, _) => None,
+        (JOBS_QUEUE, Status::Failed) => Some(EventType::JobRunFailed),
+        (JOBS_QUEUE, _) => None,
+        (_, Status::Succeeded) => Some(EventType::TaskSucceeded),
+        (_, Status::Failed) => Some(EventType::TaskFailed),
+        _ => None,
+    }
+}
+
+/// Whether the organization's webhooks want `event`, from the list its row
+/// keeps.
+fn webhooks_want(webhook_events: Option<&str>, event: EventType) -> bool {
+    webhook_events.is_some_and(|list| list.split(' ').any(|e| e == event.as_str()))
+}
+
+/// The callback of `event` for this task: its own, else its queue's.
+fn callback_of(row: &RunningRow, event: EventType) -> Result<Option<Target>> {
+    if row.queue == JOBS_QUEUE {
+        return Ok(None);
+    }
+    if let Some(own) = &row.target_json
+        && own.contains("\"on_")
+    {
+        let stored: StoredTarget = rows::json("target", own)?;
+        if let Some(t) = stored.callbacks.of(event) {
+            return Ok(Some(t.clone()));
+        }
+    }
+    Ok(row.queue_config.callbacks.of(event).cloned())
+}
+
+/// Inserts the events of a task that just became `status`, in the
+/// transaction that made it so. Runs no statement when nothing listens.
+/// Answers how many were inserted.
+pub(crate) async fn on_final<C: Conn>(
+    c: &C,
+    now: i64,
+    row: &RunningRow,
+    status: Status,
+) -> Result<u64> {
+    let Some(event) = event_of(&row.queue, status) else {
+        return Ok(0);
+    };
+    let callback = callback_of(row, event)?;
+    let to_webhooks = webhooks_want(row.webhook_events.as_deref(), event);
+    if callback.is_none() && !to_webhooks {
+        return Ok(0);
+    }
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE uid = $1");
+    let task = c
+        .query_opt(&sql, &args![&row.uid], |r| rows::task(r))
+        .await?
+        .ok_or_else(|| Error::Internal(format!("task {} vanished while ending", row.uid)))?;
+    let (source_key, body) = event_body(&row.org, event, task)?;
+    let mut deliveries: Vec<(String, Target)> = Vec::new();
+    if let Some(target) = callback {
+        deliveries.push((event_run_key(&source_key, event), target));
+    }
+    if to_webhooks {
+        let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE org = $1 ORDER BY id");
+        let hooks = c.query(&sql, &args![&row.org], |r| webhook(r)).await?;
+        for hook in hooks.into_iter().filter(|h| h.events.contains(&event)) {
+            let target = Target {
+                url: hook.url,
+                method: "POST".into(),
+                headers: Default::default(),
+                body: None,
+            };
+            deliveries.push((webhook_run_key(&source_key, event, &hook.id), target));
+        }
+    }
+    if deliveries.is_empty() {
+        return Ok(0);
+    }
+    let config = rows::to_json(&events_queue_config());
+    c.execute(SQL_ENSURE_EVENTS_QUEUE, &args![&row.org, &config, now])
+        .await?;
+    // A run's retry policy is its job's; a task's event takes its queue's,
+    // not the task's own overrides, which were about the task's target.
+    let retry = if row.queue == JOBS_QUEUE {
+        row.retry_config
+    } else {
+        row.queue_config.retry_config
+    };
+    let retry = rows::to_json(&retry);
+    let deadline = i64::from(row.queue_config.dispatch_deadline_s);
+    let mut inserted = 0;
+    for (key, mut target) in deliveries {
+        if !target
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("content-type"))
+        {
+            target
+                .headers
+                .insert("Content-Type".into(), "application/json".into());
+        }
+        target.body = Some((BodyForm::Json, body.clone()));
+        let (target, body_form, body) = rows::target_columns(&target);
+        let uid = uuid::Uuid::now_v7().simple().to_string();
+        inserted += c
+            .execute(
+                SQL_INSERT_EVENT,
+                &args![
+                    &row.org, &key, &uid, &target, body_form, &body, now, deadline, &retry,
+                ],
+            )
+            .await?;
+    }
+    Ok(inserted)
+}
+
+/// The reported task's run key, and the event's JSON body.
+fn event_body(org: &str, event: EventType, task: Task) -> Result<(String, Vec<u8>)> {
+    let (key, body) = match event {
+        EventType::JobRunFailed => {
+            let key = task.task_id.clone();
+            let run = run_view(task)?;
+            let body = idem_api::JobRunEvent {
+                event,
+                job: run.job.clone(),
+                run,
+            };
+            (key, rows::to_json(&body))
+        }
+        EventType::TaskSucceeded | EventType::TaskFailed => {
+            let key = task_run_key(org, &task.queue, &task.task_id, task.created_at);
+            let body = idem_api::TaskEvent {
+                event,
+                queue: task.queue.clone(),
+                task: task_view(task),
+            };
+            (key, rows::to_json(&body))
+        }
+    };
+    Ok((key, body.into_bytes()))
+}
+
+/// A final task as the API shows it.
+fn task_view(t: Task) -> idem_api::Task {
+    idem_api::Task {
+        state: t.state(t.finished_at.unwrap_or(t.created_at)),
+        task_id: t.task_id,
+        queue: t.queue,
+        target: t.target.into(),
+        schedule_time: t.schedule_time,
+        dispatch_deadline_s: t.dispatch_deadline_s,
+        retry_config: t.retry_config,
+        attempt_count: t.attempt_count,
+        created_at: t.created_at,
+        finished_at: t.finished_at,
+        last_attempt: t.last_attempt,
+        on_success: t.callbacks.on_success.map(Into::into),
+        on_failure: t.callbacks.on_failure.map(Into::into),
+    }
+}
+
+/// A final run as the API shows it.
+fn run_view(t: Task) -> Result<idem_api::Run> {
+    let run = t
+        .run
+        .as_ref()
+        .ok_or_else(|| Error::Internal(format!("run {} has no job", t.task_id)))?;
+    Ok(idem_api::Run {
+        state: t.state(t.finished_at.unwrap_or(t.created_at)),
+        job: run.job.clone(),
+        kind: run.kind,
+        run_id: t.task_id,
+        schedule_time: t.schedule_time,
+        attempt_count: t.attempt_count,
+        last_attempt: t.last_attempt,
+        created_at: t.created_at,
+        finished_at: t.finished_at,
+    })
+}
+
+fn webhook(r: &impl Row) -> Result<Webhook> {
+    let events = r.text(2)?;
+    Ok(Webhook {
+        id: r.text(0)?,
+        url: r.text(1)?,
+        events: rows::json("webhook events", &events)?,
+        created_at: from_micros(r.i64(3)?),
+    })
+}
+
+const WEBHOOK_COLUMNS: &str = "id, url, events, created_at";
+
+/// Rewrites the organization's list of the event types its webhooks want,
+/// under its row lock (taken first, so concurrent changes apply in turn).
+async fn refresh_org_events<C: Conn>(c: &C, org: &str) -> Result<()> {
+    let lock = format!(
+        "SELECT 1 FROM organizations WHERE name = $1 {}",
+        c.lock("FOR NO KEY UPDATE")
+    );
+    c.query_opt(&lock, &args![org], |_| Ok(())).await?;
+    let lists = c
+        .query(
+            "SELECT events FROM webhooks WHERE org = $1",
+            &args![org],
+            |r| r.text(0),
+        )
+        .await?;
+    let mut wanted = BTreeSet::new();
+    for list in lists {
+        let events: Vec<EventType> = rows::json("webhook events", &list)?;
+        wanted.extend(events);
+    }
+    let joined = (!wanted.is_empty()).then(|| {
+        wanted
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    c.execute(
+        "UPDATE organizations SET webhook_events = $1 WHERE name = $2",
+        &args![&joined, org],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The caller validated `url` and `events`. The record of a keyed create
+/// names the new webhook.
+pub(crate) async fn webhook_create<C: Conn>(
+    c: &C,
+    org: &str,
+    url: &str,
+    events: &[EventType],
+    quotas: &Quotas,
+    now: i64,
+    keyed: &mut Keyed,
+) -> Result<Webhook> {
+    within_quota(
+        c,
+        quotas,
+        Quota::Webhooks,
+        org,
+        "SELECT count(*) FROM webhooks WHERE org = $1",
+    )
+    .await?;
+    let id = uuid::Uuid::now_v7().simple().to_string();
+    let list = rows::to_json(&events);
+    c.execute(
+        "INSERT INTO webhooks (org, id, url, events, created_at) VALUES ($1, $2, $3, $4, $5)",
+        &args![org, &id, url, &list, now],
+    )
+    .await?;
+    refresh_org_events(c, org).await?;
+    keyed.set_resource_id(|| id.clone());
+    Ok(Webhook {
+        id,
+        url: url.to_string(),
+        events: events.to_vec(),
+        created_at: from_micros(now),
+    })
+}
+
+pub(crate) async fn webhook_list<C: Conn>(
+    c: &C,
+    org: &str,
+    page: &PageRequest,
+) -> Result<Page<Webhook>> {
+    let sql = format!(
+        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE org = $1 AND id > $2 ORDER BY id LIMIT $3"
+    );
+    let found = c
+        .query(&sql, &args![org, after(page), limit(page)], |r| webhook(r))
+        .await?;
+    Ok(Page::from_rows(found, page.limit, |w| w.id.clone()))
+}
+
+pub(crate) async fn webhook_get<C: Conn>(c: &C, org: &str, id: &str) -> Result<Webhook> {
+    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE org = $1 AND id = $2");
+    c.query_opt(&sql, &args![org, id], |r| webhook(r))
+        .await?
+        .ok_or_else(|| not_found("webhook", id))
+}
+
+/// Events already created for it are still delivered.
+pub(crate) async fn webhook_delete<C: Conn>(c: &C, org: &str, id: &str) -> Result<()> {
+    let n = c
+        .execute(
+            "DELETE FROM webhooks WHERE org = $1 AND id = $2",
+            &args![org, id],
+        )
+        .await?;
+    if n == 0 {
+        return Err(not_found("webhook", id));
+    }
+    refresh_org_events(c, org).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_user_tasks_and_failed_runs_raise_events() {
+        assert_eq!(
+            event_of("q", Status::Succeeded),
+            Some(EventType::TaskSucceeded)
+        );
+        assert_eq!(event_of("q", Status::Failed), Some(EventType::TaskFailed));
+        assert_eq!(event_of("q", Status::Cancelled), None);
+        assert_eq!(
+            event_of(JOBS_QUEUE, Status::Failed),
+            Some(EventType::JobRunFailed)
+        );
+        assert_eq!(event_of(JOBS_QUEUE, Status::Succeeded), None);
+        assert_eq!(event_of(EVENTS_QUEUE, Status::Failed), None);
+    }
+
+    #[test]
+    fn the_organization_list_is_matched_by_whole_names() {
+        assert!(webhooks_want(
+            Some("job.run_failed task.failed"),
+            EventType::TaskFailed
+        ));
+        assert!(!webhooks_want(
+            Some("job.run_failed"),
+            EventType::TaskFailed
+        ));
+        assert!(!webhooks_want(None, EventType::JobRunFailed));
+    }
+}
