@@ -14,6 +14,7 @@ mod cli_tenancy;
 mod client_api;
 mod client_jobs;
 mod client_retry;
+mod console;
 mod dispatch_crash;
 mod dispatch_delivery;
 mod dispatch_nodes;

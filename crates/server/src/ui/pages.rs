@@ -80,6 +80,12 @@ fn state(s: &str) -> Markup {
     html! { span class={ "state state-" (s) } { (s) } }
 }
 
+/// A queue's state: `running` is its healthy state, not a task's
+/// in-flight one.
+fn queue_state(s: &str) -> Markup {
+    html! { span class={ "state state-queue-" (s) } { (s) } }
+}
+
 /// An instant as `2026-11-30 17:05:03` (UTC), the full value in its title.
 fn when(v: &Value) -> Markup {
     match v.as_str() {
@@ -120,6 +126,26 @@ fn fields(obj: &Value, skip: &[&str]) -> Markup {
             }
         }
     }
+}
+
+/// What went wrong in an attempt: the dispatcher's error (no answer: a
+/// refused connection, a deadline), or else the target's non-2xx answer.
+fn attempt_error(a: &Value) -> Option<String> {
+    if let Some(e) = a["error"].as_str() {
+        return Some(e.to_string());
+    }
+    let code = a["status_code"]
+        .as_u64()
+        .and_then(|c| u16::try_from(c).ok())?;
+    let status = http::StatusCode::from_u16(code).ok()?;
+    (!status.is_success()).then(|| {
+        format!(
+            "the target answered HTTP {code} {}",
+            status.canonical_reason().unwrap_or("")
+        )
+        .trim_end()
+        .to_string()
+    })
 }
 
 fn problem(answer: &Answer) -> Markup {
@@ -206,10 +232,10 @@ pub fn queues(viewer: &Viewer, answer: &Answer) -> Markup {
             @else {
                 div.scroll {
                     table.list.queues {
-                        colgroup { col.w-name; col.w-state; col.w-num; col.w-num; col.w-num; col.w-num; col.w-time; }
+                        colgroup { col.w-name; col.w-state; col.w-num; col.w-num.wide; col.w-num; col.w-num.wide; col.w-time.wide; }
                         thead { tr {
-                            th { "Queue" } th { "State" } th.num { "Queued" } th.num { "Running" }
-                            th.num { "Failed" } th.num { "Rate/s" } th { "Oldest due" }
+                            th { "Queue" } th { "State" } th.num { "Queued" } th.num.wide { "Running" }
+                            th.num { "Failed" } th.num.wide { "Rate/s" } th.wide { "Oldest due" }
                         } }
                         tbody {
                             @for q in answer.body["items"].as_array().into_iter().flatten() {
@@ -217,12 +243,12 @@ pub fn queues(viewer: &Viewer, answer: &Answer) -> Markup {
                                 @let stats = &q["stats"];
                                 tr {
                                     td { a.queue-link href=(ui_path(&["queues", name])) { (name) } }
-                                    td { (state(q["state"].as_str().unwrap_or("?"))) }
+                                    td { (queue_state(q["state"].as_str().unwrap_or("?"))) }
                                     td.num { (text(&stats["tasks"]["queued"])) }
-                                    td.num { (text(&stats["tasks"]["running"])) }
+                                    td.num.wide { (text(&stats["tasks"]["running"])) }
                                     td.num { (text(&stats["tasks"]["failed"])) }
-                                    td.num { (text(&q["rate_limits"]["max_dispatches_per_second"])) }
-                                    td { (when(&stats["oldest_due_time"])) }
+                                    td.num.wide { (text(&q["rate_limits"]["max_dispatches_per_second"])) }
+                                    td.wide { (when(&stats["oldest_due_time"])) }
                                 }
                             }
                         }
@@ -275,7 +301,7 @@ pub fn queue(
             p.crumbs { a href="/ui/queues" { "Queues" } " / " }
             div.title {
                 h1 { (name) }
-                @if queue.ok() { (state(body["state"].as_str().unwrap_or("?"))) }
+                @if queue.ok() { (queue_state(body["state"].as_str().unwrap_or("?"))) }
                 @if viewer.can(Role::Admin) && queue.ok() {
                     div.actions {
                         @if body["state"] == "paused" {
@@ -323,10 +349,10 @@ pub fn queue(
             @else {
                 div.scroll {
                     table.list.tasks {
-                        colgroup { col.w-id; col.w-state; col.w-num; col.w-num; col.w-time; col.w-time; }
+                        colgroup { col.w-id; col.w-state; col.w-num; col.w-num; col.w-time.wide; col.w-time.wide; }
                         thead { tr {
                             th { "Task ID" } th { "State" } th.num { "Attempts" } th.num { "Last status" }
-                            th { "Scheduled" } th { "Created" }
+                            th.wide { "Scheduled" } th.wide { "Created" }
                         } }
                         tbody {
                             @for t in tasks.body["items"].as_array().into_iter().flatten() {
@@ -336,8 +362,8 @@ pub fn queue(
                                     td { (state(t["state"].as_str().unwrap_or("?"))) }
                                     td.num { (text(&t["attempt_count"])) }
                                     td.num { (text(&t["last_attempt"]["status_code"])) }
-                                    td { (when(&t["schedule_time"])) }
-                                    td { (when(&t["created_at"])) }
+                                    td.wide { (when(&t["schedule_time"])) }
+                                    td.wide { (when(&t["created_at"])) }
                                 }
                             }
                         }
@@ -364,7 +390,7 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
         html! {
             p.crumbs { a href="/ui/queues" { "Queues" } " / " a href=(ui_path(&["queues", queue])) { (queue) } " / " }
             div.title {
-                h1.id { (id) }
+                h1 { code { (id) } }
                 (state(s))
                 @if viewer.can(Role::Writer) {
                     div.actions {
@@ -376,7 +402,7 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
                     }
                 }
             }
-            @if let Some(e) = t["last_attempt"]["error"].as_str() {
+            @if let Some(e) = attempt_error(&t["last_attempt"]) {
                 p.last-error { strong { "Last error: " } (e) }
             }
             details.config open {
@@ -388,19 +414,19 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
             @else {
                 div.scroll {
                     table.list.attempts {
-                        colgroup { col.w-num; col.w-time; col.w-num; col.w-num; col.w-error; }
+                        colgroup { col.w-num; col.w-time.wide; col.w-num; col.w-num; col.w-error; }
                         thead { tr {
-                            th.num { "#" } th { "Started" } th.num { "Status" } th.num { "Duration" } th { "Error" }
+                            th.num { "#" } th.wide { "Started" } th.num { "Status" } th.num { "Duration" } th { "Error" }
                         } }
                         tbody {
                             @for a in attempts.body["items"].as_array().into_iter().flatten() {
                                 @let code = a["status_code"].as_u64();
                                 tr {
                                     td.num { (text(&a["attempt"])) }
-                                    td { (when(&a["started_at"])) }
+                                    td.wide { (when(&a["started_at"])) }
                                     td.num.ok[code.is_some_and(|c| (200..300).contains(&c))].bad[code.is_some_and(|c| c >= 300)] { (text(&a["status_code"])) }
                                     td.num { @if let Some(ms) = a["duration_ms"].as_u64() { (ms) " ms" } @else { "—" } }
-                                    td.error { (text(&a["error"])) }
+                                    td.error { (attempt_error(a).unwrap_or_default()) }
                                 }
                             }
                         }
@@ -522,7 +548,7 @@ pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answ
                                     td { (state(r["state"].as_str().unwrap_or("?"))) }
                                     td.num { (text(&r["attempt_count"])) }
                                     td.num { (text(&r["last_attempt"]["status_code"])) }
-                                    td.error { (text(&r["last_attempt"]["error"])) }
+                                    td.error { (attempt_error(&r["last_attempt"]).unwrap_or_default()) }
                                 }
                             }
                         }
