@@ -31,6 +31,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const COOKIE: &str = "idem_console";
+/// The login form's own token (double-submit: cookie and form field must
+/// match), so that another site cannot log a browser in with its key.
+const LOGIN_COOKIE: &str = "idem_console_login";
 const CSS: &str = include_str!("console.css");
 const JS: &str = include_str!("console.js");
 /// Items a list page shows at once.
@@ -112,12 +115,22 @@ fn redirect(to: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
 }
 
+/// Pages: never cached (they show a session's data), never framed (no
+/// clickjacking of the buttons), and loading nothing but the console's own
+/// stylesheet and script.
 fn html(status: StatusCode, markup: maud::Markup) -> Response {
     (
         status,
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CACHE_CONTROL, "no-store"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
+                 form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "same-origin"),
         ],
         markup.into_string(),
     )
@@ -144,13 +157,17 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 }
 
 fn session_id(headers: &HeaderMap) -> Option<String> {
+    cookie_value(headers, COOKIE)
+}
+
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, v)| v.to_string())
 }
 
@@ -168,8 +185,15 @@ fn over_https(headers: &HeaderMap) -> bool {
     forwarded_proto || forwarded
 }
 
-fn cookie(console: &Console, headers: &HeaderMap, value: &str, max_age: Option<u64>) -> String {
-    let mut c = format!("{COOKIE}={value}; Path=/ui; HttpOnly; SameSite=Strict");
+/// A `Set-Cookie` value; `max_age` `None` deletes the cookie.
+fn cookie(
+    console: &Console,
+    headers: &HeaderMap,
+    (name, path): (&str, &str),
+    value: &str,
+    max_age: Option<u64>,
+) -> String {
+    let mut c = format!("{name}={value}; Path={path}; HttpOnly; SameSite=Strict");
     if console.app.options.console.secure_cookie || over_https(headers) {
         c.push_str("; Secure");
     }
@@ -178,6 +202,12 @@ fn cookie(console: &Console, headers: &HeaderMap, value: &str, max_age: Option<u
         None => c.push_str("; Max-Age=0"),
     }
     c
+}
+
+fn set_cookie(r: &mut Response, value: String) {
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
 }
 
 impl Console {
@@ -290,16 +320,57 @@ async fn login_page(State(console): State<Arc<Console>>, headers: HeaderMap) -> 
     if console.viewer(&headers).await.is_ok() {
         return redirect("/ui/queues");
     }
-    html(StatusCode::OK, pages::login(None))
+    login_form(&console, &headers, StatusCode::OK, None)
+}
+
+/// The login page with a login token in its form and in a cookie.
+fn login_form(
+    console: &Console,
+    headers: &HeaderMap,
+    status: StatusCode,
+    error: Option<&str>,
+) -> Response {
+    let token = cookie_value(headers, LOGIN_COOKIE)
+        .filter(|t| t.len() == 64)
+        .unwrap_or_else(session::random_token);
+    let mut r = html(status, pages::login(error, &token));
+    set_cookie(
+        &mut r,
+        cookie(
+            console,
+            headers,
+            (LOGIN_COOKIE, "/ui/login"),
+            &token,
+            Some(3600),
+        ),
+    );
+    r
 }
 
 async fn login(State(console): State<Arc<Console>>, headers: HeaderMap, body: Bytes) -> Response {
     let form = parse_form(&body);
+    let expected = cookie_value(&headers, LOGIN_COOKIE).unwrap_or_default();
+    let sent = form.get("login").map(String::as_str).unwrap_or("");
+    let token_ok = !expected.is_empty()
+        && bool::from(subtle::ConstantTimeEq::ct_eq(
+            expected.as_bytes(),
+            sent.as_bytes(),
+        ));
+    if !token_ok {
+        return login_form(
+            &console,
+            &headers,
+            StatusCode::FORBIDDEN,
+            Some("This login form has expired or did not come from this page; log in again."),
+        );
+    }
     let key = form.get("key").map(|k| k.trim()).unwrap_or("");
     if key.is_empty() {
-        return html(
+        return login_form(
+            &console,
+            &headers,
             StatusCode::BAD_REQUEST,
-            pages::login(Some("Enter an API key.")),
+            Some("Enter an API key."),
         );
     }
     // Any key may list queues (reader and up): the API itself verifies it.
@@ -308,19 +379,24 @@ async fn login(State(console): State<Arc<Console>>, headers: HeaderMap, body: By
         .get(key, path(&["queues"], &[("limit", "1")]))
         .await;
     if !answer.ok() {
-        let status = if answer.status == StatusCode::UNAUTHORIZED {
-            StatusCode::UNAUTHORIZED
-        } else {
-            answer.status
-        };
-        return html(status, pages::login(Some(&answer.problem_text())));
+        return login_form(
+            &console,
+            &headers,
+            answer.status,
+            Some(&answer.problem_text()),
+        );
     }
     let session = console.sessions.open(key.to_string());
     let idle = console.app.options.console.session_idle.as_secs();
     let mut r = redirect("/ui/queues");
-    if let Ok(v) = HeaderValue::from_str(&cookie(&console, &headers, &session.id, Some(idle))) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
+    set_cookie(
+        &mut r,
+        cookie(&console, &headers, (COOKIE, "/ui"), &session.id, Some(idle)),
+    );
+    set_cookie(
+        &mut r,
+        cookie(&console, &headers, (LOGIN_COOKIE, "/ui/login"), "", None),
+    );
     r
 }
 
@@ -332,9 +408,10 @@ async fn logout(State(console): State<Arc<Console>>, headers: HeaderMap, body: B
     };
     console.sessions.close(&session.id);
     let mut r = redirect("/ui/login");
-    if let Ok(v) = HeaderValue::from_str(&cookie(&console, &headers, "", None)) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
-    }
+    set_cookie(
+        &mut r,
+        cookie(&console, &headers, (COOKIE, "/ui"), "", None),
+    );
     r
 }
 

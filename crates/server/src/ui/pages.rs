@@ -177,7 +177,7 @@ fn ui_path(segments: &[&str]) -> String {
     format!("/ui{}", &crate::api::location(segments)[3..])
 }
 
-pub fn login(error: Option<&str>) -> Markup {
+pub fn login(error: Option<&str>, token: &str) -> Markup {
     layout(
         "Log in",
         None,
@@ -188,6 +188,7 @@ pub fn login(error: Option<&str>) -> Markup {
                 p { "Paste an API key. The console acts with that key's role: a reader sees, a writer also runs and cancels tasks and jobs, an admin also manages queues and access." }
                 @if let Some(e) = error { p.problem role="alert" { (e) } }
                 form method="post" action="/ui/login" {
+                    input type="hidden" name="login" value=(token);
                     label for="key" { "API key" }
                     input #key type="password" name="key" autocomplete="current-password" required autofocus;
                     button.primary type="submit" { "Log in" }
