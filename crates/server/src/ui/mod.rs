@@ -263,7 +263,7 @@ impl Console {
         headers: &HeaderMap,
         body: &Bytes,
         method: Method,
-        api_path: String,
+        (api_path, api_body): (String, Option<serde_json::Value>),
         back: &str,
         done: &str,
     ) -> Response {
@@ -278,7 +278,7 @@ impl Console {
             .map(String::as_str);
         let answer = self
             .api
-            .call(&session.key, method, &api_path, None, key)
+            .call(&session.key, method, &api_path, api_body, key)
             .await;
         self.sessions.flash(&session.id, outcome(&answer, done));
         redirect(back)
@@ -294,10 +294,11 @@ fn refused(why: &str) -> Response {
 
 fn outcome(answer: &Answer, done: &str) -> Flash {
     if answer.ok() {
-        Flash {
-            ok: true,
-            text: done.to_string(),
+        let mut text = done.to_string();
+        if let Some(n) = answer.body["redriven"].as_u64() {
+            text.push_str(&format!(" Tasks redriven: {n}."));
         }
+        Flash { ok: true, text }
     } else {
         Flash {
             ok: false,
@@ -503,22 +504,33 @@ async fn queue_action(
     Path((queue, action)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let done = match action.as_str() {
-        "pause" => "Queue paused.",
-        "resume" => "Queue resumed.",
-        "purge" => "Queue purged: every task not running was cancelled.",
+    let (call, done) = match action.as_str() {
+        "pause" => (
+            (path(&["queues", &queue, "pause"], &[]), None),
+            "Queue paused.",
+        ),
+        "resume" => (
+            (path(&["queues", &queue, "resume"], &[]), None),
+            "Queue resumed.",
+        ),
+        "purge" => (
+            (path(&["queues", &queue, "purge"], &[]), None),
+            "Queue purged: every task not running was cancelled.",
+        ),
+        // `tasks:redrive` is one segment with a colon, which path() would
+        // percent-encode.
+        "redrive-failed" => (
+            (
+                format!("{}/tasks:redrive", path(&["queues", &queue], &[])),
+                Some(serde_json::json!({"state": "failed"})),
+            ),
+            "Failed tasks redriven.",
+        ),
         _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
     };
     let back = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
     console
-        .act(
-            &headers,
-            &body,
-            Method::POST,
-            path(&["queues", &queue, &action], &[]),
-            &back,
-            done,
-        )
+        .act(&headers, &body, Method::POST, call, &back, done)
         .await
 }
 
@@ -576,7 +588,7 @@ async fn task_action(
     };
     let back = format!("/ui{}", &crate::api::location(task_path)[3..]);
     console
-        .act(&headers, &body, method, api_path, &back, done)
+        .act(&headers, &body, method, (api_path, None), &back, done)
         .await
 }
 
@@ -667,7 +679,7 @@ async fn job_action(
             &headers,
             &body,
             Method::POST,
-            path(&["jobs", &job, &action], &[]),
+            (path(&["jobs", &job, &action], &[]), None),
             &back,
             done,
         )
@@ -720,7 +732,7 @@ async fn revoke_key(
             &headers,
             &body,
             Method::DELETE,
-            path(&["principals", &name, "keys", &id], &[]),
+            (path(&["principals", &name, "keys", &id], &[]), None),
             "/ui/access",
             "Key revoked.",
         )
@@ -737,7 +749,7 @@ async fn rotate_secret(
             &headers,
             &body,
             Method::POST,
-            "/v1/signing-secrets/rotate".to_string(),
+            ("/v1/signing-secrets/rotate".to_string(), None),
             "/ui/access",
             "A new signing secret was added; the old ones stay valid until deleted.",
         )

@@ -332,7 +332,15 @@ pub fn queue(
                     (fields(body, &["name", "state", "stats"]))
                 }
             }
-            h2 { "Tasks" }
+            div.title {
+                h2 { "Tasks" }
+                @if viewer.can(Role::Writer) && queue.ok() {
+                    div.actions {
+                        (action(viewer, &format!("{base}/redrive-failed"), "redrive-failed", "Redrive failed tasks",
+                            Some("Run this queue's failed tasks again?")))
+                    }
+                }
+            }
             nav.tabs aria-label="task state" {
                 a href=(tab("")) aria-current=[get("state").is_empty().then_some("page")] { "all" }
                 @for s in STATES {
