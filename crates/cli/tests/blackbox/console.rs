@@ -308,6 +308,39 @@ async fn an_operator_finds_a_failed_task_and_redrives_it(backend: Backend) {
         "succeeded"
     );
 
+    // Another failed task, redriven with the queue's others in one action.
+    server
+        .create_task(
+            queue,
+            json!({"task_id": "charge-43", "target": {"url": target.url("/fail/1/503")}}),
+        )
+        .await;
+    wait_state(
+        &server,
+        queue,
+        "charge-43",
+        "failed",
+        Duration::from_secs(15),
+    )
+    .await;
+    b.goto(&format!("{base}/ui/queues/{queue}")).await;
+    b.click("button[data-action=redrive-failed]").await;
+    b.client
+        .accept_alert()
+        .await
+        .expect("confirm the bulk redrive");
+    b.appears(".flash").await;
+    let flash = b.text(".flash").await;
+    assert!(flash.contains("Tasks redriven: 1."), "{flash}");
+    wait_state(
+        &server,
+        queue,
+        "charge-43",
+        "succeeded",
+        Duration::from_secs(15),
+    )
+    .await;
+
     b.click_to("header nav a[href='/ui/jobs']", "/ui/jobs")
         .await;
     assert_eq!(b.text("a.job-link").await, "nightly-report");
