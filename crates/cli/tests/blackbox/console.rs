@@ -527,9 +527,75 @@ async fn a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session(ba
     assert_eq!(server.get_queue(&queue).await["state"], "paused");
 }
 
+/// Logs in over plain HTTP with `extra` headers; returns the session's
+/// `Set-Cookie`.
+async fn login_cookie(base: &str, key: &str, extra: &[(&str, &str)]) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let page = http
+        .get(format!("{base}/ui/login"))
+        .send()
+        .await
+        .expect("login page");
+    let login_cookie = page
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .expect("the login form's cookie")
+        .to_string();
+    let html = page.text().await.expect("page");
+    let token = html
+        .split("name=\"login\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the login form's token");
+    let mut req = http
+        .post(format!("{base}/ui/login"))
+        .header("cookie", login_cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("login={token}&key={key}"));
+    for (name, value) in extra {
+        req = req.header(*name, *value);
+    }
+    let resp = req.send().await.expect("log in");
+    assert_eq!(resp.status().as_u16(), 303);
+    resp.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("idem_console="))
+        .expect("a session cookie")
+        .to_string()
+}
+
+/// The session cookie is `Secure` when the request came over https (as the
+/// TLS proxy says) or the server is told so, and holds no key either way.
+async fn the_session_cookie_is_secure_behind_https(backend: Backend) {
+    let server = Server::start(backend).await;
+    let base = server.base();
+    let key = &server.admin_key;
+    let plain = login_cookie(base, key, &[]).await;
+    assert!(plain.contains("HttpOnly") && plain.contains("SameSite=Strict"));
+    assert!(plain.contains("Path=/ui"));
+    assert!(!plain.contains("Secure"), "{plain}");
+    assert!(!plain.contains(key.as_str()));
+    let proxied = login_cookie(base, key, &[("x-forwarded-proto", "https")]).await;
+    assert!(proxied.contains("; Secure"), "{proxied}");
+    let forwarded = login_cookie(base, key, &[("forwarded", "for=1.2.3.4;proto=https")]).await;
+    assert!(forwarded.contains("; Secure"), "{forwarded}");
+
+    let server = Server::start_with(backend, &["--console-secure-cookie"]).await;
+    let flagged = login_cookie(server.base(), &server.admin_key, &[]).await;
+    assert!(flagged.contains("; Secure"), "{flagged}");
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     an_operator_finds_a_failed_task_and_redrives_it,
     a_reader_sees_everything_and_no_acting_button,
     a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session,
+    the_session_cookie_is_secure_behind_https,
 );
