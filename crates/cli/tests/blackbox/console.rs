@@ -271,6 +271,33 @@ async fn an_operator_finds_a_failed_task_and_redrives_it(backend: Backend) {
     assert_eq!(b.text("a.task-link").await, "charge-42");
     b.shot("queue").await;
 
+    // Search: the ID prefix and the creation range go to the API's filters.
+    b.goto(&format!("{base}/ui/queues/{queue}")).await;
+    assert_eq!(b.count("a.task-link").await, 4, "all of the queue's tasks");
+    b.find("form.search input[name=id_prefix]")
+        .await
+        .send_keys("charge-")
+        .await
+        .expect("type a prefix");
+    b.click("form.search button[type=submit]").await;
+    b.appears("form.search input[name=id_prefix][value='charge-']")
+        .await;
+    assert_eq!(
+        b.count("a.task-link").await,
+        1,
+        "only charge-42 has that prefix"
+    );
+    b.goto(&format!(
+        "{base}/ui/queues/{queue}?created_after=2099-01-01T00:00"
+    ))
+    .await;
+    assert_eq!(
+        b.count("a.task-link").await,
+        0,
+        "none was created after 2099"
+    );
+    assert_eq!(b.text("p.empty").await, "No tasks match.");
+
     b.click_to(
         "a.task-link",
         &format!("/ui/queues/{queue}/tasks/charge-42"),
