@@ -52,6 +52,27 @@ enum Command {
         /// with the same prefix then measures replays.
         #[arg(long)]
         with_keys: bool,
+        /// The tasks' schedule time; `now` sends none, so they are due.
+        #[arg(long, default_value = "2099-01-01T00:00:00Z")]
+        schedule_time: String,
+    },
+    /// Latency of the reads of one full queue: its resource with `stats`,
+    /// the first page of its tasks, a page from the middle (reached through
+    /// page tokens) and the first page of its queued tasks.
+    QueueReads {
+        #[arg(long)]
+        addr: String,
+        /// API key of a reader.
+        #[arg(long)]
+        key: String,
+        #[arg(long, default_value = "bench")]
+        queue: String,
+        /// Requests per read.
+        #[arg(long, default_value_t = 2_000)]
+        total: u64,
+        /// Requests in flight.
+        #[arg(long, default_value_t = 4)]
+        concurrency: u64,
     },
     /// GETs one path: the HTTP floor the other figures stand on.
     Get {
@@ -101,6 +122,19 @@ impl Conn {
         Ok(status)
     }
 
+    /// An authenticated GET: its status and body.
+    async fn get_as(&mut self, path: &str, key: &str) -> anyhow::Result<(u16, Bytes)> {
+        let req = Request::get(path)
+            .header("host", &self.host)
+            .header("authorization", format!("Bearer {key}"))
+            .body(Full::new(Bytes::new()))?;
+        self.sender.ready().await?;
+        let resp = self.sender.send_request(req).await?;
+        let status = resp.status().as_u16();
+        let body = resp.into_body().collect().await?.to_bytes();
+        Ok((status, body))
+    }
+
     async fn post(
         &mut self,
         path: &str,
@@ -143,6 +177,7 @@ async fn creates(
     duplicate_every: u64,
     prefix: String,
     with_keys: bool,
+    schedule_time: String,
 ) -> anyhow::Result<()> {
     let mut setup = Conn::open(&addr).await?;
     let (status, _) = setup
@@ -161,12 +196,13 @@ async fn creates(
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency {
-        let (addr, key, path, prefix, next) = (
+        let (addr, key, path, prefix, next, schedule_time) = (
             addr.clone(),
             key.clone(),
             path.clone(),
             prefix.clone(),
             next.clone(),
+            schedule_time.clone(),
         );
         workers.push(tokio::spawn(async move {
             let mut conn = Conn::open(&addr).await?;
@@ -184,11 +220,14 @@ async fn creates(
                 } else {
                     i
                 };
-                let body = serde_json::to_vec(&serde_json::json!({
+                let mut task = serde_json::json!({
                     "task_id": format!("{prefix}-{id}"),
                     "target": {"url": "http://127.0.0.1:9/hook", "json": {"n": id}},
-                    "schedule_time": "2099-01-01T00:00:00Z",
-                }))?;
+                });
+                if schedule_time != "now" {
+                    task["schedule_time"] = schedule_time.as_str().into();
+                }
+                let body = serde_json::to_vec(&task)?;
                 let idempotency_key = with_keys.then(|| format!("{prefix}-{i}"));
                 let t0 = Instant::now();
                 let (status, replayed) = conn
@@ -275,6 +314,106 @@ async fn get(
     Ok(())
 }
 
+/// `GET path` answered 200, as JSON.
+async fn get_json(conn: &mut Conn, path: &str, key: &str) -> anyhow::Result<serde_json::Value> {
+    let (status, body) = conn.get_as(path, key).await?;
+    if status != 200 {
+        bail!(
+            "GET {path}: HTTP {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(serde_json::from_slice(&body)?)
+}
+
+async fn queue_reads(
+    addr: String,
+    key: String,
+    queue: String,
+    total: u64,
+    concurrency: u64,
+) -> anyhow::Result<()> {
+    let mut setup = Conn::open(&addr).await?;
+    let resource = get_json(&mut setup, &format!("/v1/queues/{queue}"), &key).await?;
+    println!("stats={}", resource["stats"]);
+    // A token from the middle of the list, found by walking it.
+    let tasks = format!("/v1/queues/{queue}/tasks");
+    let (mut token, mut seen) = (String::new(), 0u64);
+    let mut listed = 0u64;
+    let counts = &resource["stats"]["tasks"];
+    for state in [
+        "scheduled",
+        "queued",
+        "running",
+        "succeeded",
+        "failed",
+        "cancelled",
+    ] {
+        listed += counts[state].as_u64().unwrap_or(0);
+    }
+    while seen < listed / 2 {
+        let sep = if token.is_empty() {
+            String::new()
+        } else {
+            format!("&page_token={token}")
+        };
+        let page = get_json(&mut setup, &format!("{tasks}?limit=1000{sep}"), &key).await?;
+        seen += page["items"].as_array().map_or(0, |i| i.len() as u64);
+        match page["next_page_token"].as_str() {
+            Some(t) => token = t.to_string(),
+            None => break,
+        }
+    }
+    let reads = [
+        ("queue_with_stats", format!("/v1/queues/{queue}")),
+        ("tasks_first_page", format!("{tasks}?limit=50")),
+        (
+            "tasks_deep_page",
+            format!("{tasks}?limit=50&page_token={token}"),
+        ),
+        (
+            "queued_tasks_first_page",
+            format!("{tasks}?limit=50&state=queued"),
+        ),
+    ];
+    for (label, path) in reads {
+        let next = Arc::new(AtomicU64::new(0));
+        let started = Instant::now();
+        let mut workers = Vec::new();
+        for _ in 0..concurrency {
+            let (addr, key, path, next) = (addr.clone(), key.clone(), path.clone(), next.clone());
+            workers.push(tokio::spawn(async move {
+                let mut conn = Conn::open(&addr).await?;
+                let mut latencies = Vec::new();
+                while next.fetch_add(1, Ordering::Relaxed) < total {
+                    let t0 = Instant::now();
+                    let (status, _) = conn.get_as(&path, &key).await?;
+                    latencies.push(t0.elapsed());
+                    if status != 200 {
+                        bail!("GET {path}: HTTP {status}");
+                    }
+                }
+                anyhow::Ok(latencies)
+            }));
+        }
+        let mut latencies = Vec::new();
+        for w in workers {
+            latencies.extend(w.await??);
+        }
+        let secs = started.elapsed().as_secs_f64();
+        latencies.sort();
+        println!(
+            "{label:<24} requests={total} concurrency={concurrency} requests_per_s={:.0} \
+             p50_ms={:.3} p99_ms={:.3} max_ms={:.3}",
+            total as f64 / secs,
+            percentile(&latencies, 0.50).as_secs_f64() * 1e3,
+            percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+            latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        );
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -291,6 +430,7 @@ fn main() -> anyhow::Result<()> {
             duplicate_every,
             prefix,
             with_keys,
+            schedule_time,
         } => rt.block_on(creates(
             addr,
             key,
@@ -300,7 +440,15 @@ fn main() -> anyhow::Result<()> {
             duplicate_every,
             prefix,
             with_keys,
+            schedule_time,
         )),
+        Command::QueueReads {
+            addr,
+            key,
+            queue,
+            total,
+            concurrency,
+        } => rt.block_on(queue_reads(addr, key, queue, total, concurrency)),
         Command::Get {
             addr,
             path,

@@ -29,7 +29,7 @@ pub use idempotency::{IdempotencyKey, Resource};
 pub use jobs::{Job, Preview, PreviewRequest, Run};
 pub use list::List;
 pub use problem::{Problem, ProblemCode};
-pub use queues::{CreateQueue, Purged, Queue};
+pub use queues::{CreateQueue, Purged, Queue, QueueStats, RedriveTasks, Redriven, TaskCounts};
 pub use tasks::{CreateTask, Target, Task};
 pub use tenancy::{
     ApiKey, CreateOrganization, CreatePrincipal, NewApiKey, Organization, Principal, SigningSecret,

@@ -24,6 +24,8 @@ pub struct CreateQueue {
     pub dispatch_deadline_s: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_window_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_retention_s: Option<u64>,
 }
 
 impl CreateQueue {
@@ -35,6 +37,7 @@ impl CreateQueue {
             retry_config: config.retry_config,
             dispatch_deadline_s: config.dispatch_deadline_s,
             dedup_window_s: config.dedup_window_s,
+            failed_retention_s: config.failed_retention_s,
         }
     }
 
@@ -45,6 +48,7 @@ impl CreateQueue {
             retry_config: self.retry_config,
             dispatch_deadline_s: self.dispatch_deadline_s,
             dedup_window_s: self.dedup_window_s,
+            failed_retention_s: self.failed_retention_s,
         }
     }
 }
@@ -65,12 +69,79 @@ pub struct Queue {
     pub dispatch_deadline_s: u32,
     /// How long a finished task's ID stays taken, in seconds.
     pub dedup_window_s: u64,
+    /// How long a failed task is kept after it ended (at least its dedup
+    /// window), in seconds, so that it can be redriven.
+    pub failed_retention_s: u64,
     /// When the queue was created.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
     /// When its configuration or state last changed.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub updated_at: Timestamp,
+    /// What the queue holds and dispatches now.
+    pub stats: QueueStats,
+}
+
+/// A queue's statistics at the instant it was read, kept by the store with
+/// every change of a task's state rather than counted from its tasks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = QueueStatsView))]
+pub struct QueueStats {
+    /// The queue's tasks per state; finished tasks count until they are
+    /// swept with their dedup window.
+    pub tasks: TaskCounts,
+    /// Since when the longest-waiting due task has been due (its schedule
+    /// time, or the end of its backoff for a retry); null when none is due.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub oldest_due_time: Option<Timestamp>,
+    /// Attempts started in the last 60 seconds.
+    pub dispatched_last_minute: u64,
+    /// Attempts in flight: the tasks `running` now.
+    pub in_flight: u64,
+}
+
+/// Tasks per state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TaskCountsView))]
+pub struct TaskCounts {
+    /// Never attempted, with a schedule time still ahead.
+    pub scheduled: u64,
+    /// Due, or backing off before a retry.
+    pub queued: u64,
+    /// An attempt is in flight.
+    pub running: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+}
+
+/// `POST /v1/queues/{queue}/tasks:redrive`: which ended tasks run again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RedriveTasks {
+    /// `failed` (the default) or `cancelled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<idem_core::task::TaskState>,
+    /// Only tasks that ended at or after this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub finished_after: Option<Timestamp>,
+    /// Only tasks that ended before this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub finished_before: Option<Timestamp>,
+}
+
+/// The answer to a bulk redrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedriveView))]
+pub struct Redriven {
+    /// Tasks queued again by this request.
+    pub redriven: u64,
+    /// Whether more tasks matched than one request redrives (1000): send
+    /// another request, with its own key, for the next ones.
+    pub more: bool,
 }
 
 /// The answer to a purge.

@@ -227,6 +227,9 @@ pub(crate) struct Call {
     pub method: Method,
     /// Path segments after `/v1`, unencoded.
     pub segments: Vec<String>,
+    /// A custom method after the last segment (`tasks:redrive`), sent as is:
+    /// its colon is part of the route, not data to encode.
+    pub verb: Option<&'static str>,
     pub query: Vec<(&'static str, String)>,
     pub payload: Payload,
     /// A key chosen by the caller instead of a fresh one.
@@ -241,6 +244,7 @@ impl Call {
         Call {
             method,
             segments: segments.into_iter().map(Into::into).collect(),
+            verb: None,
             query: Vec::new(),
             payload: Payload::Empty,
             idempotency_key: None,
@@ -252,6 +256,11 @@ impl Call {
         if let Some(v) = value {
             self.query.push((name, v.to_string()));
         }
+        self
+    }
+
+    pub fn verb(mut self, verb: &'static str) -> Call {
+        self.verb = Some(verb);
         self
     }
 
@@ -353,6 +362,10 @@ impl Client {
         for s in &call.segments {
             path.push('/');
             encode_segment(&mut path, s);
+        }
+        if let Some(verb) = call.verb {
+            path.push(':');
+            path.push_str(verb);
         }
         let mut url = self.inner.base.clone();
         url.set_path(&path);

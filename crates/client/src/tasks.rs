@@ -5,7 +5,10 @@ use crate::error::Error;
 use crate::list::ListOptions;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use idem_api::{Attempt, CreateTask, List, RetryConfigPatch, TargetSpec, Task, TaskState};
+use idem_api::{
+    Attempt, CreateTask, List, RedriveTasks, Redriven, RetryConfigPatch, TargetSpec, Task,
+    TaskState,
+};
 use jiff::Timestamp;
 use reqwest::Method;
 use serde::Serialize;
@@ -162,11 +165,31 @@ pub struct CreateOptions {
     pub wait: Option<Duration>,
 }
 
-/// Which tasks to list.
+/// Which tasks to list; the filters combine. With a creation-time bound
+/// the list goes by creation time, otherwise by task ID.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaskFilter {
     /// Only tasks in this state.
     pub state: Option<TaskState>,
+    /// Only tasks whose ID starts with this.
+    pub id_prefix: Option<String>,
+    /// Only tasks created at or after this instant.
+    pub created_after: Option<Timestamp>,
+    /// Only tasks created before this instant.
+    pub created_before: Option<Timestamp>,
+}
+
+/// Which ended tasks a bulk redrive runs again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedriveOptions {
+    /// [`TaskState::Failed`] (the default) or [`TaskState::Cancelled`].
+    pub state: Option<TaskState>,
+    /// Only tasks that ended at or after this instant.
+    pub finished_after: Option<Timestamp>,
+    /// Only tasks that ended before this instant.
+    pub finished_before: Option<Timestamp>,
+    /// The idempotency key to send instead of a fresh one.
+    pub idempotency_key: Option<String>,
 }
 
 impl NewTarget {
@@ -277,7 +300,10 @@ impl Client {
         page: &ListOptions,
     ) -> Result<Response<List<Task>>, Error> {
         let call = Call::new(Method::GET, ["queues", queue, "tasks"])
-            .query("state", filter.state.map(TaskState::as_str));
+            .query("state", filter.state.map(TaskState::as_str))
+            .query("id_prefix", filter.id_prefix.as_deref())
+            .query("created_after", filter.created_after)
+            .query("created_before", filter.created_before);
         self.execute(page.apply(call)).await
     }
 
@@ -300,7 +326,8 @@ impl Client {
     }
 
     /// `DELETE /v1/queues/{queue}/tasks/{task_id}` (writer): cancels a task
-    /// that is not running; its ID stays taken for the dedup window.
+    /// that has not finished, aborting a running attempt (the target sees
+    /// its connection closed); its ID stays taken for the dedup window.
     pub async fn cancel_task(&self, queue: &str, task_id: &str) -> Result<Response<Task>, Error> {
         self.execute(Call::new(
             Method::DELETE,
@@ -317,6 +344,37 @@ impl Client {
             ["queues", queue, "tasks", task_id, "run"],
         ))
         .await
+    }
+
+    /// `POST /v1/queues/{queue}/tasks/{task_id}/redrive` (writer): runs a
+    /// failed or cancelled task again, with the same ID and run key and a
+    /// fresh retry budget; 409 `FAILED_PRECONDITION` for any other state.
+    pub async fn redrive_task(&self, queue: &str, task_id: &str) -> Result<Response<Task>, Error> {
+        self.execute(Call::new(
+            Method::POST,
+            ["queues", queue, "tasks", task_id, "redrive"],
+        ))
+        .await
+    }
+
+    /// `POST /v1/queues/{queue}/tasks:redrive` (writer): redrives the
+    /// queue's tasks that `options` match, at most 1000 per call;
+    /// [`Redriven::more`] says whether others are left for another call.
+    pub async fn redrive_tasks(
+        &self,
+        queue: &str,
+        options: &RedriveOptions,
+    ) -> Result<Response<Redriven>, Error> {
+        let body = RedriveTasks {
+            state: options.state,
+            finished_after: options.finished_after,
+            finished_before: options.finished_before,
+        };
+        let mut call = Call::new(Method::POST, ["queues", queue, "tasks"])
+            .verb("redrive")
+            .payload(Payload::json(&body)?);
+        call.idempotency_key = options.idempotency_key.clone();
+        self.execute(call).await
     }
 }
 

@@ -204,6 +204,16 @@ pub const DEFAULT_DISPATCH_DEADLINE_S: u32 = 600;
 pub const DEFAULT_DEDUP_WINDOW_S: u64 = 86_400;
 /// Thirty days: tombstones are rows, and a longer window mostly costs space.
 pub const MAX_DEDUP_WINDOW_S: u64 = 30 * 86_400;
+/// Seven days: long enough that a weekend's failures are still there on
+/// Monday.
+pub const DEFAULT_FAILED_RETENTION_S: u64 = 7 * 86_400;
+/// Ninety days: a failed task is a row with its attempts, and an operator
+/// who needs failures for longer should export them.
+pub const MAX_FAILED_RETENTION_S: u64 = 90 * 86_400;
+
+fn default_failed_retention_s() -> u64 {
+    DEFAULT_FAILED_RETENTION_S
+}
 
 /// Whether a queue dispatches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,6 +248,28 @@ pub struct QueueConfig {
     pub retry_config: RetryConfig,
     pub dispatch_deadline_s: u32,
     pub dedup_window_s: u64,
+    /// How long a failed task is kept after it ended, at least; its ID stays
+    /// taken meanwhile. Configurations stored before the field existed take
+    /// the default.
+    #[serde(default = "default_failed_retention_s")]
+    pub failed_retention_s: u64,
+}
+
+impl QueueConfig {
+    /// How long a task that ended in `failed` (`true`) or another final
+    /// state is kept, in microseconds: its dedup window, and for a failed
+    /// task at least its retention, so that it waits to be redriven whatever
+    /// the window, and its ID is never freed before the window passes.
+    pub fn kept_for_us(&self, failed: bool) -> i64 {
+        let s = if failed {
+            self.dedup_window_s.max(self.failed_retention_s)
+        } else {
+            self.dedup_window_s
+        };
+        i64::try_from(s)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1_000_000)
+    }
 }
 
 impl Default for QueueConfig {
@@ -247,6 +279,7 @@ impl Default for QueueConfig {
             retry_config: RetryConfig::default(),
             dispatch_deadline_s: DEFAULT_DISPATCH_DEADLINE_S,
             dedup_window_s: DEFAULT_DEDUP_WINDOW_S,
+            failed_retention_s: DEFAULT_FAILED_RETENTION_S,
         }
     }
 }
@@ -270,6 +303,10 @@ pub struct QueueConfigPatch {
     /// Seconds a task ID stays taken after its task ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedup_window_s: Option<u64>,
+    /// Seconds a failed task is kept after it ended (0–7776000), whatever
+    /// its dedup window, so that it can be redriven.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_retention_s: Option<u64>,
 }
 
 impl QueueConfig {
@@ -289,6 +326,9 @@ impl QueueConfig {
         if let Some(v) = patch.dedup_window_s {
             next.dedup_window_s = v;
         }
+        if let Some(v) = patch.failed_retention_s {
+            next.failed_retention_s = v;
+        }
         let mut errors = FieldErrors::new();
         next.rate_limits.validate("rate_limits", &mut errors);
         next.retry_config.validate("retry_config", &mut errors);
@@ -299,6 +339,12 @@ impl QueueConfig {
             MAX_DEADLINE_S,
         );
         errors.range("dedup_window_s", next.dedup_window_s, 0, MAX_DEDUP_WINDOW_S);
+        errors.range(
+            "failed_retention_s",
+            next.failed_retention_s,
+            0,
+            MAX_FAILED_RETENTION_S,
+        );
         errors.into_result().map(|()| next)
     }
 }
@@ -317,6 +363,34 @@ mod tests {
         assert_eq!(q.retry_config.max_doublings, 16);
         assert_eq!(q.dispatch_deadline_s, 600);
         assert_eq!(q.dedup_window_s, 86_400);
+        assert_eq!(q.failed_retention_s, 604_800);
+    }
+
+    #[test]
+    fn a_failed_task_is_kept_for_the_longer_of_its_window_and_its_retention() {
+        let mut q = QueueConfig {
+            dedup_window_s: 10,
+            failed_retention_s: 60,
+            ..QueueConfig::default()
+        };
+        assert_eq!(q.kept_for_us(true), 60_000_000);
+        assert_eq!(q.kept_for_us(false), 10_000_000);
+        q.dedup_window_s = 120;
+        assert_eq!(q.kept_for_us(true), 120_000_000);
+    }
+
+    #[test]
+    fn a_stored_configuration_without_a_retention_takes_the_default() {
+        let mut stored = serde_json::to_value(QueueConfig::default()).unwrap();
+        stored.as_object_mut().unwrap().remove("failed_retention_s");
+        let q: QueueConfig = serde_json::from_value(stored).unwrap();
+        assert_eq!(q.failed_retention_s, DEFAULT_FAILED_RETENTION_S);
+        let patch = QueueConfigPatch {
+            failed_retention_s: Some(MAX_FAILED_RETENTION_S + 1),
+            ..Default::default()
+        };
+        let e = q.apply(&patch).unwrap_err();
+        assert_eq!(e.0[0].field, "failed_retention_s");
     }
 
     #[test]

@@ -134,9 +134,11 @@ pub struct Auth<R: MinRole> {
 /// Middleware for every `/v1` route: resolves the bearer key to its caller
 /// (401 otherwise) and leaves it in the request's extensions, so that the
 /// Idempotency-Key layer knows whose key it sees and handlers need not look
-/// the key up again.
+/// the key up again. A path parameter the store cannot hold is then refused
+/// here too, before any handler reads it.
 pub async fn authenticate(
     axum::extract::State(app): axum::extract::State<Arc<App>>,
+    params: Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
     mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -155,6 +157,9 @@ pub async fn authenticate(
     };
     match app.auth.authenticate(&app, key).await {
         Ok(caller) => {
+            if let Some(refused) = crate::api::refuse_path_params(&params) {
+                return refused;
+            }
             req.extensions_mut().insert(caller);
             next.run(req).await
         }

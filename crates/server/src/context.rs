@@ -30,8 +30,8 @@ pub fn current() -> Option<RequestContext> {
 }
 
 /// Middleware: assigns the request ID and runs the rest of the stack inside
-/// its context.
-pub async fn with_context(req: Request, next: Next) -> Response {
+/// its context, for at most `limit` ([`within`]).
+pub async fn with_context(limit: std::time::Duration, req: Request, next: Next) -> Response {
     let ctx = RequestContext {
         request_id: uuid::Uuid::now_v7().to_string(),
         path: req.uri().path().to_string(),
@@ -48,7 +48,7 @@ pub async fn with_context(req: Request, next: Next) -> Response {
     );
     let started = std::time::Instant::now();
     let mut response = CONTEXT
-        .scope(ctx.clone(), next.run(req))
+        .scope(ctx.clone(), within(limit, next.run(req)))
         .instrument(span.clone())
         .await;
     // An access log line, off by default (`IDEM_LOG=debug` shows it): at
@@ -106,13 +106,14 @@ async fn stamp_problem(response: Response, ctx: &RequestContext) -> Response {
     Response::from_parts(head, axum::body::Body::from(bytes))
 }
 
-/// Middleware: answers 503 when the rest of the stack takes longer than
-/// `limit`. A request with an Idempotency-Key keeps running to its end (the
-/// key layer runs it on its own task), so a retry with the same key gets
-/// its outcome rather than a second execution.
-pub async fn with_timeout(limit: std::time::Duration, req: Request, next: Next) -> Response {
+/// Answers 503 when the rest of the stack takes longer than `limit`. A
+/// request with an Idempotency-Key keeps running to its end (the key layer
+/// runs it on its own task), so a retry with the same key gets its outcome
+/// rather than a second execution. Inside the context's own middleware,
+/// since every request pays for each layer it crosses.
+async fn within(limit: std::time::Duration, run: impl Future<Output = Response>) -> Response {
     use axum::response::IntoResponse;
-    match tokio::time::timeout(limit, next.run(req)).await {
+    match tokio::time::timeout(limit, run).await {
         Ok(response) => response,
         Err(_) => crate::api::problem::Problem::unavailable(format!(
             "the request took longer than the server's limit of {} ms; \

@@ -131,20 +131,19 @@ pub fn router(app: Arc<App>) -> Router {
     let cors = cors(&app.options.cors_origins, &app.options.request_id_header);
     let timeout = app.options.request_timeout;
     // The context is outermost so that every answer carries the request ID,
-    // the preflights CORS answers on its own included; the timeout is inside
-    // it so that its problem document does too.
+    // the preflights CORS answers on its own included; it bounds the time of
+    // the rest, so that the timeout's problem document carries it too.
     // The console calls the API router in process, with the body limit it
     // has for everyone else.
     let api = api::router(app.clone()).layer(DefaultBodyLimit::max(limit));
     api.clone()
         .merge(ui::router(app, api))
+        .layer(cors)
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
-                context::with_timeout(timeout, req, next)
+                context::with_context(timeout, req, next)
             },
         ))
-        .layer(cors)
-        .layer(axum::middleware::from_fn(context::with_context))
 }
 
 /// Browsers may send `Idempotency-Key` and read the headers that tell a

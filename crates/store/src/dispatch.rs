@@ -12,6 +12,16 @@
 //! on any node: the attempt counts as failed and the task is retried as the
 //! backoff says.
 //!
+//! # Cancels
+//!
+//! Cancelling a running task (`Store::task_cancel`) ends it `cancelled` in
+//! its own transaction and records its attempt as ended
+//! ([`ABORTED_BY_CANCEL`]): the lease goes with the `running` status, so
+//! the attempt's late result is [`AttemptOutcome::Stale`] and no claim
+//! recovers it. The node running the attempt is told to drop it:
+//! [`DispatchSignal::AttemptCancelled`] from another node (sent only if the
+//! cancel commits), [`Task::aborted_attempt`] on the node that cancelled.
+//!
 //! # Limits
 //!
 //! Rate and concurrency limits are enforced inside the claim transaction,
@@ -33,6 +43,10 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// The error recorded for an attempt that a cancel aborted while it was in
+/// flight (`DELETE` of a running task).
+pub const ABORTED_BY_CANCEL: &str = "cancelled while in flight: the attempt was aborted";
 
 /// What a claim asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +172,19 @@ pub enum AttemptOutcome {
     Stale { task_uid: String },
 }
 
+impl Task {
+    /// The attempt a cancel aborted in flight, when this task ended that way
+    /// ([`ABORTED_BY_CANCEL`]): the lease token of the attempt whose node
+    /// should drop it.
+    pub fn aborted_attempt(&self) -> Option<u32> {
+        let last = self.last_attempt.as_ref()?;
+        (self.status == Status::Cancelled
+            && last.attempt == self.attempt_count
+            && last.error.as_deref() == Some(ABORTED_BY_CANCEL))
+        .then_some(last.attempt)
+    }
+}
+
 /// A task's state after an attempt ended: final, or pending for a retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskFinished {
@@ -181,6 +208,12 @@ pub enum DispatchSignal {
     Work,
     /// A task reached a final state on some node.
     TaskFinished(TaskFinished),
+    /// A cancel ended a running task: the node running attempt `attempt`
+    /// of the task `uid` should drop it. Sent once the cancel commits.
+    AttemptCancelled { uid: String, attempt: u32 },
+    /// The listener (re)connected: any signal may have been missed while it
+    /// was not listening, new work and cancels alike.
+    Listening,
 }
 
 /// The dispatcher's storage operations; every [`Store`](crate::Store) has
@@ -200,10 +233,18 @@ pub trait DispatchStore: Send + Sync {
     /// one node can run (SQLite).
     async fn dispatch_notify_work(&self) -> Result<()>;
 
+    /// Of `attempts` (task uid, lease token), those that no longer hold
+    /// their lease: the task was cancelled, finished, or taken over. A
+    /// node asks after it may have missed [`DispatchSignal::AttemptCancelled`].
+    async fn dispatch_leases_lost(
+        &self,
+        attempts: Vec<(String, u32)>,
+    ) -> Result<Vec<(String, u32)>>;
+
     /// Signals from other nodes, on a dedicated connection; `None` where
     /// only one node can run. The stream reconnects by itself and sends
-    /// [`DispatchSignal::Work`] after each reconnection, since signals may
-    /// have been missed meanwhile.
+    /// [`DispatchSignal::Listening`] after each connection, since signals
+    /// may have been missed meanwhile.
     async fn dispatch_listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<DispatchSignal>>>;
 }
 

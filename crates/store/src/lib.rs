@@ -53,6 +53,11 @@ use idempotency::KeyCompletion;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Most tasks one bulk redrive changes: its one transaction then holds
+/// SQLite's single writer for milliseconds, not seconds, whatever the
+/// backlog.
+pub const MAX_REDRIVE_BATCH: u32 = 1000;
+
 /// Everything Idem persists. Operations are named noun-first so they sort by
 /// table; each either commits entirely or leaves nothing behind.
 #[async_trait]
@@ -197,12 +202,40 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         done: Option<KeyCompletion>,
     ) -> Result<Task>;
 
+    /// Runs a `failed` or `cancelled` task again: the same ID and run key,
+    /// due now, with a fresh retry budget; its attempts are kept and their
+    /// numbering continues. Any other state is
+    /// [`Error::FailedPrecondition`].
+    async fn task_redrive(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        done: Option<KeyCompletion>,
+    ) -> Result<Task>;
+    /// Redrives the queue's tasks that `filter` matches, at most
+    /// [`MAX_REDRIVE_BATCH`] in ID order, in one transaction.
+    /// A completion is recorded with the answer's body,
+    /// `{"redriven": n, "more": bool}`.
+    async fn task_redrive_many(
+        &self,
+        org: &str,
+        queue: &str,
+        filter: RedriveFilter,
+        done: Option<KeyCompletion>,
+    ) -> Result<Redriven>;
+
     /// Deletes at most `limit` tombstones whose dedup window has passed,
     /// with their attempts; returns how many.
     async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64>;
 
-    /// The number of tasks per organization, queue and state: one grouped
-    /// read, for the queue depth metric.
+    /// The queue's statistics, read from the counts kept with every change
+    /// of a task's state and a few index ranges, never a scan of its tasks.
+    async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats>;
+
+    /// The number of tasks per organization, queue and state, from the
+    /// counts kept with every change of a task's state, for the queue depth
+    /// metric.
     async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>>;
 
     /// The names of every organization and queue; the metrics drop the

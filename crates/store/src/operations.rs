@@ -6,7 +6,7 @@
 //! write outside a transaction on PostgreSQL, a job of SQLite's writer).
 //! The few operations whose dialects differ are the backend's own
 //! (`ping_database`, `bootstrap_once`, `delete_queue`, `create_task`,
-//! `forget_queue_config`).
+//! `forget_queue_config`, `ids_bytewise`).
 //!
 //! Arguments are moved into the operation, since SQLite runs it on
 //! another thread.
@@ -23,7 +23,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{jobs, queues, tasks, tenancy};
+            use $crate::tables::{jobs, queues, stats, tasks, tenancy};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -290,8 +290,9 @@ macro_rules! store_operations {
                     page: &PageRequest,
                 ) -> Result<Page<Task>> {
                     let (org, queue, page) = (org.to_string(), queue.to_string(), page.clone());
+                    let bytewise = self.ids_bytewise();
                     self.read(async move |c, now| {
-                        tasks::list(c, &org, &queue, filter, &page, now).await
+                        tasks::list(c, &org, &queue, filter, bytewise, &page, now).await
                     })
                     .await
                 }
@@ -339,11 +340,46 @@ macro_rules! store_operations {
                     .await
                 }
 
+                async fn task_redrive(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    task_id: &str,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Task> {
+                    let (org, queue, task_id) =
+                        (org.to_string(), queue.to_string(), task_id.to_string());
+                    self.write(done, async move |c, now, _| {
+                        tasks::redrive(c, &org, &queue, &task_id, now).await
+                    })
+                    .await
+                }
+
+                async fn task_redrive_many(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    filter: RedriveFilter,
+                    done: Option<KeyCompletion>,
+                ) -> Result<Redriven> {
+                    let (org, queue) = (org.to_string(), queue.to_string());
+                    self.write(done, async move |c, now, keyed| {
+                        tasks::redrive_many(c, &org, &queue, filter, now, keyed).await
+                    })
+                    .await
+                }
+
                 async fn task_sweep_tombstones(&self, limit: u32) -> Result<u64> {
                     self.write(None, async move |c, now, _| {
                         tasks::sweep_tombstones(c, limit, now).await
                     })
                     .await
+                }
+
+                async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats> {
+                    let (org, name) = (org.to_string(), name.to_string());
+                    self.read(async move |c, now| stats::queue(c, &org, &name, now).await)
+                        .await
                 }
 
                 async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {

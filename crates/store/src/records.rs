@@ -121,6 +121,24 @@ pub struct TaskCount {
     pub count: u64,
 }
 
+/// A queue's statistics at one instant (API.md §12): its tasks per state
+/// (final tasks still held as tombstones included), since when its
+/// longest-waiting due task has been due, the attempts started in the last
+/// minute, and the attempts in flight.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    pub scheduled: u64,
+    pub queued: u64,
+    pub running: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub cancelled: u64,
+    /// The earliest `next_attempt_at` of a pending task that is due: its
+    /// schedule time, or the end of its backoff for a retry.
+    pub oldest_due_time: Option<Timestamp>,
+    pub dispatched_last_minute: u64,
+}
+
 /// Every organization and queue that exists (job queues included): what
 /// the metrics keep series for, so that the series of a deleted one go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -250,8 +268,42 @@ pub struct TaskSummary {
     pub finished_at: Option<Timestamp>,
 }
 
-/// `?state=` of a task list.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The filters of a task list, combinable. With a creation-time bound the
+/// list goes by creation time (then ID), otherwise by ID, so that each
+/// filter reads an index range rather than the whole queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaskFilter {
     pub state: Option<TaskState>,
+    /// Task IDs that start with it.
+    pub id_prefix: Option<String>,
+    /// Created at or after it.
+    pub created_after: Option<Timestamp>,
+    /// Created before it.
+    pub created_before: Option<Timestamp>,
+}
+
+impl TaskFilter {
+    /// Whether the list goes by creation time.
+    pub fn by_created(&self) -> bool {
+        self.created_after.is_some() || self.created_before.is_some()
+    }
+}
+
+/// Which ended tasks a bulk redrive runs again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedriveFilter {
+    /// [`Status::Failed`] or [`Status::Cancelled`].
+    pub status: Status,
+    /// Ended at or after it.
+    pub finished_after: Option<Timestamp>,
+    /// Ended before it.
+    pub finished_before: Option<Timestamp>,
+}
+
+/// What a bulk redrive did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Redriven {
+    pub count: u64,
+    /// More tasks matched than one redrive takes.
+    pub more: bool,
 }

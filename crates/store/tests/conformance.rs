@@ -750,13 +750,13 @@ async fn task_list_filters_by_state_and_pages(h: Harness) {
     let all = TaskFilter::default();
     let p1 = h
         .store
-        .task_list("acme", "payments", all, &page(3, None))
+        .task_list("acme", "payments", all.clone(), &page(3, None))
         .await
         .unwrap();
     assert_eq!(ids(&p1), ["t0", "t1", "t2"]);
     let p2 = h
         .store
-        .task_list("acme", "payments", all, &page(3, p1.next))
+        .task_list("acme", "payments", all.clone(), &page(3, p1.next))
         .await
         .unwrap();
     assert_eq!(ids(&p2), ["t3", "t4"]);
@@ -767,7 +767,10 @@ async fn task_list_filters_by_state_and_pages(h: Harness) {
         (TaskState::Cancelled, vec!["t2"]),
         (TaskState::Running, vec![]),
     ] {
-        let filter = TaskFilter { state: Some(state) };
+        let filter = TaskFilter {
+            state: Some(state),
+            ..TaskFilter::default()
+        };
         let p = h
             .store
             .task_list("acme", "payments", filter, &page(10, None))
@@ -781,6 +784,163 @@ async fn task_list_filters_by_state_and_pages(h: Harness) {
             .await,
         Err(Error::NotFound { kind: "queue", .. })
     ));
+}
+
+async fn task_lists_filter_by_id_prefix_creation_time_and_state_combined(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    // Created at start: a-1, a-2, b-1; ten seconds later: a-3, b-2, a-0.
+    for id in ["a-2", "b-1", "a-1"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    h.advance(10);
+    for id in ["a-3", "b-2", "a-0"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    // Neighbours of the prefix in byte order stay out.
+    for id in ["a", "a_", "a-", "a--", "b"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    h.store
+        .task_cancel("acme", "payments", "a-2")
+        .await
+        .unwrap();
+    let list = |filter: TaskFilter, limit: u32, after: Option<String>| {
+        let store = h.store.clone();
+        async move {
+            store
+                .task_list("acme", "payments", filter, &page(limit, after))
+                .await
+        }
+    };
+    let ids = |p: &Page<Task>| {
+        p.items
+            .iter()
+            .map(|t| t.task_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let prefix = |p: &str| TaskFilter {
+        id_prefix: Some(p.into()),
+        ..TaskFilter::default()
+    };
+    let p = list(prefix("a-"), 10, None).await.unwrap();
+    assert_eq!(ids(&p), ["a-", "a--", "a-0", "a-1", "a-2", "a-3"]);
+    let p = list(prefix("a-"), 4, None).await.unwrap();
+    assert_eq!(ids(&p), ["a-", "a--", "a-0", "a-1"]);
+    let p = list(prefix("a-"), 4, p.next).await.unwrap();
+    assert_eq!(ids(&p), ["a-2", "a-3"]);
+    assert_eq!(p.next, None);
+
+    let ten = start() + SignedDuration::from_secs(10);
+    // With a creation bound the list goes by creation time, then ID.
+    let before_ten = TaskFilter {
+        created_before: Some(ten),
+        ..TaskFilter::default()
+    };
+    let p = list(before_ten.clone(), 10, None).await.unwrap();
+    assert_eq!(ids(&p), ["a-1", "a-2", "b-1"]);
+    let since_ten = TaskFilter {
+        id_prefix: Some("a-".into()),
+        created_after: Some(ten),
+        ..TaskFilter::default()
+    };
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let p = list(since_ten.clone(), 2, after).await.unwrap();
+        seen.extend(ids(&p));
+        match p.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["a-", "a--", "a-0", "a-3"], "paged by creation time");
+    let window = TaskFilter {
+        created_after: Some(start()),
+        created_before: Some(start() + SignedDuration::from_secs(1)),
+        id_prefix: Some("b".into()),
+        ..TaskFilter::default()
+    };
+    assert_eq!(ids(&list(window, 10, None).await.unwrap()), ["b-1"]);
+
+    let cancelled_a = TaskFilter {
+        state: Some(TaskState::Cancelled),
+        ..prefix("a")
+    };
+    assert_eq!(ids(&list(cancelled_a, 10, None).await.unwrap()), ["a-2"]);
+    let queued_before_ten = TaskFilter {
+        state: Some(TaskState::Queued),
+        ..before_ten.clone()
+    };
+    assert_eq!(
+        ids(&list(queued_before_ten, 10, None).await.unwrap()),
+        ["a-1", "b-1"]
+    );
+    // A token of the list by ID does not continue a list by time.
+    let err = list(before_ten, 10, Some("a-1".into())).await.unwrap_err();
+    assert!(matches!(err, Error::Invalid(_)), "{err:?}");
+}
+
+/// Under a collation that is not byte order (here ICU's `en-US`, where `a`
+/// and `A` sort together), the IDs with a prefix are not one range of the
+/// primary key; the list matches them one by one and stays exact.
+#[tokio::test]
+async fn postgres_lists_by_id_prefix_exactly_under_a_linguistic_collation() {
+    let db = TestDatabase::create_with(
+        "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
+    )
+    .await;
+    let clock = ManualClock::new(start());
+    let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    assert!(!store.ids_bytewise());
+    let plain =
+        TestDatabase::create_with("TEMPLATE template0 LOCALE_PROVIDER libc LOCALE 'C'").await;
+    let bytewise = PostgresStore::open(&plain.url, 1, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    assert!(bytewise.ids_bytewise(), "collation C orders IDs by bytes");
+    let h = Harness {
+        store: Arc::new(store),
+        clock,
+        _db: Some(db),
+        _dir: None,
+    };
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    for id in ["A-1", "a-2", "A_3", "A-", "Ab", "B", "a", "A"] {
+        h.task("acme", "payments", id).await.unwrap();
+    }
+    let list = |prefix: &str, limit: u32, after: Option<String>| {
+        let filter = TaskFilter {
+            id_prefix: Some(prefix.into()),
+            ..TaskFilter::default()
+        };
+        let store = h.store.clone();
+        async move {
+            store
+                .task_list("acme", "payments", filter, &page(limit, after))
+                .await
+                .unwrap()
+        }
+    };
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let p = list("A", 2, after).await;
+        seen.extend(p.items.iter().map(|t| t.task_id.clone()));
+        match p.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["A", "A-", "A-1", "A_3", "Ab"]);
+    let p = list("A-", 10, None).await;
+    let mut ids: Vec<String> = p.items.iter().map(|t| t.task_id.clone()).collect();
+    ids.sort();
+    assert_eq!(ids, ["A-", "A-1"]);
 }
 
 async fn sweeper_deletes_expired_tombstones_in_batches(h: Harness) {
@@ -1096,6 +1256,7 @@ idem_testkit::backend_tests! {
     cancel_and_purge_end_pending_tasks,
     run_now_makes_a_scheduled_task_due,
     task_list_filters_by_state_and_pages,
+    task_lists_filter_by_id_prefix_creation_time_and_state_combined,
     sweeper_deletes_expired_tombstones_in_batches,
     idempotency_lock_is_exclusive_until_released,
     completion_commits_with_the_effect,

@@ -132,6 +132,8 @@ fn open_config() -> QueueConfig {
         },
         dispatch_deadline_s: 1,
         dedup_window_s: 600,
+        // Failed tasks go with the dedup window, unless a test says.
+        failed_retention_s: 0,
     }
 }
 
@@ -458,32 +460,113 @@ async fn stale_attempt_result_is_ignored(h: Harness) {
     assert_eq!(h.get("q", "t").await.status, Status::Succeeded);
 }
 
-async fn a_cancel_during_an_attempt_stops_retries(h: Harness) {
+async fn a_cancel_ends_a_running_task_and_its_late_result_changes_nothing(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "fails").await;
     h.task("q", "succeeds").await;
     let batch = h.claim(10).await;
+    h.advance_ms(250);
     for id in ["fails", "succeeds"] {
         let task = h.store.task_cancel(ORG, "q", id).await.unwrap();
+        assert_eq!(task.state(h.now()), TaskState::Cancelled, "{id}");
+        assert_eq!(task.finished_at, Some(h.now()));
         assert_eq!(
-            task.status,
-            Status::Running,
-            "a running attempt is not recalled"
+            task.dedup_expires_at,
+            Some(h.now() + SignedDuration::from_secs(600))
         );
-        assert!(task.cancel_requested);
+        assert_eq!(task.aborted_attempt(), Some(1));
+        let last = task.last_attempt.clone().unwrap();
+        assert_eq!(last.attempt, 1);
+        assert_eq!(last.status_code, None);
+        assert_eq!(last.error.as_deref(), Some(ABORTED_BY_CANCEL));
+        assert_eq!(last.duration_ms, Some(250));
+        assert_eq!(last.finished_at, Some(h.now()));
+        // The attempt's own record says the same.
+        let attempts = h
+            .store
+            .task_attempts(ORG, "q", id, &all_attempts())
+            .await
+            .unwrap()
+            .items;
+        assert_eq!(attempts, vec![last]);
     }
-    let failed = h.complete(&batch.tasks[0], Some(500)).await;
-    assert!(matches!(failed, AttemptOutcome::Applied(ref f) if f.status == Status::Cancelled));
-    let ok = h.complete(&batch.tasks[1], Some(200)).await;
-    assert!(matches!(ok, AttemptOutcome::Applied(ref f) if f.status == Status::Succeeded));
-    let cancelled = h.get("q", "fails").await;
-    assert_eq!(cancelled.state(h.now()), TaskState::Cancelled);
+    // The aborted attempts report late, one failing, one succeeding: both
+    // are stale, neither a retry nor a success follows.
+    for (claimed, status) in batch.tasks.iter().zip([Some(500), Some(200)]) {
+        assert_eq!(
+            h.complete(claimed, status).await,
+            AttemptOutcome::Stale {
+                task_uid: claimed.task.uid.clone()
+            }
+        );
+    }
+    for id in ["fails", "succeeds"] {
+        let task = h.get("q", id).await;
+        assert_eq!(task.status, Status::Cancelled);
+        assert_eq!(task.attempt_count, 1);
+        assert_eq!(task.aborted_attempt(), Some(1));
+    }
+    // Cancelling again changes nothing.
+    h.advance_ms(1000);
+    let again = h.store.task_cancel(ORG, "q", "fails").await.unwrap();
+    assert_eq!(again, h.get("q", "fails").await);
     assert_eq!(
-        cancelled.dedup_expires_at,
-        Some(h.now() + SignedDuration::from_secs(600))
+        again.finished_at,
+        Some(h.now() - SignedDuration::from_secs(1))
     );
     h.advance_ms(60_000);
     assert!(h.claim(10).await.tasks.is_empty());
+}
+
+async fn a_cancel_after_the_result_leaves_the_task_as_it_ended(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let batch = h.claim(1).await;
+    h.complete(&batch.tasks[0], Some(200)).await;
+    let task = h.store.task_cancel(ORG, "q", "t").await.unwrap();
+    assert_eq!(task.status, Status::Succeeded);
+    assert_eq!(task.aborted_attempt(), None);
+    assert_eq!(task.last_attempt.unwrap().status_code, Some(200));
+}
+
+async fn leases_lost_names_the_attempts_no_longer_running(h: Harness) {
+    h.queue("q", open_config()).await;
+    for id in ["cancelled", "finished", "running"] {
+        h.task("q", id).await;
+    }
+    let batch = h.claim(10).await;
+    let attempt = |id: &str| {
+        let t = batch.tasks.iter().find(|t| t.task.task_id == id).unwrap();
+        (t.task.uid.clone(), t.attempt)
+    };
+    h.store.task_cancel(ORG, "q", "cancelled").await.unwrap();
+    let finished = batch
+        .tasks
+        .iter()
+        .find(|t| t.task.task_id == "finished")
+        .unwrap();
+    h.complete(finished, Some(200)).await;
+    let (running, token) = attempt("running");
+    let asked = vec![
+        attempt("cancelled"),
+        attempt("finished"),
+        (running.clone(), token),
+        (running.clone(), token + 1),
+        ("no-such-task".to_string(), 1),
+    ];
+    let lost = h.store.dispatch_leases_lost(asked.clone()).await.unwrap();
+    let expected: Vec<_> = asked
+        .into_iter()
+        .filter(|a| *a != (running.clone(), token))
+        .collect();
+    assert_eq!(lost, expected);
+    assert!(
+        h.store
+            .dispatch_leases_lost(Vec::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn a_cancelled_task_is_never_claimed(h: Harness) {
@@ -493,15 +576,18 @@ async fn a_cancelled_task_is_never_claimed(h: Harness) {
     assert!(h.claim(10).await.tasks.is_empty());
 }
 
-async fn a_lease_lost_after_cancel_ends_cancelled(h: Harness) {
+async fn a_lease_expiring_after_a_cancel_does_not_bring_the_task_back(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "t").await;
     h.claim(1).await;
-    h.store.task_cancel(ORG, "q", "t").await.unwrap();
-    h.advance_ms(2000);
+    let cancelled = h.store.task_cancel(ORG, "q", "t").await.unwrap();
+    // Past the lease (deadline 1 s + grace 1 s) and any backoff.
+    h.advance_ms(60_000);
     let batch = h.claim(1).await;
-    assert_eq!(batch.recovered[0].status, Status::Cancelled);
-    assert_eq!(h.get("q", "t").await.status, Status::Cancelled);
+    assert!(batch.recovered.is_empty(), "{:?}", batch.recovered);
+    assert!(batch.tasks.is_empty());
+    assert_eq!(batch.wake_at, None, "no lease left to wait for");
+    assert_eq!(h.get("q", "t").await, cancelled);
 }
 
 async fn concurrent_claims_have_one_winner(h: Harness) {
@@ -629,6 +715,677 @@ async fn a_claim_gives_no_organization_more_than_its_share(h: Harness) {
     assert_eq!(per_org(&batch), (2, 1));
 }
 
+/// The statistics a queue should show, counted from its tasks one by one.
+async fn counted_stats(h: &Harness, queue: &str) -> QueueStats {
+    let now = h.now();
+    let minute_ago = now - SignedDuration::from_secs(60);
+    let mut stats = QueueStats::default();
+    let mut page = all_attempts();
+    loop {
+        let tasks = h
+            .store
+            .task_list(ORG, queue, TaskFilter::default(), &page)
+            .await
+            .unwrap();
+        for t in &tasks.items {
+            match t.state(now) {
+                TaskState::Scheduled => stats.scheduled += 1,
+                TaskState::Queued => stats.queued += 1,
+                TaskState::Running => stats.running += 1,
+                TaskState::Succeeded => stats.succeeded += 1,
+                TaskState::Failed => stats.failed += 1,
+                TaskState::Cancelled => stats.cancelled += 1,
+            }
+            if t.status == Status::Pending && t.next_attempt_at <= now {
+                stats.oldest_due_time = Some(
+                    stats
+                        .oldest_due_time
+                        .map_or(t.next_attempt_at, |o| o.min(t.next_attempt_at)),
+                );
+            }
+            let attempts = h
+                .store
+                .task_attempts(ORG, queue, &t.task_id, &all_attempts())
+                .await
+                .unwrap();
+            stats.dispatched_last_minute += attempts
+                .items
+                .iter()
+                .filter(|a| a.started_at > minute_ago && a.started_at <= now)
+                .count() as u64;
+        }
+        match tasks.next {
+            Some(next) => page.after = Some(next),
+            None => return stats,
+        }
+    }
+}
+
+/// Compares the queue's statistics, and the metric counts, with its tasks.
+async fn assert_stats_match(h: &Harness, queue: &str, step: &str) -> QueueStats {
+    let counted = counted_stats(h, queue).await;
+    let stats = h.store.queue_stats(ORG, queue).await.unwrap();
+    assert_eq!(stats, counted, "{queue} after {step}");
+    let counts = h.store.task_counts_by_state().await.unwrap();
+    let metric = |status: Status| {
+        counts
+            .iter()
+            .filter(|c| c.org == ORG && c.queue == queue && c.status == status)
+            .map(|c| c.count)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        [
+            metric(Status::Pending),
+            metric(Status::Running),
+            metric(Status::Succeeded),
+            metric(Status::Failed),
+            metric(Status::Cancelled),
+        ],
+        [
+            stats.scheduled + stats.queued,
+            stats.running,
+            stats.succeeded,
+            stats.failed,
+            stats.cancelled,
+        ],
+        "metric counts of {queue} after {step}"
+    );
+    stats
+}
+
+async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.queue("other", open_config()).await;
+    let empty = assert_stats_match(&h, "q", "nothing").await;
+    assert_eq!(empty, QueueStats::default());
+
+    let start = h.now();
+    for i in 0..10 {
+        h.task("q", &format!("t{i}")).await;
+        h.advance_ms(1);
+    }
+    let ahead = Some(h.now() + SignedDuration::from_secs(3600));
+    for i in 0..3 {
+        h.task_at("q", &format!("s{i}"), ahead).await;
+    }
+    h.task("other", "t0").await;
+    // A duplicate is refused and counts nothing.
+    let dup = h
+        .store
+        .task_create(TaskCreate {
+            org: ORG.into(),
+            queue: "q".into(),
+            task_id: "t0".into(),
+            target: Target {
+                url: "http://127.0.0.1:9/hook".into(),
+                method: "POST".into(),
+                headers: BTreeMap::new(),
+                body: None,
+            },
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: RetryConfigPatch::default(),
+            completion: None,
+        })
+        .await;
+    assert!(matches!(dup, Err(Error::TaskExists(_))), "{dup:?}");
+    let created = assert_stats_match(&h, "q", "creates").await;
+    assert_eq!((created.scheduled, created.queued), (3, 10));
+    assert_eq!(created.oldest_due_time, Some(start));
+    assert_stats_match(&h, "other", "creates").await;
+
+    // Six attempts start; two succeed, two fail and back off, one gives up,
+    // one stays in flight.
+    let (mut batch, others): (Vec<_>, Vec<_>) = h
+        .claim(7)
+        .await
+        .tasks
+        .into_iter()
+        .partition(|t| t.task.queue == "q");
+    assert_eq!((batch.len(), others.len()), (6, 1));
+    let claimed = assert_stats_match(&h, "q", "a claim").await;
+    assert_eq!((claimed.running, claimed.dispatched_last_minute), (6, 6));
+    h.advance_ms(5);
+    for t in batch.drain(..2) {
+        h.complete(&t, Some(200)).await;
+    }
+    for t in batch.drain(..2) {
+        h.complete(&t, Some(500)).await;
+    }
+    let gave_up = batch.remove(0);
+    h.complete_with(AttemptResult {
+        task_uid: gave_up.task.uid.clone(),
+        attempt: gave_up.attempt,
+        status_code: Some(400),
+        error: None,
+        duration: Duration::from_millis(3),
+        retry_after: None,
+        give_up: true,
+    })
+    .await;
+    h.complete(&others[0], Some(200)).await;
+    assert_stats_match(&h, "other", "completions").await;
+    let completed = assert_stats_match(&h, "q", "completions").await;
+    assert_eq!(
+        (completed.succeeded, completed.failed, completed.running),
+        (2, 1, 1)
+    );
+
+    // A queued task and a scheduled one are cancelled; one scheduled task
+    // is run now, so it is queued.
+    h.store.task_cancel(ORG, "q", "t9").await.unwrap();
+    h.store.task_cancel(ORG, "q", "s1").await.unwrap();
+    h.store.task_run_now(ORG, "q", "s2", None).await.unwrap();
+    assert_stats_match(&h, "q", "cancels and run-now").await;
+
+    // The attempt in flight loses its lease; the retries come due, and
+    // three due tasks are claimed and succeed.
+    h.advance_ms(2_000);
+    let retried = h.claim(3).await;
+    assert_eq!(retried.recovered.len(), 1);
+    assert_stats_match(&h, "q", "lease expiry and retries").await;
+    for t in &retried.tasks {
+        h.complete(t, Some(200)).await;
+    }
+    assert_stats_match(&h, "q", "retries").await;
+
+    // The rest is purged; a minute later nothing counts as dispatched.
+    h.store.queue_purge(ORG, "q", None).await.unwrap();
+    let purged = assert_stats_match(&h, "q", "a purge").await;
+    assert_eq!((purged.scheduled, purged.queued), (0, 0), "{purged:?}");
+    assert!(purged.cancelled >= 3, "{purged:?}");
+    h.advance_ms(61_000);
+    let later = assert_stats_match(&h, "q", "a minute").await;
+    assert_eq!(later.dispatched_last_minute, 0);
+
+    // Past the dedup window the tombstones are swept.
+    h.advance_ms(600_000);
+    while h.store.task_sweep_tombstones(4).await.unwrap() > 0 {}
+    let swept = assert_stats_match(&h, "q", "sweeping").await;
+    assert_eq!(swept, QueueStats::default());
+
+    // A queue deleted and made again starts from nothing.
+    h.store.queue_delete(ORG, "q").await.unwrap();
+    assert!(matches!(
+        h.store.queue_stats(ORG, "q").await,
+        Err(Error::NotFound { .. })
+    ));
+    h.queue("q", open_config()).await;
+    assert_eq!(
+        assert_stats_match(&h, "q", "re-creation").await,
+        QueueStats::default()
+    );
+    assert_stats_match(&h, "other", "everything").await;
+}
+
+/// Two stores (two nodes' pools on PostgreSQL) create into one queue from
+/// many tasks at once, duplicates included, while both claim, complete and
+/// sweep: no count is lost or doubled, whichever rows the writers used.
+async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
+    let mut config = open_config();
+    config.dedup_window_s = 0;
+    h.queue("q", config).await;
+    let target = Target {
+        url: "http://127.0.0.1:9/hook".into(),
+        method: "POST".into(),
+        headers: BTreeMap::new(),
+        body: None,
+    };
+    let mut writers = Vec::new();
+    for w in 0..8u32 {
+        let store = if w % 2 == 0 {
+            h.store.clone()
+        } else {
+            h.other.clone()
+        };
+        let target = target.clone();
+        writers.push(tokio::spawn(async move {
+            let (mut created, mut claimed) = (0, 0);
+            for i in 0..40u32 {
+                // Writers w and w+1 share IDs: one of each pair is refused.
+                let id = format!("t{}-{i}", w / 2);
+                let made = store
+                    .task_create(TaskCreate {
+                        org: ORG.into(),
+                        queue: "q".into(),
+                        task_id: id,
+                        target: target.clone(),
+                        schedule_time: None,
+                        dispatch_deadline_s: None,
+                        retry_config: RetryConfigPatch::default(),
+                        completion: None,
+                    })
+                    .await;
+                match made {
+                    Ok(_) => created += 1,
+                    Err(Error::TaskExists(_)) => {}
+                    Err(e) => panic!("{e:?}"),
+                }
+                if i % 8 == 0 {
+                    let batch = store
+                        .dispatch_claim(DispatchClaim {
+                            attempts_kept: 100,
+                            max_tasks: 5,
+                            lease_grace: GRACE,
+                            fair_share: None,
+                        })
+                        .await
+                        .unwrap();
+                    let results = batch
+                        .tasks
+                        .iter()
+                        .map(|t| AttemptResult {
+                            task_uid: t.task.uid.clone(),
+                            attempt: t.attempt,
+                            status_code: Some(200),
+                            error: None,
+                            duration: Duration::from_millis(1),
+                            retry_after: None,
+                            give_up: false,
+                        })
+                        .collect();
+                    claimed += batch.tasks.len() as u64;
+                    store.dispatch_complete(results).await.unwrap();
+                    store.task_sweep_tombstones(3).await.unwrap();
+                }
+            }
+            (created, claimed)
+        }));
+    }
+    let (mut created, mut claimed) = (0, 0);
+    for w in writers {
+        let (c, d) = w.await.unwrap();
+        created += c;
+        claimed += d;
+    }
+    assert_eq!(created, 160, "one of each pair of IDs is created");
+    // Swept tasks took their attempts with them; the dispatch count keeps
+    // them for its minute.
+    let expected = |counted: QueueStats| QueueStats {
+        dispatched_last_minute: claimed,
+        ..counted
+    };
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats, expected(counted_stats(&h, "q").await));
+    assert!(stats.succeeded + stats.queued > 0, "{stats:?}");
+    while h.store.task_sweep_tombstones(50).await.unwrap() > 0 {}
+    h.other.task_sweep_tombstones(50).await.unwrap();
+    let stats = h.other.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(
+        stats,
+        expected(counted_stats(&h, "q").await),
+        "after folding"
+    );
+    assert_eq!(stats.succeeded, 0, "swept with a zero window");
+}
+
+/// Claims the task and fails its attempt with a 500 until it is `failed`,
+/// moving the clock to each retry; the attempts it took.
+async fn fail_for_good(h: &Harness, queue: &str, task_id: &str) -> u32 {
+    let mut attempts = 0;
+    loop {
+        let task = h.get(queue, task_id).await;
+        if task.status == Status::Failed {
+            return attempts;
+        }
+        h.clock.set(task.next_attempt_at.max(h.now()));
+        let batch = h.claim(1).await;
+        let claimed = batch.tasks.first().expect("the task is due");
+        assert_eq!(claimed.task.task_id, task_id);
+        h.complete(claimed, Some(500)).await;
+        attempts += 1;
+    }
+}
+
+async fn redrive_runs_a_failed_task_again_with_its_identity_and_a_fresh_budget(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 2;
+    h.queue("q", config).await;
+    let created = h.task("q", "t").await;
+    assert_eq!(fail_for_good(&h, "q", "t").await, 2);
+    h.advance_ms(5_000);
+
+    let redriven = h.store.task_redrive(ORG, "q", "t", None).await.unwrap();
+    assert_eq!(redriven.state(h.now()), TaskState::Queued);
+    let stats = assert_stats_match(&h, "q", "a redrive").await;
+    assert_eq!((stats.queued, stats.failed), (1, 0));
+    assert_eq!(redriven.status, Status::Pending);
+    assert_eq!(redriven.next_attempt_at, h.now(), "due now");
+    // What the run key and the identity headers are made of is unchanged.
+    assert_eq!(redriven.uid, created.uid);
+    assert_eq!(redriven.created_at, created.created_at);
+    assert_eq!(redriven.schedule_time, created.schedule_time);
+    assert_eq!(redriven.attempt_count, 2, "attempts keep counting");
+    assert_eq!(redriven.finished_at, None);
+    assert_eq!(redriven.dedup_expires_at, None);
+    assert!(redriven.last_attempt.is_some(), "the last attempt stays");
+
+    // Attempt numbers continue, and the budget starts afresh: the first
+    // failure after the redrive is retried although 3 attempts exceed 2.
+    let batch = h.claim(1).await;
+    assert_eq!(batch.tasks[0].attempt, 3);
+    h.complete(&batch.tasks[0], Some(500)).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(task.status, Status::Pending, "retried, not failed");
+    assert_eq!(
+        task.next_attempt_at,
+        h.now() + SignedDuration::from_secs(1),
+        "the first retry's backoff"
+    );
+    h.clock.set(task.next_attempt_at);
+    let batch = h.claim(1).await;
+    assert_eq!(batch.tasks[0].attempt, 4);
+    h.complete(&batch.tasks[0], Some(200)).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(task.state(h.now()), TaskState::Succeeded);
+    assert_eq!(task.attempt_count, 4);
+    let attempts = h
+        .store
+        .task_attempts(ORG, "q", "t", &all_attempts())
+        .await
+        .unwrap();
+    let numbers: Vec<u32> = attempts.items.iter().map(|a| a.attempt).collect();
+    assert_eq!(numbers, [1, 2, 3, 4]);
+    let codes: Vec<Option<u16>> = attempts.items.iter().map(|a| a.status_code).collect();
+    assert_eq!(codes, [Some(500), Some(500), Some(500), Some(200)]);
+
+    // Succeeded: nothing to redrive.
+    let err = h.store.task_redrive(ORG, "q", "t", None).await.unwrap_err();
+    assert!(matches!(err, Error::FailedPrecondition(_)), "{err:?}");
+}
+
+async fn a_redriven_task_s_retry_duration_counts_from_its_new_first_attempt(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 0;
+    config.retry_config.max_retry_duration_s = 2;
+    h.queue("q", config).await;
+    h.task("q", "t").await;
+    assert_eq!(fail_for_good(&h, "q", "t").await, 2);
+    h.advance_ms(3_600_000);
+    h.store.task_redrive(ORG, "q", "t", None).await.unwrap();
+    let batch = h.claim(1).await;
+    h.complete(&batch.tasks[0], Some(500)).await;
+    assert_eq!(
+        h.get("q", "t").await.status,
+        Status::Pending,
+        "an hour after the first attempt ever, but within 2 s of the first since the redrive"
+    );
+}
+
+async fn redrive_refuses_a_task_that_has_not_ended(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "queued").await;
+    h.task_at(
+        "q",
+        "scheduled",
+        Some(h.now() + SignedDuration::from_secs(60)),
+    )
+    .await;
+    h.task("q", "running").await;
+    h.task("q", "cancelled").await;
+    h.store.task_cancel(ORG, "q", "cancelled").await.unwrap();
+    // Claims "queued" and "running" (schedule order, then uid); one is
+    // completed to leave it queued for a retry.
+    let batch = h.claim(2).await;
+    assert_eq!(batch.tasks.len(), 2);
+    let queued = batch
+        .tasks
+        .iter()
+        .find(|t| t.task.task_id == "queued")
+        .unwrap();
+    h.complete(queued, Some(500)).await;
+    for id in ["queued", "scheduled", "running"] {
+        let before = h.get("q", id).await;
+        let err = h.store.task_redrive(ORG, "q", id, None).await.unwrap_err();
+        match &err {
+            Error::FailedPrecondition(msg) => assert!(msg.contains(id), "{msg}"),
+            other => panic!("{id}: {other:?}"),
+        }
+        assert_eq!(h.get("q", id).await, before, "{id} unchanged");
+    }
+    let err = h
+        .store
+        .task_redrive(ORG, "q", "missing", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+
+    // A cancelled task runs after all.
+    let task = h
+        .store
+        .task_redrive(ORG, "q", "cancelled", None)
+        .await
+        .unwrap();
+    assert_eq!(task.state(h.now()), TaskState::Queued);
+    assert_eq!(task.attempt_count, 0);
+    assert_eq!(h.claim_ids(10).await, ["cancelled"]);
+}
+
+async fn bulk_redrive_takes_the_ended_tasks_in_its_state_and_time_range(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    h.queue("q", config).await;
+    let t0 = h.now();
+    for id in ["f1", "f2"] {
+        h.task("q", id).await;
+    }
+    let batch = h.claim(10).await;
+    for t in &batch.tasks {
+        h.complete(t, Some(500)).await;
+    }
+    h.advance_ms(10_000);
+    let t1 = h.now();
+    h.task("q", "f3").await;
+    h.task("q", "ok").await;
+    let batch = h.claim(10).await;
+    for t in &batch.tasks {
+        let code = if t.task.task_id == "ok" { 200 } else { 500 };
+        h.complete(t, Some(code)).await;
+    }
+    h.task("q", "c1").await;
+    h.store.task_cancel(ORG, "q", "c1").await.unwrap();
+    h.advance_ms(1_000);
+
+    let failed = |after: Option<Timestamp>, before: Option<Timestamp>| RedriveFilter {
+        status: Status::Failed,
+        finished_after: after,
+        finished_before: before,
+    };
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", failed(Some(t0), Some(t1)), None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (2, false));
+    for id in ["f1", "f2"] {
+        assert_eq!(h.get("q", id).await.state(h.now()), TaskState::Queued);
+    }
+    let stats = assert_stats_match(&h, "q", "a bulk redrive").await;
+    assert_eq!((stats.queued, stats.failed), (2, 1));
+    assert_eq!(h.get("q", "f3").await.status, Status::Failed, "ended later");
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", failed(Some(t1), None), None)
+        .await
+        .unwrap();
+    assert_eq!(r.count, 1);
+    assert_eq!(h.get("q", "f3").await.status, Status::Pending);
+    assert_eq!(h.get("q", "c1").await.status, Status::Cancelled);
+    assert_eq!(h.get("q", "ok").await.status, Status::Succeeded);
+
+    let cancelled = RedriveFilter {
+        status: Status::Cancelled,
+        finished_after: None,
+        finished_before: None,
+    };
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", cancelled, None)
+        .await
+        .unwrap();
+    assert_eq!(r.count, 1);
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", failed(None, None), None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (0, false), "nothing left to redrive");
+    let mut due = h.claim_ids(10).await;
+    due.sort();
+    assert_eq!(due, ["c1", "f1", "f2", "f3"]);
+    let stats = assert_stats_match(&h, "q", "claims of redriven tasks").await;
+    assert_eq!((stats.running, stats.failed, stats.cancelled), (4, 0, 0));
+
+    let err = h
+        .store
+        .task_redrive_many(ORG, "missing", failed(None, None), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+}
+
+async fn bulk_redrive_takes_a_bounded_batch_and_says_more_remain(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    h.queue("q", config).await;
+    let n = MAX_REDRIVE_BATCH + 1;
+    for i in 0..n {
+        h.task("q", &format!("t{i:05}")).await;
+    }
+    let batch = h.claim(n).await;
+    assert_eq!(batch.tasks.len() as u32, n);
+    let results = batch
+        .tasks
+        .iter()
+        .map(|t| AttemptResult {
+            task_uid: t.task.uid.clone(),
+            attempt: t.attempt,
+            status_code: Some(500),
+            error: None,
+            duration: Duration::from_millis(1),
+            retry_after: None,
+            give_up: false,
+        })
+        .collect();
+    h.store.dispatch_complete(results).await.unwrap();
+    let all_failed = RedriveFilter {
+        status: Status::Failed,
+        finished_after: None,
+        finished_before: None,
+    };
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", all_failed, None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (u64::from(MAX_REDRIVE_BATCH), true));
+    let last = format!("t{:05}", n - 1);
+    assert_eq!(
+        h.get("q", &last).await.status,
+        Status::Failed,
+        "taken in ID order"
+    );
+    let r = h
+        .store
+        .task_redrive_many(ORG, "q", all_failed, None)
+        .await
+        .unwrap();
+    assert_eq!((r.count, r.more), (1, false));
+    assert_eq!(h.get("q", &last).await.status, Status::Pending);
+}
+
+async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    config.dedup_window_s = 10;
+    config.failed_retention_s = 100;
+    h.queue("q", config.clone()).await;
+    // A window longer than the retention keeps the ID taken for the window.
+    config.dedup_window_s = 300;
+    h.queue("long", config).await;
+    for (q, id) in [("q", "bad"), ("q", "ok"), ("q", "gone"), ("long", "bad")] {
+        h.task(q, id).await;
+    }
+    h.store.task_cancel(ORG, "q", "gone").await.unwrap();
+    let batch = h.claim(10).await;
+    for t in &batch.tasks {
+        let code = if t.task.task_id == "ok" { 200 } else { 500 };
+        h.complete(t, Some(code)).await;
+    }
+    let ended = h.now();
+    assert_eq!(
+        h.get("q", "bad").await.dedup_expires_at,
+        Some(ended + SignedDuration::from_secs(100))
+    );
+    assert_eq!(
+        h.get("long", "bad").await.dedup_expires_at,
+        Some(ended + SignedDuration::from_secs(300))
+    );
+
+    h.advance_ms(11_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 2);
+    for id in ["ok", "gone"] {
+        let err = h.store.task_get(ORG, "q", id).await.unwrap_err();
+        assert!(matches!(err, Error::NotFound { .. }), "{id}: {err:?}");
+    }
+    assert_eq!(
+        h.get("q", "bad").await.status,
+        Status::Failed,
+        "outlives its window"
+    );
+    let err = h
+        .store
+        .task_create(TaskCreate {
+            org: ORG.into(),
+            queue: "q".into(),
+            task_id: "bad".into(),
+            target: h.get("q", "bad").await.target,
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: RetryConfigPatch::default(),
+            completion: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::TaskExists(_)),
+        "its ID stays taken: {err:?}"
+    );
+
+    h.advance_ms(90_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 1);
+    let err = h.store.task_get(ORG, "q", "bad").await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    h.task("q", "bad").await;
+    assert_eq!(h.get("long", "bad").await.status, Status::Failed);
+    h.advance_ms(200_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 1);
+}
+
+async fn a_redriven_task_is_not_swept_and_ends_with_a_new_expiry(h: Harness) {
+    let mut config = open_config();
+    config.retry_config.max_attempts = 1;
+    config.dedup_window_s = 10;
+    config.failed_retention_s = 20;
+    h.queue("q", config).await;
+    h.task("q", "t").await;
+    fail_for_good(&h, "q", "t").await;
+    h.advance_ms(15_000);
+    h.store.task_redrive(ORG, "q", "t", None).await.unwrap();
+    h.advance_ms(60_000);
+    assert_eq!(h.store.task_sweep_tombstones(100).await.unwrap(), 0);
+    let batch = h.claim(1).await;
+    h.complete(&batch.tasks[0], Some(500)).await;
+    let task = h.get("q", "t").await;
+    assert_eq!(task.status, Status::Failed);
+    assert_eq!(task.attempt_count, 2);
+    assert_eq!(
+        task.dedup_expires_at,
+        Some(h.now() + SignedDuration::from_secs(20))
+    );
+}
+
 idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
@@ -643,12 +1400,23 @@ idem_testkit::backend_tests! {
     retry_duration_ends_retries,
     an_expired_lease_is_redelivered,
     stale_attempt_result_is_ignored,
-    a_cancel_during_an_attempt_stops_retries,
+    a_cancel_ends_a_running_task_and_its_late_result_changes_nothing,
+    a_cancel_after_the_result_leaves_the_task_as_it_ended,
     a_cancelled_task_is_never_claimed,
-    a_lease_lost_after_cancel_ends_cancelled,
+    leases_lost_names_the_attempts_no_longer_running,
+    a_lease_expiring_after_a_cancel_does_not_bring_the_task_back,
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
     a_claim_gives_no_organization_more_than_its_share,
+    queue_stats_match_counted_tasks_after_a_mixed_workload,
+    queue_stats_stay_exact_under_concurrent_writers,
+    redrive_runs_a_failed_task_again_with_its_identity_and_a_fresh_budget,
+    a_redriven_task_s_retry_duration_counts_from_its_new_first_attempt,
+    redrive_refuses_a_task_that_has_not_ended,
+    bulk_redrive_takes_the_ended_tasks_in_its_state_and_time_range,
+    bulk_redrive_takes_a_bounded_batch_and_says_more_remain,
+    a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window,
+    a_redriven_task_is_not_swept_and_ends_with_a_new_expiry,
 }
 
 fn all_attempts() -> idem_store::PageRequest {

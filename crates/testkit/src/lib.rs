@@ -52,11 +52,17 @@ impl TestDatabase {
     /// Creates a uniquely named database on the server `IDEM_TEST_DATABASE_URL`
     /// points at; panics with a plain explanation when no server answers.
     pub async fn create() -> TestDatabase {
+        TestDatabase::create_with("").await
+    }
+
+    /// [`TestDatabase::create`] with options of `CREATE DATABASE` (a
+    /// template, a collation).
+    pub async fn create_with(options: &str) -> TestDatabase {
         let admin = admin_url();
         let name = format!("idem_test_{}", uuid::Uuid::now_v7().simple());
         let client = connect(&admin).await;
         client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .batch_execute(&format!("CREATE DATABASE {name} {options}"))
             .await
             .unwrap_or_else(|e| panic!("cannot create a test database on {admin}: {e}"));
         TestDatabase {

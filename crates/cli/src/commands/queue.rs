@@ -4,7 +4,7 @@ use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_sec
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch,
+    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch, TaskCounts,
 };
 use std::time::Duration;
 
@@ -58,6 +58,10 @@ struct CreateArgs {
     /// How long a task ID stays taken after its task ended (`24h`).
     #[arg(long, value_parser = parse_duration)]
     dedup_window: Option<Duration>,
+    /// How long a failed task is kept after it ended, to be redriven
+    /// (`168h`; at least the dedup window).
+    #[arg(long, value_parser = parse_duration)]
+    failed_retention: Option<Duration>,
 }
 
 /// How retries are spaced: flags shared by queues and jobs.
@@ -144,6 +148,10 @@ impl CreateArgs {
                     .dedup_window
                     .map(|d| whole_seconds("--dedup-window", d))
                     .transpose()?,
+                failed_retention_s: self
+                    .failed_retention
+                    .map(|d| whole_seconds("--failed-retention", d))
+                    .transpose()?,
             },
         })
     }
@@ -190,9 +198,31 @@ fn show_queue(q: &Queue) {
         ),
         ("dispatch deadline", format!("{}s", q.dispatch_deadline_s)),
         ("dedup window", format!("{}s", q.dedup_window_s)),
+        ("failed retention", format!("{}s", q.failed_retention_s)),
         ("created", q.created_at.to_string()),
         ("updated", q.updated_at.to_string()),
+        ("tasks", describe_counts(&q.stats.tasks)),
+        (
+            "oldest due",
+            q.stats
+                .oldest_due_time
+                .map_or_else(|| "none".into(), |t| t.to_string()),
+        ),
+        (
+            "dispatch",
+            format!(
+                "{} in the last minute, {} in flight",
+                q.stats.dispatched_last_minute, q.stats.in_flight
+            ),
+        ),
     ]);
+}
+
+fn describe_counts(t: &TaskCounts) -> String {
+    format!(
+        "{} scheduled, {} queued, {} running, {} succeeded, {} failed, {} cancelled",
+        t.scheduled, t.queued, t.running, t.succeeded, t.failed, t.cancelled
+    )
 }
 
 pub async fn run(args: QueueArgs) -> anyhow::Result<()> {

@@ -1,4 +1,4 @@
-//! `idem task create|ls|get|attempts|run|rm`.
+//! `idem task create|ls|get|attempts|run|rm|redrive|redrive-all`.
 
 use super::queue::ListArgs;
 use super::{
@@ -8,8 +8,8 @@ use super::{
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    Attempt, Body, CreateOptions, NewTarget, NewTask, RetryConfigPatch, Target, Task, TaskFilter,
-    TaskState, Timestamp, Upload, new_idempotency_key,
+    Attempt, Body, CreateOptions, NewTarget, NewTask, RedriveOptions, RetryConfigPatch, Target,
+    Task, TaskFilter, TaskState, Timestamp, Upload, new_idempotency_key,
 };
 use std::time::Duration;
 
@@ -33,6 +33,16 @@ enum TaskCommand {
         /// failed, cancelled).
         #[arg(long, value_parser = parse_state)]
         state: Option<TaskState>,
+        /// Only tasks whose ID starts with this.
+        #[arg(long)]
+        id_prefix: Option<String>,
+        /// Only tasks created at or after this time (RFC 3339, or `-1h` for
+        /// a time before now); the list then goes by creation time.
+        #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
+        created_after: Option<Timestamp>,
+        /// Only tasks created before this time (RFC 3339, or `-1h`).
+        #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
+        created_before: Option<Timestamp>,
         #[command(flatten)]
         page: ListArgs,
     },
@@ -47,9 +57,35 @@ enum TaskCommand {
     },
     /// Dispatch a scheduled or backing-off task now.
     Run { queue: String, task_id: String },
-    /// Cancel a task that is not running (its ID stays taken for the
-    /// queue's dedup window).
+    /// Cancel a task that has not finished; a running attempt is aborted
+    /// (its connection to the target closed). The ID stays taken for the
+    /// queue's dedup window.
     Rm { queue: String, task_id: String },
+    /// Run a failed or cancelled task again: the same task ID and run key,
+    /// a fresh retry budget, its earlier attempts kept.
+    Redrive { queue: String, task_id: String },
+    /// Redrive a queue's failed (or cancelled) tasks, as many requests of
+    /// at most 1000 tasks as it takes; only tasks that ended before the
+    /// command started, so that one failing again is not redriven twice.
+    RedriveAll(RedriveAllArgs),
+}
+
+#[derive(Args, Debug)]
+struct RedriveAllArgs {
+    queue: String,
+    /// Which tasks: failed (default) or cancelled.
+    #[arg(long, value_parser = parse_ended_state)]
+    state: Option<TaskState>,
+    /// Only tasks that ended at or after this time (RFC 3339, or `-1h`).
+    #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
+    finished_after: Option<Timestamp>,
+    /// Only tasks that ended before this time (RFC 3339, or `-1h`).
+    #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
+    finished_before: Option<Timestamp>,
+    /// The Idempotency-Key of the first request: repeat a command whose
+    /// answer was lost with the key it printed.
+    #[arg(long)]
+    idempotency_key: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -155,7 +191,21 @@ fn parse_state(s: &str) -> Result<TaskState, String> {
     })
 }
 
+fn parse_ended_state(s: &str) -> Result<TaskState, String> {
+    match TaskState::parse(s) {
+        Some(st @ (TaskState::Failed | TaskState::Cancelled)) => Ok(st),
+        _ => Err("must be failed or cancelled".to_string()),
+    }
+}
+
 pub fn parse_time(s: &str) -> Result<Timestamp, String> {
+    if let Some(ago) = s.strip_prefix('-') {
+        let d = parse_duration(ago)?;
+        let d = jiff::SignedDuration::try_from(d).map_err(|e| e.to_string())?;
+        return Timestamp::now()
+            .checked_sub(d)
+            .map_err(|e| format!("{s:?}: {e}"));
+    }
     if let Some(delay) = s.strip_prefix('+') {
         let d = parse_duration(delay)?;
         let d = jiff::SignedDuration::try_from(d).map_err(|e| e.to_string())?;
@@ -255,10 +305,21 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
     let c = &cx.client;
     match args.command {
         TaskCommand::Create(create_args) => create(&cx, *create_args).await,
-        TaskCommand::Ls { queue, state, page } => {
-            let answer = c
-                .list_tasks(&queue, &TaskFilter { state }, &page.options())
-                .await?;
+        TaskCommand::Ls {
+            queue,
+            state,
+            id_prefix,
+            created_after,
+            created_before,
+            page,
+        } => {
+            let filter = TaskFilter {
+                state,
+                id_prefix,
+                created_after,
+                created_before,
+            };
+            let answer = c.list_tasks(&queue, &filter, &page.options()).await?;
             cx.show(&answer, |page| {
                 let rows: Vec<Vec<String>> = page
                     .items
@@ -336,7 +397,63 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
                 )
             })
         }
+        TaskCommand::Redrive { queue, task_id } => {
+            cx.show(&c.redrive_task(&queue, &task_id).await?, show_task)
+        }
+        TaskCommand::RedriveAll(args) => redrive_all(&cx, args).await,
     }
+}
+
+/// One bulk redrive request after another while the server says more
+/// tasks matched. The first uses the given key; each request has a key of
+/// its own, and tasks that end after the command started are left out, so
+/// that a task redriven by one request and failing again is not taken by
+/// the next.
+async fn redrive_all(cx: &Context, args: RedriveAllArgs) -> anyhow::Result<()> {
+    let started = Timestamp::now();
+    let finished_before = args.finished_before.map_or(started, |t| t.min(started));
+    let mut total = 0;
+    let mut key = args.idempotency_key.clone();
+    loop {
+        let this_key = key.take().unwrap_or_else(new_idempotency_key);
+        let options = RedriveOptions {
+            state: args.state,
+            finished_after: args.finished_after,
+            finished_before: Some(finished_before),
+            idempotency_key: Some(this_key.clone()),
+        };
+        let answer = match cx.client.redrive_tasks(&args.queue, &options).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                if matches!(e, idem_client::Error::Transport { .. })
+                    || e.status().is_some_and(|s| s >= 500)
+                {
+                    eprintln!(
+                        "hint: {total} task(s) were redriven before this request, which may have \
+                         taken effect; repeat with --idempotency-key {this_key} --finished-before {} \
+                         to find out without redriving twice",
+                        finished_before
+                    );
+                }
+                return Err(e.into());
+            }
+        };
+        if answer.replayed {
+            eprintln!(
+                "note: replayed the result of an earlier request with the same idempotency key"
+            );
+        }
+        total += answer.value.redriven;
+        if !answer.value.more || answer.value.redriven == 0 {
+            break;
+        }
+    }
+    if cx.json {
+        println!("{{\"redriven\":{total},\"more\":false}}");
+    } else {
+        println!("redrove {total} task(s) in queue {}", args.queue);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -137,6 +137,7 @@ async fn task_routes() {
             &queue,
             &TaskFilter {
                 state: Some(TaskState::Scheduled),
+                ..TaskFilter::default()
             },
             &ListOptions::default(),
         )

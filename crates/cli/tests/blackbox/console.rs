@@ -297,6 +297,8 @@ async fn an_operator_finds_a_failed_task_and_redrives_it(backend: Backend) {
         "none was created after 2099"
     );
     assert_eq!(b.text("p.empty").await, "No tasks match.");
+    b.goto(&format!("{base}/ui/queues/{queue}?state=failed"))
+        .await;
 
     b.click_to(
         "a.task-link",

@@ -295,49 +295,6 @@ async fn paused_queues_hold_and_run_now_dispatches(s: Server) {
     assert_eq!(got[0].header("idem-schedule-time"), Some(later.as_str()));
 }
 
-async fn a_cancel_during_an_attempt_stops_retries(s: Server) {
-    let target = Target::start().await;
-    queue(&s, "q", json!({"retry_config": {"min_backoff_ms": 100}})).await;
-    s.create_task("q", task("doomed", &target.url("/hold/700")))
-        .await;
-    target.wait_for("doomed", 1, WITHIN).await;
-    let running = s
-        .delete("/v1/queues/q/tasks/doomed")
-        .await
-        .ok(200)
-        .json
-        .clone();
-    assert_eq!(running["state"], "running");
-    // The attempt succeeds after the cancel: a success stands.
-    wait_state(&s, "q", "doomed", "succeeded", WITHIN).await;
-
-    // Cancelled while its failing attempt runs: that failure ends it.
-    queue(
-        &s,
-        "slow-retries",
-        json!({"retry_config": {"min_backoff_ms": 100}}),
-    )
-    .await;
-    s.create_task(
-        "slow-retries",
-        task("failing", &target.url("/hold-then-fail")),
-    )
-    .await;
-    target.wait_for("failing", 1, WITHIN).await;
-    let running = s
-        .delete("/v1/queues/slow-retries/tasks/failing")
-        .await
-        .ok(200)
-        .json
-        .clone();
-    assert_eq!(running["state"], "running");
-    let cancelled = wait_state(&s, "slow-retries", "failing", "cancelled", WITHIN).await;
-    assert_eq!(cancelled["last_attempt"]["status_code"], 500);
-    assert!(cancelled["finished_at"].is_string());
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(target.received_for("failing").len(), 1);
-}
-
 idem_testkit::store_tests!(
     Server::start;
     delivers_with_identity_headers_and_signatures,
@@ -348,5 +305,4 @@ idem_testkit::store_tests!(
     concurrency_limit_holds_at_the_target,
     rate_limit_spaces_deliveries,
     paused_queues_hold_and_run_now_dispatches,
-    a_cancel_during_an_attempt_stops_retries,
 );

@@ -283,11 +283,14 @@ impl idem_http::Replayer for Replays {
                             stored.body.clone(),
                         )
                             .into_response(),
-                        None => answer(
-                            record.status,
-                            Some(location(&["queues", &queue.name])),
-                            views::queue(queue),
-                        ),
+                        None => {
+                            let stats = app.store.queue_stats(org, &queue.name).await?;
+                            answer(
+                                record.status,
+                                Some(location(&["queues", &queue.name])),
+                                views::queue(queue, stats),
+                            )
+                        }
                     }
                 }
                 "task" => {

@@ -63,6 +63,10 @@ pub struct Operation {
     pub idempotent: bool,
     /// Schema name of the JSON request body.
     pub request: Option<&'static str>,
+    /// Whether the request body may be left out.
+    pub request_optional: bool,
+    /// Query parameters beyond `limit` and `page_token`: name and meaning.
+    pub query: &'static [(&'static str, &'static str)],
     /// Success status and the schema name of its body.
     pub response: (StatusCode, Option<&'static str>),
     /// Whether the route needs an API key.
@@ -79,11 +83,40 @@ macro_rules! op {
             summary: $summary,
             idempotent: $idem,
             request: $req,
+            request_optional: false,
+            query: &[],
             response: (StatusCode::$status, $resp),
             authenticated: true,
         }
     };
+    ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal,
+     request: $req:expr, response: ($status:ident, $resp:expr),
+     request_optional: $opt:literal, query: $query:expr) => {
+        Operation {
+            request_optional: $opt,
+            query: $query,
+            ..op!($method $path, $id, $summary, idempotent: $idem,
+                  request: $req, response: ($status, $resp))
+        }
+    };
 }
+
+/// The filters of `GET /v1/queues/{queue}/tasks`.
+const TASK_LIST_QUERY: &[(&str, &str)] = &[
+    (
+        "state",
+        "scheduled, queued, running, succeeded, failed or cancelled",
+    ),
+    ("id_prefix", "task IDs that start with it"),
+    (
+        "created_after",
+        "RFC 3339; tasks created at or after it (the list then goes by creation time)",
+    ),
+    (
+        "created_before",
+        "RFC 3339; tasks created before it (the list then goes by creation time)",
+    ),
+];
 
 /// Every `/v1` operation with its handler.
 fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
@@ -134,8 +167,9 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             post(tasks::create),
         ),
         (
-            op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, optionally by state", idempotent: false,
-            request: None, response: (OK, Some("TaskList"))),
+            op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false,
+            request: None, response: (OK, Some("TaskList")),
+            request_optional: false, query: TASK_LIST_QUERY),
             get(tasks::list),
         ),
         (
@@ -144,7 +178,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tasks::get),
         ),
         (
-            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task", idempotent: false,
+            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task (a running attempt is aborted)", idempotent: false,
             request: None, response: (OK, Some("TaskView"))),
             delete(tasks::cancel),
         ),
@@ -157,6 +191,17 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true,
             request: None, response: (OK, Some("TaskView"))),
             post(tasks::run),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/tasks/{task_id}/redrive", "redriveTask", "Run a failed or cancelled task again, with the same ID and run key and a fresh retry budget", idempotent: true,
+            request: None, response: (OK, Some("TaskView"))),
+            post(tasks::redrive),
+        ),
+        (
+            op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, at most 1000 per request", idempotent: true,
+            request: Some("RedriveTasks"), response: (OK, Some("RedriveView")),
+            request_optional: true, query: &[]),
+            post(tasks::redrive_many),
         ),
         (
             op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true,
@@ -313,8 +358,9 @@ pub fn router(app: Arc<App>) -> Router {
         };
         v1 = v1.route(op.path, handler);
     }
-    let v1 = v1.route_layer(axum::middleware::from_fn(check_path_params));
-    // Authentication runs first, so the key layer knows whose key it sees.
+    // Authentication runs first, so the key layer knows whose key it sees;
+    // it also refuses path parameters the store cannot hold
+    // ([`refuse_path_params`]), one layer for what every route needs.
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
         app.clone(),
         crate::auth::authenticate,
@@ -374,29 +420,24 @@ async fn method_not_allowed() -> Problem {
 /// A path parameter the store could not hold (PostgreSQL refuses NUL in
 /// text) or that is not UTF-8 is the client's error, named before anything
 /// reads or writes.
-async fn check_path_params(
-    params: Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
+pub(crate) fn refuse_path_params(
+    params: &Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+) -> Option<Response> {
     use axum::extract::rejection::RawPathParamsRejection;
     match params {
-        Ok(params) => {
-            for (name, value) in &params {
-                if value.chars().any(char::is_control) {
-                    return Problem::field(name, "must not contain control characters")
-                        .into_response();
-                }
-            }
-            next.run(req).await
-        }
+        Ok(params) => params
+            .iter()
+            .find(|(_, value)| value.chars().any(char::is_control))
+            .map(|(name, _)| {
+                Problem::field(name, "must not contain control characters").into_response()
+            }),
         Err(RawPathParamsRejection::InvalidUtf8InPathParam(e)) => {
             // axum names the parameter only in its text: "Invalid UTF-8 in `name`".
             let text = e.body_text();
             let name = text.split('`').nth(1).unwrap_or("path");
-            Problem::field(name, "must be UTF-8 once percent-decoded").into_response()
+            Some(Problem::field(name, "must be UTF-8 once percent-decoded").into_response())
         }
         // A route without parameters.
-        Err(_) => next.run(req).await,
+        Err(_) => None,
     }
 }

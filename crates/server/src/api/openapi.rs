@@ -46,18 +46,44 @@ fn path_params(path: &str) -> Vec<utoipa::openapi::path::Parameter> {
         .collect()
 }
 
+fn query_params(query: &[(&str, &str)]) -> Vec<utoipa::openapi::path::Parameter> {
+    query
+        .iter()
+        .map(|(name, description)| {
+            ParameterBuilder::new()
+                .name(*name)
+                .parameter_in(ParameterIn::Query)
+                .required(Required::False)
+                .description(Some(*description))
+                .schema(Some(utoipa::openapi::schema::Object::with_type(
+                    utoipa::openapi::schema::Type::String,
+                )))
+                .build()
+        })
+        .collect()
+}
+
 pub fn document(ops: &[Operation]) -> serde_json::Value {
     let mut paths = PathsBuilder::new();
     for op in ops {
         let mut b = OperationBuilder::new()
             .operation_id(Some(op.id))
             .summary(Some(op.summary))
-            .parameters(Some(path_params(op.path)));
+            .parameters(Some(
+                path_params(op.path)
+                    .into_iter()
+                    .chain(query_params(op.query)),
+            ));
         if let Some(req) = op.request {
+            let required = if op.request_optional {
+                Required::False
+            } else {
+                Required::True
+            };
             b = b.request_body(Some(
                 RequestBodyBuilder::new()
                     .content("application/json", json_ref(req))
-                    .required(Some(Required::True))
+                    .required(Some(required))
                     .build(),
             ));
         }
@@ -88,6 +114,8 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
     }
     let components = ComponentsBuilder::new()
         .schema_from::<Queue>()
+        .schema_from::<QueueStats>()
+        .schema_from::<TaskCounts>()
         .schema_from::<Task>()
         .schema_from::<Target>()
         .schema_from::<Principal>()
@@ -97,6 +125,8 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         .schema_from::<SigningSecret>()
         .schema_from::<SigningSecrets>()
         .schema_from::<Purged>()
+        .schema_from::<RedriveTasks>()
+        .schema_from::<Redriven>()
         .schema_from::<RateLimits>()
         .schema_from::<RateLimitsPatch>()
         .schema_from::<RetryConfig>()
@@ -202,5 +232,28 @@ mod tests {
                 assert!(schemas.contains_key(name), "{}: {name}", op.id);
             }
         }
+    }
+
+    #[test]
+    fn the_task_list_s_filters_and_the_redrives_are_described() {
+        let doc = super::document(&super::super::catalog());
+        let list = &doc["paths"]["/v1/queues/{queue}/tasks"]["get"];
+        let names: Vec<&str> = list["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["state", "id_prefix", "created_after", "created_before"]
+        );
+        let bulk = &doc["paths"]["/v1/queues/{queue}/tasks:redrive"]["post"];
+        assert_eq!(bulk["x-idempotent"], true);
+        assert_eq!(bulk["requestBody"]["required"], false);
+        let one = &doc["paths"]["/v1/queues/{queue}/tasks/{task_id}/redrive"]["post"];
+        assert_eq!(one["x-idempotent"], true);
+        assert_eq!(one["operationId"], "redriveTask");
     }
 }

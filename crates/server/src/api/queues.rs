@@ -44,8 +44,16 @@ pub async fn create(
         .await?;
     Ok(Created(
         location(&["queues", &queue.name]),
-        views::queue(queue),
+        view(&app, &auth.caller.org, queue).await?,
     ))
+}
+
+/// The queue as the API shows it, with its statistics read now (after the
+/// write that returned it, outside its transaction: statistics are a
+/// reading, not part of the change).
+pub(crate) async fn view(app: &App, org: &str, queue: idem_store::Queue) -> ApiResult<Queue> {
+    let stats = app.store.queue_stats(org, &queue.name).await?;
+    Ok(views::queue(queue, stats))
 }
 
 pub async fn list(
@@ -55,7 +63,14 @@ pub async fn list(
 ) -> ApiResult<axum::Json<List<Queue>>> {
     let params = ListParams::parse(query.as_deref())?;
     let page = app.store.queue_list(&auth.caller.org, &params.page).await?;
-    Ok(axum::Json(views::list(page, views::queue)))
+    let mut stats = Vec::with_capacity(page.items.len());
+    for queue in &page.items {
+        stats.push(app.store.queue_stats(&auth.caller.org, &queue.name).await?);
+    }
+    let mut stats = stats.into_iter();
+    Ok(axum::Json(views::list(page, |queue| {
+        views::queue(queue, stats.next().unwrap_or_default())
+    })))
 }
 
 pub async fn get(
@@ -63,8 +78,11 @@ pub async fn get(
     auth: Auth<Reader>,
     Path(name): Path<String>,
 ) -> ApiResult<axum::Json<Queue>> {
-    let queue = app.store.queue_get(&auth.caller.org, &name).await?;
-    Ok(axum::Json(views::queue(queue)))
+    let (queue, stats) = tokio::try_join!(
+        app.store.queue_get(&auth.caller.org, &name),
+        app.store.queue_stats(&auth.caller.org, &name),
+    )?;
+    Ok(axum::Json(views::queue(queue, stats)))
 }
 
 pub async fn update(
@@ -79,7 +97,7 @@ pub async fn update(
         .store
         .queue_update(&auth.caller.org, &name, &patch, done)
         .await?;
-    Ok(axum::Json(views::queue(queue)))
+    Ok(axum::Json(view(&app, &auth.caller.org, queue).await?))
 }
 
 pub async fn delete(
@@ -103,7 +121,7 @@ async fn set_state(
         .store
         .queue_set_state(&auth.caller.org, name, state, done)
         .await?;
-    Ok(axum::Json(views::queue(queue)))
+    Ok(axum::Json(view(app, &auth.caller.org, queue).await?))
 }
 
 pub async fn pause(

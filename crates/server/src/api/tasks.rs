@@ -1,5 +1,5 @@
 //! `/v1/queues/{queue}/tasks`: create (JSON or multipart), read, list,
-//! attempts, cancel, run now.
+//! attempts, cancel, run now, redrive (one task, or a queue's ended tasks).
 
 use super::extract::{ListParams, is_json, media_type, parse_json, read_body};
 use super::idempotency::Keyed;
@@ -12,11 +12,11 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, StatusCode};
-use idem_api::{CreateTask, List, Task};
+use idem_api::{CreateTask, List, RedriveTasks, Redriven, Task};
 use idem_core::FieldErrors;
 use idem_core::names::check_task_id;
 use idem_core::task::{TaskState, validate_dispatch_deadline};
-use idem_store::{TaskCreate, TaskFilter};
+use idem_store::{RedriveFilter, TaskCreate, TaskFilter};
 use std::sync::Arc;
 
 /// Headers a client sets to name a task, tried in order when the body names
@@ -358,21 +358,58 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> ApiResult<axum::Json<List<Task>>> {
     let mut params = ListParams::parse(query.as_deref())?;
-    let state = match params.rest.remove("state") {
-        None => None,
-        Some(s) => Some(TaskState::parse(&s).ok_or_else(|| {
-            Problem::field(
-                "state",
-                "must be one of scheduled, queued, running, succeeded, failed, cancelled",
-            )
-        })?),
-    };
+    let filter = task_filter(&mut params.rest)?;
     let page = app
         .store
-        .task_list(&auth.caller.org, &queue, TaskFilter { state }, &params.page)
+        .task_list(&auth.caller.org, &queue, filter, &params.page)
         .await?;
     let now = app.clock.now();
     Ok(axum::Json(views::list(page, |t| views::task(t, now))))
+}
+
+/// `?state=`, `?id_prefix=`, `?created_after=`, `?created_before=`; every
+/// bad one is named at once.
+fn task_filter(rest: &mut std::collections::HashMap<String, String>) -> ApiResult<TaskFilter> {
+    let mut errors = FieldErrors::new();
+    let state = rest.remove("state").and_then(|s| {
+        let state = TaskState::parse(&s);
+        if state.is_none() {
+            errors.push(
+                "state",
+                "must be one of scheduled, queued, running, succeeded, failed, cancelled",
+            );
+        }
+        state
+    });
+    let id_prefix = rest.remove("id_prefix").filter(|p| {
+        // A prefix of a valid ID is a valid ID itself.
+        let valid = check_task_id("id_prefix", p).is_ok();
+        if !valid {
+            errors.push("id_prefix", "must be 1–500 of [A-Za-z0-9_-]");
+        }
+        valid
+    });
+    let mut time = |name: &str| {
+        rest.remove(name).and_then(|v| {
+            let t = v.parse::<jiff::Timestamp>().ok();
+            if t.is_none() {
+                errors.push(
+                    name,
+                    "must be an RFC 3339 time, such as 2026-10-16T12:00:00Z",
+                );
+            }
+            t
+        })
+    };
+    let created_after = time("created_after");
+    let created_before = time("created_before");
+    errors.into_result().map_err(Problem::fields)?;
+    Ok(TaskFilter {
+        state,
+        id_prefix,
+        created_after,
+        created_before,
+    })
 }
 
 pub async fn get(
@@ -410,6 +447,7 @@ pub async fn cancel(
         .store
         .task_cancel(&auth.caller.org, &queue, &task_id)
         .await?;
+    app.dispatch.cancelled(&auth.caller.org, &task);
     Ok(axum::Json(views::task(task, app.clock.now())))
 }
 
@@ -432,4 +470,84 @@ pub async fn run(
         .await?;
     app.dispatch.work_available();
     Ok(axum::Json(views::task(task, app.clock.now())))
+}
+
+pub async fn redrive(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path((queue, task_id)): Path<(String, String)>,
+) -> ApiResult<axum::Json<Task>> {
+    let done = keyed.completion(
+        &app,
+        &auth.caller,
+        StatusCode::OK,
+        "task",
+        format!("{queue}/{task_id}"),
+    );
+    let task = app
+        .store
+        .task_redrive(&auth.caller.org, &queue, &task_id, done)
+        .await?;
+    app.dispatch.work_available();
+    Ok(axum::Json(views::task(task, app.clock.now())))
+}
+
+/// The body of a bulk redrive, which may be left out: none, or an empty
+/// one, redrives every failed task.
+async fn read_redrive(app: &App, req: Request) -> ApiResult<RedriveTasks> {
+    let media = media_type(&req);
+    let bytes = read_body(req, app.options.max_body_bytes).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(RedriveTasks::default());
+    }
+    match media {
+        Some(m) if is_json(&m) => parse_json(&bytes),
+        _ => Err(Problem::unsupported_media_type(
+            "expected a Content-Type of application/json",
+        )),
+    }
+}
+
+pub async fn redrive_many(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path(queue): Path<String>,
+    req: Request,
+) -> ApiResult<axum::Json<Redriven>> {
+    let body = read_redrive(&app, req).await?;
+    let mut errors = FieldErrors::new();
+    let status = match body.state.unwrap_or(TaskState::Failed) {
+        TaskState::Failed => Some(idem_store::Status::Failed),
+        TaskState::Cancelled => Some(idem_store::Status::Cancelled),
+        _ => {
+            errors.push("state", "must be failed or cancelled");
+            None
+        }
+    };
+    if let (Some(after), Some(before)) = (body.finished_after, body.finished_before)
+        && after >= before
+    {
+        errors.push("finished_before", "must be later than finished_after");
+    }
+    errors.into_result().map_err(Problem::fields)?;
+    let filter = RedriveFilter {
+        status: status.expect("validated"),
+        finished_after: body.finished_after,
+        finished_before: body.finished_before,
+    };
+    // A replay answers with the stored count, as a purge does.
+    let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &queue);
+    let redriven = app
+        .store
+        .task_redrive_many(&auth.caller.org, &queue, filter, done)
+        .await?;
+    if redriven.count > 0 {
+        app.dispatch.work_available();
+    }
+    Ok(axum::Json(Redriven {
+        redriven: redriven.count,
+        more: redriven.more,
+    }))
 }

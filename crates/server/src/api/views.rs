@@ -7,19 +7,19 @@ use base64::engine::general_purpose::STANDARD;
 use idem_api as api;
 use idem_core::job::RunKind;
 use idem_core::task::{BodyForm, Target};
-use idem_store::{ApiKey, Job, Page, Principal, Queue, SigningSecret, Task};
+use idem_store::{ApiKey, Job, Page, Principal, Queue, QueueStats, SigningSecret, Task};
 use jiff::Timestamp;
 use serde_json::value::RawValue;
 
 /// A page of records as `{items, next_page_token}`.
-pub fn list<R, T>(page: Page<R>, view: impl Fn(R) -> T) -> api::List<T> {
+pub fn list<R, T>(page: Page<R>, view: impl FnMut(R) -> T) -> api::List<T> {
     api::List {
         items: page.items.into_iter().map(view).collect(),
         next_page_token: page.next.as_deref().map(encode_page_token),
     }
 }
 
-pub fn queue(q: Queue) -> api::Queue {
+pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
     api::Queue {
         name: q.name,
         state: q.state,
@@ -27,8 +27,22 @@ pub fn queue(q: Queue) -> api::Queue {
         retry_config: q.config.retry_config,
         dispatch_deadline_s: q.config.dispatch_deadline_s,
         dedup_window_s: q.config.dedup_window_s,
+        failed_retention_s: q.config.failed_retention_s,
         created_at: q.created_at,
         updated_at: q.updated_at,
+        stats: api::QueueStats {
+            tasks: api::TaskCounts {
+                scheduled: stats.scheduled,
+                queued: stats.queued,
+                running: stats.running,
+                succeeded: stats.succeeded,
+                failed: stats.failed,
+                cancelled: stats.cancelled,
+            },
+            oldest_due_time: stats.oldest_due_time,
+            dispatched_last_minute: stats.dispatched_last_minute,
+            in_flight: stats.running,
+        },
     }
 }
 

@@ -1,5 +1,6 @@
 //! One attempt: one delivery of one claimed task, and what it measures.
 
+use super::in_flight::Registration;
 use super::{client, headers};
 use idem_core::target_policy::TargetPolicy;
 use idem_store::dispatch::{AttemptResult, ClaimedTask};
@@ -41,8 +42,14 @@ impl Attempt {
     }
 
     /// Delivers the task, unless `abandon` turns true first (shutdown grace
-    /// over): then the attempt counts as failed.
-    pub(super) async fn run(self, mut abandon: watch::Receiver<bool>) -> AttemptResult {
+    /// over): then the attempt counts as failed. A cancel that aborts it
+    /// drops the request, closing its connection, and ends it with `None`:
+    /// the cancel recorded the attempt already.
+    pub(super) async fn run(
+        self,
+        mut abandon: watch::Receiver<bool>,
+        mut registration: Registration,
+    ) -> Option<AttemptResult> {
         let started = Instant::now();
         let task = &self.claimed.task;
         if task.run.is_some() && self.claimed.attempt == 1 {
@@ -55,6 +62,13 @@ impl Attempt {
         let answer = tokio::select! {
             answer = self.exchange() => answer,
             _ = abandon.wait_for(|a| *a) => client::Answer::failed(ABANDONED),
+            _ = registration.aborted() => {
+                tracing::debug!(
+                    duration_ms = started.elapsed().as_millis() as u64,
+                    "attempt aborted by a cancel"
+                );
+                return None;
+            }
         };
         let duration = started.elapsed();
         tracing::debug!(
@@ -63,7 +77,7 @@ impl Attempt {
             duration_ms = duration.as_millis() as u64,
             "attempt ended"
         );
-        AttemptResult {
+        Some(AttemptResult {
             task_uid: self.claimed.task.uid.clone(),
             attempt: self.claimed.attempt,
             status_code: answer.status_code,
@@ -71,7 +85,7 @@ impl Attempt {
             duration,
             retry_after: answer.retry_after,
             give_up: answer.give_up,
-        }
+        })
     }
 
     async fn exchange(&self) -> client::Answer {

@@ -108,6 +108,10 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                 .try_acquire_owned()
                 .expect("claims never exceed the free slots");
             let org_slot = held.take(&claimed.org);
+            let registration = app
+                .dispatch
+                .in_flight
+                .register(&claimed.task.uid, claimed.attempt);
             let secrets = secrets.get(&claimed.org).cloned().unwrap_or_default();
             let attempt = Attempt {
                 client: client.clone(),
@@ -126,19 +130,31 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     let queue = attempt.claimed.task.queue.clone();
                     let task_id = attempt.claimed.task.task_id.clone();
                     let started = Instant::now();
-                    let result = attempt.run(abandon).await;
+                    let result = attempt.run(abandon, registration).await;
                     app.metrics
                         .dispatch_duration(&org, &queue, started.elapsed());
                     // The slot frees before the result is written; the claim
                     // that could reuse it still waits for the store, which only
                     // counts the task as done once the completer commits.
                     drop((slot, org_slot));
-                    let _ = results.send(Reported {
-                        org,
-                        queue,
-                        task_id,
-                        result,
-                    });
+                    match result {
+                        Some(result) => {
+                            let _ = results.send(Reported {
+                                org,
+                                queue,
+                                task_id,
+                                result,
+                            });
+                        }
+                        // The cancel that aborted it recorded the attempt.
+                        None => app.metrics.count(
+                            "idem_dispatch_attempts_total",
+                            &org,
+                            &queue,
+                            Some(("outcome", "cancelled")),
+                            1,
+                        ),
+                    }
                 }
                 .instrument(span),
             );

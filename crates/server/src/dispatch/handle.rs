@@ -2,8 +2,10 @@
 //! tasks reaching a final state.
 
 use super::POLL_INTERVAL;
+use super::in_flight::InFlight;
 use idem_store::dispatch::TaskFinished;
 use idem_store::{Status, Store, Task};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 
@@ -15,6 +17,8 @@ pub struct Handle {
     /// Wakes the task that tells other nodes (see `signals`).
     pub(super) remote_work: Notify,
     finished: broadcast::Sender<TaskFinished>,
+    /// This node's attempts, for a cancel to abort.
+    pub(super) in_flight: Arc<InFlight>,
 }
 
 impl Default for Handle {
@@ -23,6 +27,7 @@ impl Default for Handle {
             local_work: Notify::new(),
             remote_work: Notify::new(),
             finished: broadcast::channel(4096).0,
+            in_flight: Arc::default(),
         }
     }
 }
@@ -35,8 +40,59 @@ impl Handle {
         self.remote_work.notify_one();
     }
 
-    /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` by a
-    /// failed attempt after a cancel request), on this node or — on
+    /// A cancel has committed: `task` is as the store left it. When the
+    /// cancel aborted an attempt in flight, this node drops that attempt if
+    /// it runs it (other nodes hear of it from the store), which closes the
+    /// connection to the target, and waiters hear that the task ended.
+    pub fn cancelled(&self, org: &str, task: &Task) {
+        let Some(attempt) = task.aborted_attempt() else {
+            return;
+        };
+        if self.abort(&task.uid, attempt) {
+            tracing::info!(queue = %task.queue, task_id = %task.task_id, attempt,
+                "attempt aborted by a cancel");
+        }
+        self.publish(TaskFinished {
+            org: org.to_string(),
+            queue: task.queue.clone(),
+            task_id: task.task_id.clone(),
+            uid: task.uid.clone(),
+            status: task.status,
+        });
+    }
+
+    /// Drops attempt `attempt` of task `uid` if this node runs it; the
+    /// slot it frees may take more work.
+    pub(super) fn abort(&self, uid: &str, attempt: u32) -> bool {
+        let aborted = self.in_flight.abort(uid, attempt);
+        if aborted {
+            self.local_work.notify_one();
+        }
+        aborted
+    }
+
+    /// Aborts this node's attempts whose lease is gone (cancelled while
+    /// this node was not listening).
+    pub(super) async fn abort_lost(&self, store: &dyn Store) {
+        let attempts = self.in_flight.snapshot();
+        if attempts.is_empty() {
+            return;
+        }
+        match store.dispatch_leases_lost(attempts).await {
+            Ok(lost) => {
+                for (uid, attempt) in lost {
+                    if self.abort(&uid, attempt) {
+                        tracing::info!(task_uid = %uid, attempt,
+                            "attempt aborted: its task was cancelled or taken over while this node was not listening");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "checking in-flight attempts for missed cancels"),
+        }
+    }
+
+    /// Tasks reaching a final state (`succeeded`, `failed`, `cancelled` while
+    /// running), on this node or — on
     /// PostgreSQL — any node. Sent after the state is committed. A receiver
     /// that lags misses events (`RecvError::Lagged`) and should re-read.
     pub fn subscribe_finished(&self) -> broadcast::Receiver<TaskFinished> {
@@ -65,8 +121,8 @@ impl Handle {
             if is_final(&task) || tokio::time::Instant::now() >= deadline {
                 return Ok(task);
             }
-            // A missed NOTIFY (listener reconnecting) or a cancel through the
-            // API sends no event: re-read now and then regardless.
+            // A missed NOTIFY (listener reconnecting) or a cancel of a task
+            // not running sends no event: re-read now and then regardless.
             let recheck = (tokio::time::Instant::now() + POLL_INTERVAL).min(deadline);
             loop {
                 tokio::select! {

@@ -24,6 +24,9 @@
 //! - `claim_loop`: claiming, sleeping, and the shutdown drain.
 //! - `attempt`: one delivery of one claimed task.
 //! - `completer`: attempt results, written in batches.
+//! - `in_flight`: this node's attempts, so that a cancel (here, or on
+//!   another node by way of `signals`) can abort one; dropping the attempt
+//!   closes its connection to the target.
 //! - [`headers`] and [`client`]: what an attempt sends, and how.
 //!
 //! The loop sleeps until the earliest of: a wake-up (new work, a freed
@@ -42,6 +45,7 @@ pub mod client;
 mod completer;
 mod handle;
 pub mod headers;
+mod in_flight;
 mod signals;
 
 use std::time::Duration;

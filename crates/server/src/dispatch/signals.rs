@@ -28,7 +28,20 @@ pub(super) async fn spawn(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
             while let Some(signal) = signals.recv().await {
                 match signal {
                     DispatchSignal::Work => app.dispatch.local_work.notify_one(),
+                    DispatchSignal::Listening => {
+                        app.dispatch.local_work.notify_one();
+                        // A cancel of one of our attempts may have been
+                        // missed: ask the store, off this loop.
+                        let app = app.clone();
+                        tokio::spawn(async move { app.dispatch.abort_lost(&*app.store).await });
+                    }
                     DispatchSignal::TaskFinished(f) => app.dispatch.publish(f),
+                    DispatchSignal::AttemptCancelled { uid, attempt } => {
+                        if app.dispatch.abort(&uid, attempt) {
+                            tracing::info!(task_uid = %uid, attempt,
+                                "attempt aborted by a cancel on another node");
+                        }
+                    }
                 }
             }
         })

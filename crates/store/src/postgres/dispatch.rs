@@ -9,7 +9,9 @@
 //!
 //! Wake-ups travel by `LISTEN/NOTIFY`: [`WORK_CHANNEL`] when work may be
 //! claimable, [`FINISHED_CHANNEL`] (sent in the completing transaction, so
-//! only once it commits) when a task reaches a final state.
+//! only once it commits) when a task reaches a final state, and
+//! [`CANCELLED_CHANNEL`] (sent in the cancel's transaction) when a cancel
+//! aborted an attempt that some node is running.
 
 use super::{Pg, PostgresStore};
 use crate::Result;
@@ -88,6 +90,14 @@ impl DispatchStore for PostgresStore {
         Ok(())
     }
 
+    async fn dispatch_leases_lost(
+        &self,
+        attempts: Vec<(String, u32)>,
+    ) -> Result<Vec<(String, u32)>> {
+        self.read(async move |c, _| table::leases_lost(c, &attempts).await)
+            .await
+    }
+
     async fn dispatch_listen(&self) -> Result<Option<mpsc::Receiver<DispatchSignal>>> {
         let (tx, rx) = mpsc::channel(4096);
         let config = self.listen_config.clone();
@@ -118,6 +128,16 @@ async fn listen(
                             Ok(AsyncMessage::Notification(n)) if n.channel() == WORK_CHANNEL => {
                                 DispatchSignal::Work
                             }
+                            Ok(AsyncMessage::Notification(n))
+                                if n.channel() == CANCELLED_CHANNEL =>
+                            {
+                                match decode_cancelled(n.payload()) {
+                                    Some((uid, attempt)) => {
+                                        DispatchSignal::AttemptCancelled { uid, attempt }
+                                    }
+                                    None => continue,
+                                }
+                            }
                             Ok(AsyncMessage::Notification(n)) => {
                                 match decode_finished(n.payload()) {
                                     Some(f) => DispatchSignal::TaskFinished(f),
@@ -136,12 +156,15 @@ async fn listen(
                     }
                 });
                 let listening = client
-                    .batch_execute(&format!("LISTEN {WORK_CHANNEL}; LISTEN {FINISHED_CHANNEL}"))
+                    .batch_execute(&format!(
+                        "LISTEN {WORK_CHANNEL}; LISTEN {FINISHED_CHANNEL}; \
+                         LISTEN {CANCELLED_CHANNEL}"
+                    ))
                     .await;
                 match listening {
                     // Anything sent while no connection listened was missed.
                     Ok(()) => {
-                        if signals.send(DispatchSignal::Work).await.is_err() {
+                        if signals.send(DispatchSignal::Listening).await.is_err() {
                             driver.abort();
                             return;
                         }

@@ -38,6 +38,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_jobs.sql"),
     include_str!("migrations/005_missed_runs.sql"),
     include_str!("migrations/006_job_paused_reason.sql"),
+    include_str!("migrations/007_redrive.sql"),
+    include_str!("migrations/009_queue_stats.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
@@ -62,6 +64,11 @@ pub struct PostgresStore {
     /// transaction with `SET LOCAL`.
     lock_pool: Pool,
     quotas: Arc<std::sync::RwLock<crate::Quotas>>,
+    /// Whether the database orders task IDs byte by byte (collation `C`
+    /// or `C.UTF-8`), so that an ID prefix is one range of the primary
+    /// key; with a linguistic collation, where `-` and `_` may weigh
+    /// nothing, the prefix is matched row by row instead.
+    ids_bytewise: bool,
 }
 
 /// How many connections a node holds and how long it waits on them.
@@ -163,9 +170,40 @@ impl PostgresStore {
             queue_configs: Arc::default(),
             lock_pool,
             quotas: Arc::default(),
+            ids_bytewise: false,
         };
         store.migrate().await?;
-        Ok(store)
+        let ids_bytewise = store.ids_sort_bytewise_probe().await?;
+        Ok(PostgresStore {
+            ids_bytewise,
+            ..store
+        })
+    }
+
+    /// Sorts every character a task ID may hold under the database's
+    /// default collation and compares with byte order.
+    async fn ids_sort_bytewise_probe(&self) -> Result<bool> {
+        const BYTE_ORDER: &str = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz";
+        let client = self.pool.get().await?;
+        let sorted: String = client
+            .query_one(
+                "SELECT string_agg(c, '' ORDER BY c) FROM unnest(string_to_array($1, NULL)) c",
+                &[&BYTE_ORDER],
+            )
+            .await?
+            .get(0);
+        Ok(sorted == BYTE_ORDER
+            && client
+                .query_one("SELECT 'a-' < 'a-0' AND 'a-z' < 'a.' AND 'a_' < 'ab'", &[])
+                .await?
+                .get::<_, bool>(0))
+    }
+
+    /// Whether the database orders task IDs byte by byte, so that a list by
+    /// ID prefix reads one range of the primary key (otherwise it matches
+    /// the queue's IDs one by one).
+    pub fn ids_bytewise(&self) -> bool {
+        self.ids_bytewise
     }
 
     async fn migrate(&self) -> Result<()> {

@@ -51,6 +51,14 @@ impl DispatchStore for SqliteStore {
         Ok(())
     }
 
+    async fn dispatch_leases_lost(
+        &self,
+        attempts: Vec<(String, u32)>,
+    ) -> Result<Vec<(String, u32)>> {
+        self.read(async move |c, _| table::leases_lost(c, &attempts).await)
+            .await
+    }
+
     async fn dispatch_listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<DispatchSignal>>> {
         Ok(None)
     }

@@ -198,6 +198,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_jobs.sql"),
     include_str!("migrations/005_missed_runs.sql"),
     include_str!("migrations/006_job_paused_reason.sql"),
+    include_str!("migrations/007_redrive.sql"),
+    include_str!("migrations/009_queue_stats.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

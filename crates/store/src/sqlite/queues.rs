@@ -7,6 +7,12 @@ use crate::Result;
 use crate::tables::queues;
 
 impl SqliteStore {
+    /// SQLite compares text byte by byte: an ID prefix is always one range
+    /// of the primary key.
+    pub(super) fn ids_bytewise(&self) -> bool {
+        true
+    }
+
     pub(super) fn forget_queue_config(
         &self,
         org: &str,

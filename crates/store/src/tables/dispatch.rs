@@ -10,7 +10,7 @@ use crate::driver::{Conn, args};
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
-use futures_util::future::try_join;
+use futures_util::future::{try_join, try_join_all};
 use idem_core::backoff::{self, Next};
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::queue::{QueueConfig, RateLimits};
@@ -75,6 +75,7 @@ pub(crate) fn claimable(bucket: &Bucket, limits: &RateLimits, running: u64, want
 }
 
 /// The columns of a task's row a completion needs, whatever the backend.
+#[derive(Clone)]
 pub(crate) struct RunningRow {
     pub org: String,
     pub queue: String,
@@ -86,7 +87,11 @@ pub(crate) struct RunningRow {
     pub retry_config: idem_core::queue::RetryConfig,
     pub first_attempt_at: Option<i64>,
     pub started_at: Option<i64>,
-    pub dedup_window_s: u64,
+    /// The attempts made before the task was last redriven: its retry
+    /// budget counts only those after.
+    pub attempts_before_redrive: u32,
+    /// The queue's configuration, for how long the task is kept once it ends.
+    pub config: QueueConfig,
 }
 
 /// The new state of a task after an attempt, as column values.
@@ -105,7 +110,9 @@ impl RunningRow {
     }
 
     /// Decides what an attempt's result makes of the task (API.md §4): 2xx
-    /// succeeds; a failure of a task whose cancel was requested ends it; a
+    /// succeeds; a failure of a task whose cancel was requested ends it (a
+    /// cancel now ends a running task itself, through [`abort`]; rows
+    /// marked by an earlier version still end this way); a
     /// failure no retry can change (a target policy refusal) fails it;
     /// otherwise the backoff decides between a retry and giving up.
     pub(crate) fn outcome(&self, result: &AttemptResult, now: i64) -> NextState {
@@ -119,7 +126,8 @@ impl RunningRow {
             let first = from_micros(self.first_attempt_at.unwrap_or(now));
             match backoff::after_failure(
                 &self.retry_config,
-                self.attempt_count,
+                self.attempt_count
+                    .saturating_sub(self.attempts_before_redrive),
                 first,
                 from_micros(now),
                 result.retry_after,
@@ -136,9 +144,7 @@ impl RunningRow {
                 }
             }
         };
-        let window = i64::try_from(self.dedup_window_s)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(1_000_000);
+        let window = self.config.kept_for_us(status == Status::Failed);
         NextState {
             status,
             next_attempt_at: None,
@@ -166,6 +172,15 @@ impl RunningRow {
             task_id: self.task_id.clone(),
             uid: self.uid.clone(),
             status,
+        }
+    }
+
+    /// The result standing for an attempt aborted by a cancel: measured by
+    /// the store from the attempt's start to the cancel.
+    fn aborted(&self, now: i64) -> AttemptResult {
+        AttemptResult {
+            error: Some(ABORTED_BY_CANCEL.into()),
+            ..self.lease_expired(now)
         }
     }
 
@@ -204,6 +219,17 @@ pub(crate) const MAX_RECOVERED_PER_CLAIM: i64 = 256;
 /// Channel names of the PostgreSQL wake-ups.
 pub(crate) const WORK_CHANNEL: &str = "idem_dispatch_work";
 pub(crate) const FINISHED_CHANNEL: &str = "idem_task_finished";
+pub(crate) const CANCELLED_CHANNEL: &str = "idem_attempt_cancelled";
+
+/// `uid/attempt`: the attempt a cancel aborted, for the node running it.
+pub(crate) fn encode_cancelled(uid: &str, attempt: u32) -> String {
+    format!("{uid}/{attempt}")
+}
+
+pub(crate) fn decode_cancelled(payload: &str) -> Option<(String, u32)> {
+    let (uid, attempt) = payload.split_once('/')?;
+    Some((uid.to_string(), attempt.parse().ok()?))
+}
 
 /// `org/queue/task_id/uid/status`: names never contain `/` (API.md §3 limits
 /// them to `[A-Za-z0-9_-]`), so the payload splits unambiguously.
@@ -248,16 +274,18 @@ pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
             .map_err(|e| Error::Internal(format!("unreadable retry config: {e}")))?,
         first_attempt_at: r.opt_i64(8)?,
         started_at: r.opt_i64(9)?,
-        dedup_window_s: config.dedup_window_s,
+        attempts_before_redrive: r.i64(11)? as u32,
+        config,
     })
 }
 
 /// A task's row as a completion reads it: its lease, its retry policy and
-/// its queue's dedup window; read with [`running_row`]. Callers append the
+/// budget, and its queue's configuration (how long an ended task is kept);
+/// read with [`running_row`]. Callers append the
 /// condition.
 pub(crate) const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
      t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, \
-     q.config FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     q.config, t.attempts_before_redrive FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
      LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
 
 /// The running row of one task.
@@ -280,6 +308,41 @@ pub(crate) async fn complete<C: Conn>(
             task_uid: result.task_uid.clone(),
         }),
     }
+}
+
+/// Ends a running task `cancelled` (the caller holds its row lock): the
+/// attempt in flight is recorded as aborted and the lease is released, so
+/// whatever that attempt reports later is [`AttemptOutcome::Stale`].
+pub(crate) async fn abort<C: Conn>(c: &C, now: i64, row: &RunningRow) -> Result<TaskFinished> {
+    let cancelling = RunningRow {
+        cancel_requested: true,
+        ..row.clone()
+    };
+    apply(c, now, &cancelling, &cancelling.aborted(now)).await
+}
+
+/// Of `attempts` (task uid, lease token), those whose lease is gone. One
+/// statement per attempt, pipelined on PostgreSQL: this runs only when a
+/// node may have missed a cancel, never on the dispatch path.
+pub(crate) async fn leases_lost<C: Conn>(
+    c: &C,
+    attempts: &[(String, u32)],
+) -> Result<Vec<(String, u32)>> {
+    let held = try_join_all(attempts.iter().map(|(uid, attempt)| async move {
+        c.query_opt(
+            "SELECT 1 FROM tasks WHERE uid = $1 AND status = 'running' AND attempt_count = $2",
+            &args![uid, i64::from(*attempt)],
+            |_| Ok(()),
+        )
+        .await
+    }))
+    .await?;
+    Ok(attempts
+        .iter()
+        .zip(held)
+        .filter(|(_, held)| held.is_none())
+        .map(|(attempt, _)| attempt.clone())
+        .collect())
 }
 
 /// Records the attempt and moves the task on; the caller checked the lease
@@ -636,5 +699,13 @@ mod tests {
         assert_eq!(decode_finished(&encode_finished(&f)), Some(f));
         assert_eq!(decode_finished("a/b/c/d/nonsense"), None);
         assert_eq!(decode_finished("a/b/c/d/failed/extra"), None);
+    }
+
+    #[test]
+    fn cancelled_payload_round_trips() {
+        let payload = encode_cancelled("0190abc", 3);
+        assert_eq!(decode_cancelled(&payload), Some(("0190abc".into(), 3)));
+        assert_eq!(decode_cancelled("0190abc"), None);
+        assert_eq!(decode_cancelled("0190abc/x"), None);
     }
 }

@@ -29,6 +29,8 @@ fn jobs_queue_config() -> QueueConfig {
             max_concurrent_dispatches: MAX_CONCURRENCY,
         },
         dedup_window_s: RUN_RETENTION_S,
+        // A job's failed runs are seen through the job, not redriven.
+        failed_retention_s: RUN_RETENTION_S,
         ..QueueConfig::default()
     }
 }

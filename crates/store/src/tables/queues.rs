@@ -1,4 +1,5 @@
-//! Queues: their configuration and state. A queue's tasks go with it.
+//! Queues: their configuration and state. A queue's tasks go with it, and
+//! so do its statistics.
 
 use super::idempotency::Keyed;
 use super::{after, limit, not_found, tasks, within_quota};
@@ -146,6 +147,15 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
         &args![org, name],
     )
     .await?;
+    // The counts are zero now; a queue made again under the name starts
+    // from no rows.
+    for table in ["task_counts", "task_dispatches"] {
+        c.execute(
+            &format!("DELETE FROM {table} WHERE org = $1 AND queue = $2"),
+            &args![org, name],
+        )
+        .await?;
+    }
     Ok(())
 }
 

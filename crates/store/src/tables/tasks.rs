@@ -1,7 +1,9 @@
-//! Tasks: creating one under the rules of its ID, reading, cancelling,
-//! and sweeping the tombstones whose dedup window has passed.
+//! Tasks: creating one under the rules of its ID, reading, listing by
+//! filters, cancelling, redriving ended ones, and sweeping the tombstones
+//! whose time has passed.
 
-use super::{after, limit, not_found, queues};
+use super::idempotency::Keyed;
+use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
 use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, target_columns, to_json};
@@ -107,6 +109,18 @@ pub(crate) fn check_runnable(task: &Task, now: i64) -> Result<()> {
     }
 }
 
+/// Redrive applies to tasks that ended without succeeding.
+pub(crate) fn check_redrivable(task: &Task, now: i64) -> Result<()> {
+    match task.status {
+        Status::Failed | Status::Cancelled => Ok(()),
+        _ => Err(Error::FailedPrecondition(format!(
+            "task '{}' is {}; only a failed or cancelled task can be redriven",
+            task.task_id,
+            task.state(from_micros(now)).as_str()
+        ))),
+    }
+}
+
 /// The SQL condition, over `tasks`, for the API state `state`; `$n` is the
 /// placeholder holding now.
 fn state_condition(state: TaskState, now_param: &str) -> String {
@@ -132,14 +146,18 @@ const SQL_INSERT_TASK: &str = "INSERT INTO tasks (org, queue, task_id, uid, stat
      VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
      ON CONFLICT (org, queue, task_id) DO NOTHING";
 
-/// Cancels a pending task; marks a running one so no retry follows; leaves
-/// a finished one as it is. SET expressions all read the row as it was.
-const SQL_CANCEL_TASK: &str = "UPDATE tasks SET \
-     status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END, \
-     finished_at = CASE WHEN status = 'pending' THEN $1 ELSE finished_at END, \
-     dedup_expires_at = CASE WHEN status = 'pending' THEN $1 + CAST($2 AS BIGINT) ELSE dedup_expires_at END, \
-     cancel_requested = CASE WHEN status = 'running' THEN 1 ELSE cancel_requested END \
-     WHERE uid = $3";
+/// Cancels a pending task; a running or finished one is left to the
+/// caller.
+const SQL_CANCEL_PENDING: &str = "UPDATE tasks SET status = 'cancelled', finished_at = $1, \
+     dedup_expires_at = $1 + CAST($2 AS BIGINT) WHERE uid = $3 AND status = 'pending'";
+
+/// What redrive sets, for the rows the caller's `WHERE` names (`$1` is now):
+/// due now, no longer ended nor leased, and a retry budget (attempt count
+/// and retry duration) that starts afresh. The ID, `created_at` (the run
+/// key's input), schedule time and attempts stay.
+const SQL_REDRIVE: &str = "UPDATE tasks SET status = 'pending', next_attempt_at = $1, \
+     finished_at = NULL, dedup_expires_at = NULL, lease_expires_at = NULL, \
+     cancel_requested = 0, first_attempt_at = NULL, attempts_before_redrive = attempt_count";
 
 const SQL_RUN_NOW: &str =
     "UPDATE tasks SET next_attempt_at = $1 WHERE uid = $2 AND status = 'pending'";
@@ -157,9 +175,10 @@ const SQL_EXPIRED_TOMBSTONES: &str = "SELECT uid FROM tasks \
      AND n.schedule_time <= $1)) \
      ORDER BY dedup_expires_at LIMIT $2";
 
-/// Tasks per organization, queue and state.
-const SQL_TASK_COUNTS: &str =
-    "SELECT org, queue, status, COUNT(*) FROM tasks GROUP BY org, queue, status";
+/// Tasks per organization, queue and state, from the counts the triggers
+/// of migration 009 keep (summed over their shards), not from the tasks.
+const SQL_TASK_COUNTS: &str = "SELECT org, queue, status, CAST(sum(n) AS BIGINT) \
+     FROM task_counts GROUP BY org, queue, status HAVING sum(n) <> 0";
 
 fn task_count(r: &impl Row) -> Result<TaskCount> {
     let status = r.text(2)?;
@@ -171,20 +190,51 @@ fn task_count(r: &impl Row) -> Result<TaskCount> {
     })
 }
 
-/// Lists a queue's tasks by ID. Parameters: org, queue, after, now, limit;
-/// now is referenced even without a state filter so both backends see the
-/// same parameter count and type.
-fn task_list_sql(state: Option<TaskState>) -> String {
-    let filter = state
-        .map(|s| format!(" AND ({})", state_condition(s, "$4")))
-        .unwrap_or_default();
-    format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2 AND task_id > $3 \
-         AND CAST($4 AS BIGINT) IS NOT NULL{filter} \
-         ORDER BY task_id LIMIT $5"
-    )
+/// A statement built clause by clause, numbering its parameters in order
+/// of first use (as SQLite reads them).
+struct Query<'a> {
+    text: String,
+    params: Vec<Value<'a>>,
 }
 
+impl<'a> Query<'a> {
+    /// Appends `clause`, with `{}` standing for the parameter `v`.
+    fn push(&mut self, clause: &str, v: impl Into<Value<'a>>) -> &mut Self {
+        self.params.push(v.into());
+        self.text
+            .push_str(&clause.replace("{}", &format!("${}", self.params.len())));
+        self
+    }
+}
+
+/// The least string greater than every string that starts with `prefix`,
+/// in byte order: its last character moved up by one. Task IDs are ASCII,
+/// so the result is too.
+fn prefix_end(prefix: &str) -> String {
+    let mut end = prefix.to_string();
+    if let Some(last) = end.pop() {
+        end.push(char::from_u32(last as u32 + 1).unwrap_or(char::MAX));
+    }
+    end
+}
+
+/// Where a list by creation time continues: `<created_at µs>:<task ID>`.
+fn created_key(t: &Task) -> String {
+    format!("{}:{}", to_micros(t.created_at), t.task_id)
+}
+
+fn parse_created_key(key: &str) -> Result<(i64, &str)> {
+    key.split_once(':')
+        .and_then(|(at, id)| Some((at.parse().ok()?, id)))
+        .ok_or_else(|| {
+            let mut errors = FieldErrors::new();
+            errors.push(
+                "page_token",
+                "is not a token this server issued for this list",
+            );
+            Error::Invalid(errors)
+        })
+}
 /// The parameters of [`SQL_INSERT_TASK`] ($1–$11); PostgreSQL's one-row
 /// fast statements number theirs the same.
 pub(crate) fn insert_args<'a>(p: &'a TaskCreate, ins: &'a TaskInsert, now: i64) -> [Value<'a>; 11] {
@@ -301,23 +351,80 @@ pub(crate) async fn delete<C: Conn>(c: &C, uid: &str) -> Result<()> {
     Ok(())
 }
 
+/// One page of a queue's tasks. Each filter narrows an index range: the
+/// state by `tasks_by_state`, the ID prefix by the primary key (when the
+/// store orders IDs `bytewise`), creation times by `tasks_by_created` (the
+/// list then goes by creation time, so that its pages are that index in
+/// order).
 pub(crate) async fn list<C: Conn>(
     c: &C,
     org: &str,
     queue: &str,
     filter: TaskFilter,
+    bytewise: bool,
     page: &PageRequest,
     now: i64,
 ) -> Result<Page<Task>> {
     queues::get(c, org, queue, "").await?;
-    let items = c
-        .query(
-            &task_list_sql(filter.state),
-            &args![org, queue, after(page), now, limit(page)],
-            |r| rows::task(r),
-        )
-        .await?;
-    Ok(Page::from_rows(items, page.limit, |t| t.task_id.clone()))
+    let by_created = filter.by_created();
+    let prefix_end = filter.id_prefix.as_deref().map(prefix_end);
+    let mut q = Query {
+        text: format!("SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2"),
+        params: args![org, queue].to_vec(),
+    };
+    if let Some(state) = filter.state {
+        // Only the pending states depend on the clock.
+        let condition = state_condition(state, "{}");
+        if condition.contains("{}") {
+            q.push(&format!(" AND ({condition})"), now);
+        } else {
+            q.text.push_str(&format!(" AND ({condition})"));
+        }
+    }
+    match (&filter.id_prefix, &prefix_end) {
+        (Some(prefix), Some(end)) if bytewise => {
+            q.push(" AND task_id >= {}", prefix)
+                .push(" AND task_id < {}", end);
+        }
+        // Under a linguistic collation (PostgreSQL's only: SQLite is
+        // bytewise) the IDs with the prefix need not be one range: each is
+        // matched, in order, until the page is full.
+        (Some(prefix), _) => {
+            q.push(" AND starts_with(task_id, {})", prefix);
+        }
+        _ => {}
+    }
+    let after_key = page.after.as_deref().filter(|k| !k.is_empty());
+    if let Some(t) = filter.created_before {
+        q.push(" AND created_at < {}", to_micros(t));
+    }
+    if by_created {
+        // A later page starts after the previous one's last row, which was
+        // past `created_after` already; the row value alone makes the index
+        // range start there (SQLite would not combine it with a bound).
+        match after_key {
+            Some(key) => {
+                let (at, id) = parse_created_key(key)?;
+                q.push(" AND (created_at, task_id) > ({}", at)
+                    .push(", {})", id);
+            }
+            None => {
+                if let Some(t) = filter.created_after {
+                    q.push(" AND created_at >= {}", to_micros(t));
+                }
+            }
+        }
+        q.push(" ORDER BY created_at, task_id LIMIT {}", limit(page));
+    } else {
+        q.push(" AND task_id > {}", after_key.unwrap_or_default())
+            .push(" ORDER BY task_id LIMIT {}", limit(page));
+    }
+    let items = c.query(&q.text, &q.params, |r| rows::task(r)).await?;
+    Ok(if by_created {
+        Page::from_rows(items, page.limit, created_key)
+    } else {
+        Page::from_rows(items, page.limit, |t| t.task_id.clone())
+    })
 }
 
 pub(crate) async fn attempts<C: Conn>(
@@ -348,6 +455,13 @@ pub(crate) async fn attempts<C: Conn>(
     }))
 }
 
+/// Cancels a task that has not finished. A running task ends `cancelled`
+/// at once, in this transaction: its attempt in flight is recorded as
+/// aborted ([`dispatch::ABORTED_BY_CANCEL`]) and loses its lease, so its
+/// late result is stale and an expiring lease finds nothing to recover.
+/// The node running the attempt learns of it from the caller (same node)
+/// or, on PostgreSQL, from the NOTIFY sent here, delivered only if this
+/// transaction commits.
 pub(crate) async fn cancel<C: Conn>(
     c: &C,
     org: &str,
@@ -356,9 +470,35 @@ pub(crate) async fn cancel<C: Conn>(
     now: i64,
 ) -> Result<Task> {
     let task = require(c, org, queue, task_id, "FOR UPDATE").await?;
-    let window = queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
-    c.execute(SQL_CANCEL_TASK, &args![now, window, &task.uid])
-        .await?;
+    match task.status {
+        Status::Pending => {
+            let window =
+                queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
+            c.execute(SQL_CANCEL_PENDING, &args![now, window, &task.uid])
+                .await?;
+        }
+        Status::Running => {
+            // Read under the row lock `require` took: the lease is ours to end.
+            if let Some(row) = dispatch::running(c, &task.uid).await? {
+                let finished = dispatch::abort(c, now, &row).await?;
+                if C::DIALECT == Dialect::Postgres {
+                    let cancelled = dispatch::encode_cancelled(&row.uid, row.attempt_count);
+                    let finished = dispatch::encode_finished(&finished);
+                    c.execute(
+                        "SELECT pg_notify($1, $2), pg_notify($3, $4)",
+                        &args![
+                            dispatch::CANCELLED_CHANNEL,
+                            &cancelled,
+                            dispatch::FINISHED_CHANNEL,
+                            &finished,
+                        ],
+                    )
+                    .await?;
+                }
+            }
+        }
+        Status::Succeeded | Status::Failed | Status::Cancelled => {}
+    }
     require(c, org, queue, task_id, "").await
 }
 
@@ -375,6 +515,63 @@ pub(crate) async fn run_now<C: Conn>(
     require(c, org, queue, task_id, "").await
 }
 
+pub(crate) async fn redrive<C: Conn>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    task_id: &str,
+    now: i64,
+) -> Result<Task> {
+    let task = require(c, org, queue, task_id, "FOR UPDATE").await?;
+    check_redrivable(&task, now)?;
+    c.execute(
+        &format!("{SQL_REDRIVE} WHERE uid = $2"),
+        &args![now, &task.uid],
+    )
+    .await?;
+    require(c, org, queue, task_id, "").await
+}
+
+/// Redrives up to [`MAX_REDRIVE_BATCH`](crate::MAX_REDRIVE_BATCH) of the
+/// queue's tasks in `filter`'s state and time range, in ID order; the
+/// record of a keyed redrive keeps the answer's body.
+pub(crate) async fn redrive_many<C: Conn>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    filter: RedriveFilter,
+    now: i64,
+    keyed: &mut Keyed,
+) -> Result<Redriven> {
+    // Under a share lock, so that the queue cannot go while its tasks do.
+    queues::get(c, org, queue, "FOR SHARE").await?;
+    let after = filter.finished_after.map_or(i64::MIN, to_micros);
+    let before = filter.finished_before.map_or(i64::MAX, to_micros);
+    let batch = i64::from(crate::MAX_REDRIVE_BATCH);
+    let status = filter.status.as_str();
+    let matching = "FROM tasks WHERE org = $2 AND queue = $3 AND status = $4 \
+         AND finished_at >= $5 AND finished_at < $6";
+    let sql = format!(
+        "{SQL_REDRIVE} WHERE uid IN (SELECT uid {matching} ORDER BY task_id LIMIT $7 {})",
+        c.lock("FOR UPDATE")
+    );
+    let count = c
+        .execute(&sql, &args![now, org, queue, status, after, before, batch])
+        .await?;
+    // The redriven rows are pending now: whatever still matches was left.
+    let more = count == batch as u64
+        && c.query_opt(
+            "SELECT 1 FROM tasks WHERE org = $1 AND queue = $2 AND status = $3 \
+             AND finished_at >= $4 AND finished_at < $5 LIMIT 1",
+            &args![org, queue, status, after, before],
+            |_| Ok(()),
+        )
+        .await?
+        .is_some();
+    keyed.set_body(|| format!("{{\"redriven\":{count},\"more\":{more}}}"));
+    Ok(Redriven { count, more })
+}
+
 pub(crate) async fn sweep_tombstones<C: Conn>(c: &C, limit: u32, now: i64) -> Result<u64> {
     let sql = format!(
         "{SQL_EXPIRED_TOMBSTONES} {}",
@@ -386,8 +583,23 @@ pub(crate) async fn sweep_tombstones<C: Conn>(c: &C, limit: u32, now: i64) -> Re
     for uid in &uids {
         delete(c, uid).await?;
     }
+    if C::DIALECT == Dialect::Postgres {
+        c.execute(SQL_FOLD_TASK_COUNTS, &[]).await?;
+    }
     Ok(uids.len() as u64)
 }
+
+/// Folds connections' own rows of `task_counts` (PostgreSQL, migration 009)
+/// into shard 0, at most a bounded batch per sweep; rows a transaction
+/// holds are left for the next. Folders write shard 0 in key order, so two
+/// of them wait for each other at worst.
+const SQL_FOLD_TASK_COUNTS: &str = "WITH moved AS (DELETE FROM task_counts \
+     WHERE (org, queue, status, shard) IN (SELECT org, queue, status, shard FROM task_counts \
+     WHERE shard <> 0 LIMIT 10000 FOR UPDATE SKIP LOCKED) RETURNING org, queue, status, n) \
+     INSERT INTO task_counts AS c (org, queue, status, shard, n) \
+     SELECT org, queue, status, 0, sum(n) FROM moved GROUP BY org, queue, status \
+     ORDER BY org, queue, status \
+     ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n";
 
 pub(crate) async fn counts_by_state<C: Conn>(c: &C) -> Result<Vec<TaskCount>> {
     c.query(SQL_TASK_COUNTS, &[], |r| task_count(r)).await

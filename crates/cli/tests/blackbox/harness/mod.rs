@@ -351,9 +351,15 @@ pub struct TwoNodes {
 
 impl TwoNodes {
     pub async fn start() -> TwoNodes {
+        TwoNodes::start_with(&[]).await
+    }
+
+    /// Both nodes started with `extra` flags as well.
+    pub async fn start_with(extra: &[&str]) -> TwoNodes {
         let backing = Backing::new(Backend::Postgres).await;
         let key = fresh_key();
-        let args = backing.serve_args(&key);
+        let mut args = backing.serve_args(&key);
+        args.extend(extra.iter().map(|a| a.to_string()));
         let nodes = [
             Process::spawn(&args, &[]).await,
             Process::spawn(&args, &[]).await,
@@ -363,6 +369,14 @@ impl TwoNodes {
             _nodes: nodes,
             apis,
             _backing: backing,
+        }
+    }
+
+    /// The URL of the nodes' database.
+    pub fn database_url(&self) -> &str {
+        match &self._backing {
+            Backing::Postgres(db) => &db.url,
+            Backing::Sqlite(_) => unreachable!("two nodes run on PostgreSQL"),
         }
     }
 }

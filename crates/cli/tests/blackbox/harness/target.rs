@@ -7,7 +7,8 @@
 //! `/hold-then-fail` (500 after 700 ms); `/throttle/{secs}` (429 with
 //! `Retry-After: secs` once per task, then 200); `/block-first` (never answers a task's first request, 200 after).
 //! [`Target::reset_url`] is a separate listener that closes every
-//! connection without answering.
+//! connection without answering; [`Target::hang_url`] one that never
+//! answers and records when the sender closes each connection.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -59,11 +60,21 @@ struct Shared {
     max_in_flight: AtomicUsize,
 }
 
+/// A request the hanging listener holds, and when the sender closed its
+/// connection.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub task_id: String,
+    pub closed: Option<Instant>,
+}
+
 /// A target server on 127.0.0.1, alive as long as the handle.
 pub struct Target {
     pub base: String,
     shared: Arc<Shared>,
     reset_base: String,
+    hang_base: String,
+    held: Arc<Mutex<Vec<Held>>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -96,11 +107,72 @@ impl Target {
                 drop(stream);
             }
         });
+        let hanger = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let hang_base = format!("http://{}", hanger.local_addr().unwrap());
+        let held = Arc::new(Mutex::new(Vec::new()));
+        let hang = tokio::spawn(hang(hanger, held.clone()));
         Target {
             base,
             shared,
             reset_base,
-            tasks: vec![server, reset],
+            hang_base,
+            held,
+            tasks: vec![server, reset, hang],
+        }
+    }
+
+    /// A URL that reads each request and never answers.
+    pub fn hang_url(&self) -> String {
+        format!("{}/hang", self.hang_base)
+    }
+
+    /// The requests of `task_id` the hanging listener received.
+    pub fn held(&self, task_id: &str) -> Vec<Held> {
+        self.held
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|h| h.task_id == task_id)
+            .cloned()
+            .collect()
+    }
+
+    /// Waits until the hanging listener holds `n` open connections.
+    pub async fn wait_open(&self, n: usize, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let open = self
+                .held
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|h| h.closed.is_none())
+                .count();
+            if open >= n {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{open} connections held within {within:?}, expected {n}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Waits until the sender closed the connection of `task_id`'s latest
+    /// held request; answers when it was closed.
+    pub async fn wait_closed(&self, task_id: &str, within: Duration) -> Instant {
+        let deadline = Instant::now() + within;
+        loop {
+            let latest = self.held(task_id).pop();
+            if let Some(closed) = latest.as_ref().and_then(|h| h.closed) {
+                return closed;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the connection of {task_id} is still open after {within:?}: {latest:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -156,6 +228,49 @@ impl Target {
             missed,
         )
         .await
+    }
+}
+
+/// Accepts connections, reads each request's head and never answers; a
+/// read that ends (EOF or reset) is the sender closing the connection.
+async fn hang(listener: tokio::net::TcpListener, held: Arc<Mutex<Vec<Held>>>) {
+    while let Ok((mut stream, _)) = listener.accept().await {
+        let held = held.clone();
+        tokio::spawn(async move {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 4096];
+            let index = loop {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+                if head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let text = String::from_utf8_lossy(&head).to_string();
+                    let task_id = text
+                        .lines()
+                        .find_map(|l| {
+                            let (name, value) = l.split_once(':')?;
+                            name.eq_ignore_ascii_case("idem-task-id")
+                                .then(|| value.trim().to_string())
+                        })
+                        .unwrap_or_default();
+                    let mut held = held.lock().unwrap();
+                    held.push(Held {
+                        task_id,
+                        closed: None,
+                    });
+                    break held.len() - 1;
+                }
+            };
+            // The body, if any, then nothing until the sender goes.
+            loop {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            held.lock().unwrap()[index].closed = Some(Instant::now());
+        });
     }
 }
 
