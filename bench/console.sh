@@ -12,12 +12,15 @@ addr=$(start_server --data-dir "$work/sqlite")
 printf 'seed      '
 "$bin/idem-bench" creates --addr "$addr" --key "$key" --total 100000 --concurrency 16 \
   --duplicate-every 1000000 --prefix t
-session=$(curl -s -D - -o /dev/null -X POST "http://$addr/ui/login" --data-urlencode "key=$key" \
+# The login form's token comes with its cookie, as a browser gets them.
+login=$(curl -sf -c "$work/jar" "http://$addr/ui/login" | sed -n 's/.*name="login" value="\([^"]*\)".*/\1/p')
+session=$(curl -s -D - -o /dev/null -b "$work/jar" -X POST "http://$addr/ui/login" \
+  --data-urlencode "key=$key" --data-urlencode "login=$login" \
   | sed -n 's/^set-cookie: \(idem_console=[^;]*\).*/\1/ip')
 token=$(curl -sf "http://$addr/v1/queues/bench/tasks?limit=50" -H "Authorization: Bearer $key" \
   | sed -n 's/.*"next_page_token":"\([^"]*\)".*/\1/p')
 for path in "/ui/queues/bench" "/ui/queues/bench?state=scheduled" \
-  "/ui/queues/bench?page_token=$token" "/ui/queues/bench?id_prefix=t-9999"; do
+  "/ui/queues/bench?page_token=$token" "/ui/queues/bench?id_prefix=t-9999" "/ui/queues"; do
   printf '%-48s ' "$path" | cut -c1-49 | tr -d '\n'
   "$bin/idem-bench" get --addr "$addr" --path "$path" --cookie "$session" --total 2000 --concurrency 4
 done
