@@ -84,6 +84,9 @@ enum Command {
         total: u64,
         #[arg(long, default_value_t = 16)]
         concurrency: u64,
+        /// A `Cookie` header to send (a console session).
+        #[arg(long)]
+        cookie: Option<String>,
     },
 }
 
@@ -106,10 +109,12 @@ impl Conn {
         })
     }
 
-    async fn get(&mut self, path: &str) -> anyhow::Result<u16> {
-        let req = Request::get(path)
-            .header("host", &self.host)
-            .body(Full::new(Bytes::new()))?;
+    async fn get(&mut self, path: &str, cookie: Option<&str>) -> anyhow::Result<u16> {
+        let mut req = Request::get(path).header("host", &self.host);
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        let req = req.body(Full::new(Bytes::new()))?;
         self.sender.ready().await?;
         let resp = self.sender.send_request(req).await?;
         let status = resp.status().as_u16();
@@ -267,18 +272,24 @@ async fn creates(
     Ok(())
 }
 
-async fn get(addr: String, path: String, total: u64, concurrency: u64) -> anyhow::Result<()> {
+async fn get(
+    addr: String,
+    path: String,
+    total: u64,
+    concurrency: u64,
+    cookie: Option<String>,
+) -> anyhow::Result<()> {
     let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..concurrency {
-        let (addr, path, next) = (addr.clone(), path.clone(), next.clone());
+        let (addr, path, next, cookie) = (addr.clone(), path.clone(), next.clone(), cookie.clone());
         workers.push(tokio::spawn(async move {
             let mut conn = Conn::open(&addr).await?;
             let mut latencies = Vec::new();
             while next.fetch_add(1, Ordering::Relaxed) < total {
                 let t0 = Instant::now();
-                let status = conn.get(&path).await?;
+                let status = conn.get(&path, cookie.as_deref()).await?;
                 latencies.push(t0.elapsed());
                 if status != 200 {
                     bail!("GET {path}: HTTP {status}");
@@ -443,6 +454,7 @@ fn main() -> anyhow::Result<()> {
             path,
             total,
             concurrency,
-        } => rt.block_on(get(addr, path, total, concurrency)),
+            cookie,
+        } => rt.block_on(get(addr, path, total, concurrency, cookie)),
     }
 }

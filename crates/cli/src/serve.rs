@@ -137,6 +137,14 @@ pub struct ServeArgs {
     request_timeout: Duration,
     #[command(flatten)]
     database: DatabaseTimeoutArgs,
+    /// Mark the console's session cookie `Secure` even when the TLS proxy
+    /// in front sends no `X-Forwarded-Proto: https` (with it, the cookie is
+    /// `Secure` anyway).
+    #[arg(long, env = "IDEM_CONSOLE_SECURE_COOKIE")]
+    console_secure_cookie: bool,
+    /// How long a console session lasts without a request.
+    #[arg(long, env = "IDEM_CONSOLE_SESSION_IDLE", default_value = "8h", value_parser = parse_duration)]
+    console_session_idle: Duration,
 }
 
 /// What a client's connection may hold, for `serve` and `proxy`.
@@ -400,6 +408,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             dispatch_max_in_flight_per_org: args.tenant_limits.max_in_flight_per_org,
             connections: args.connections.limits(),
             request_timeout: args.request_timeout,
+            console: idem_server::ui::ConsoleOptions {
+                secure_cookie: args.console_secure_cookie,
+                session_idle: args.console_session_idle,
+            },
             metrics: idem_server::telemetry::MetricsOptions {
                 labels: args.metrics_labels.into(),
                 token: metrics_token,

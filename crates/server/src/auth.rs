@@ -48,7 +48,7 @@ impl AuthCache {
     }
 
     /// Resolves a bearer key, recording its use at most once a minute.
-    async fn authenticate(&self, app: &Arc<App>, key: &str) -> ApiResult<Caller> {
+    pub(crate) async fn authenticate(&self, app: &Arc<App>, key: &str) -> ApiResult<Caller> {
         let hash = hash_api_key(key);
         let now = Instant::now();
         let cached = {

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod scheduler;
 pub mod sweeper;
 pub mod telemetry;
+pub mod ui;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -65,6 +66,8 @@ pub struct Options {
     /// Who may scrape `/metrics`, which tenant names it shows, how often
     /// it counts the tasks.
     pub metrics: telemetry::MetricsOptions,
+    /// The console at `/ui`: its session cookie and lifetime.
+    pub console: ui::ConsoleOptions,
 }
 
 impl Default for Options {
@@ -89,6 +92,7 @@ impl Default for Options {
             connections: idem_edge::Limits::default(),
             request_timeout: Duration::from_secs(60),
             metrics: Default::default(),
+            console: Default::default(),
         }
     }
 }
@@ -129,8 +133,11 @@ pub fn router(app: Arc<App>) -> Router {
     // The context is outermost so that every answer carries the request ID,
     // the preflights CORS answers on its own included; it bounds the time of
     // the rest, so that the timeout's problem document carries it too.
-    api::router(app)
-        .layer(DefaultBodyLimit::max(limit))
+    // The console calls the API router in process, with the body limit it
+    // has for everyone else.
+    let api = api::router(app.clone()).layer(DefaultBodyLimit::max(limit));
+    api.clone()
+        .merge(ui::router(app, api))
         .layer(cors)
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {

@@ -1,0 +1,630 @@
+//! The console at `/ui`, in a real browser: Debian's Chromium, headless,
+//! driven through chromedriver (started here on a free port) by WebDriver.
+//!
+//! Each test saves a screenshot of every page it visits to
+//! `$CARGO_TARGET_DIR/ui-screenshots/` (or `target/ui-screenshots/`).
+
+use crate::harness::target::{Target, wait_state};
+use crate::harness::{Backend, Server, unique};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::process::{Child, Command};
+
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// A chromedriver process and a headless Chromium session through it; both
+/// end when dropped (the driver is killed, which ends its browser).
+struct Browser {
+    client: Client,
+    _driver: Child,
+    shots: PathBuf,
+    prefix: String,
+}
+
+fn tool(env: &str, default: &str) -> String {
+    std::env::var(env).unwrap_or_else(|_| default.to_string())
+}
+
+impl Browser {
+    async fn start(prefix: &str) -> Browser {
+        let driver_path = tool("IDEM_TEST_CHROMEDRIVER", CHROMEDRIVER);
+        let chromium = tool("IDEM_TEST_CHROMIUM", CHROMIUM);
+        for (what, path) in [("chromedriver", &driver_path), ("chromium", &chromium)] {
+            assert!(
+                std::path::Path::new(path).exists(),
+                "{what} not found at {path}: the console's browser tests need Debian's \
+                 chromium and chromium-driver (apt-get install -y chromium chromium-driver, \
+                 as .ci/run does), or IDEM_TEST_CHROMEDRIVER / IDEM_TEST_CHROMIUM naming them"
+            );
+        }
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            l.local_addr().unwrap().port()
+        };
+        let driver = Command::new(&driver_path)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {driver_path}: {e}"));
+        let url = format!("http://127.0.0.1:{port}");
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": chromium,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=1280,900",
+                         "--hide-scrollbars"],
+            }),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let client = loop {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(c) => break c,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("chromedriver at {url} gave no session: {e}"),
+            }
+        };
+        let target = std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+        let shots = target.join("ui-screenshots");
+        std::fs::create_dir_all(&shots).expect("the screenshot directory");
+        Browser {
+            client,
+            _driver: driver,
+            shots,
+            prefix: prefix.to_string(),
+        }
+    }
+
+    async fn goto(&self, url: &str) {
+        self.client.goto(url).await.expect("navigate");
+    }
+
+    async fn path(&self) -> String {
+        self.client
+            .current_url()
+            .await
+            .expect("url")
+            .path()
+            .to_string()
+    }
+
+    async fn shot(&self, name: &str) {
+        let png = self.client.screenshot().await.expect("screenshot");
+        let file = self.shots.join(format!("{}-{name}.png", self.prefix));
+        std::fs::write(&file, png).expect("write the screenshot");
+    }
+
+    async fn find(&self, css: &str) -> fantoccini::elements::Element {
+        match self.client.find(Locator::Css(css)).await {
+            Ok(e) => e,
+            Err(e) => {
+                let page = self.client.source().await.unwrap_or_default();
+                panic!("no {css} on {}: {e}\n{page}", self.path().await)
+            }
+        }
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.find(css).await.text().await.expect("text")
+    }
+
+    async fn click(&self, css: &str) {
+        self.find(css).await.click().await.expect("click");
+    }
+
+    /// Clicks `css` and waits for the page it leads to.
+    async fn click_to(&self, css: &str, path: &str) {
+        self.click(css).await;
+        self.wait_path(path).await;
+    }
+
+    async fn wait_path(&self, path: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = self.path().await;
+            if now == path {
+                return;
+            }
+            assert!(Instant::now() < deadline, "on {now}, expected {path}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits for an element that the next page has and this one lacks.
+    async fn appears(&self, css: &str) {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css} did not appear: {e}"));
+    }
+
+    async fn count(&self, css: &str) -> usize {
+        self.client
+            .find_all(Locator::Css(css))
+            .await
+            .expect("find")
+            .len()
+    }
+
+    async fn login(&self, base: &str, key: &str) {
+        self.goto(&format!("{base}/ui")).await;
+        assert_eq!(
+            self.path().await,
+            "/ui/login",
+            "without a session, /ui asks to log in"
+        );
+        self.client
+            .find(Locator::Css("#key"))
+            .await
+            .expect("the key field")
+            .send_keys(key)
+            .await
+            .expect("type the key");
+        self.click_to("section.login button[type=submit]", "/ui/queues")
+            .await;
+    }
+
+    /// Reloads until `css`'s text holds `want`.
+    async fn reload_until(&self, css: &str, want: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let text = self.text(css).await;
+            if text.contains(want) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{css} reads {text:?} after {within:?}, expected {want:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            self.client.refresh().await.expect("reload");
+        }
+    }
+
+    async fn close(self) {
+        self.client.close().await.expect("end the browser session");
+    }
+}
+
+fn backend_name(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgres",
+    }
+}
+
+/// A queue whose tasks get one attempt, and in it one failed task whose
+/// target fails its first request only (so a redrive succeeds), plus some
+/// succeeded ones and a cron job, so that every page has something to show.
+async fn failed_task(server: &Server, target: &Target, queue: &str, task_id: &str) {
+    server
+        .create_queue_with(json!({"name": queue, "retry_config": {"max_attempts": 1}}))
+        .await;
+    for i in 0..3 {
+        server
+            .create_task(
+                queue,
+                json!({"task_id": format!("ok-{i}"), "target": {"url": target.url("/ok")}}),
+            )
+            .await;
+    }
+    server
+        .create_task(
+            queue,
+            json!({"task_id": task_id, "target": {"url": target.url("/fail/1/503")}}),
+        )
+        .await;
+    wait_state(server, queue, task_id, "failed", Duration::from_secs(15)).await;
+    crate::harness::jobs::create_job(
+        server,
+        json!({"name": "nightly-report", "schedule": "30 2 * * *",
+               "time_zone": "Europe/Berlin", "target": {"url": target.url("/ok")}}),
+    )
+    .await;
+}
+
+/// An operator logs in with a key, finds the failed task, reads its error,
+/// redrives it and sees it succeed; then looks at every other page and logs
+/// out.
+async fn an_operator_finds_a_failed_task_and_redrives_it(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    let queue = "payments";
+    failed_task(&server, &target, queue, "charge-42").await;
+    let base = server.base().to_string();
+    let b = Browser::start(backend_name(backend)).await;
+
+    b.goto(&format!("{base}/ui")).await;
+    b.shot("login").await;
+    b.login(&base, &server.admin_key).await;
+    b.shot("queues").await;
+
+    b.click_to(
+        &format!("a.queue-link[href='/ui/queues/{queue}']"),
+        &format!("/ui/queues/{queue}"),
+    )
+    .await;
+    b.click("nav.tabs a[href$='state=failed']").await;
+    b.appears("nav.tabs a[aria-current][href$='state=failed']")
+        .await;
+    let rows = b.count("a.task-link").await;
+    assert_eq!(rows, 1, "the failed tab lists the one failed task");
+    assert_eq!(b.text("a.task-link").await, "charge-42");
+    b.shot("queue").await;
+
+    // Search: the ID prefix and the creation range go to the API's filters.
+    b.goto(&format!("{base}/ui/queues/{queue}")).await;
+    assert_eq!(b.count("a.task-link").await, 4, "all of the queue's tasks");
+    b.find("form.search input[name=id_prefix]")
+        .await
+        .send_keys("charge-")
+        .await
+        .expect("type a prefix");
+    b.click("form.search button[type=submit]").await;
+    b.appears("form.search input[name=id_prefix][value='charge-']")
+        .await;
+    assert_eq!(
+        b.count("a.task-link").await,
+        1,
+        "only charge-42 has that prefix"
+    );
+    b.goto(&format!(
+        "{base}/ui/queues/{queue}?created_after=2099-01-01T00:00"
+    ))
+    .await;
+    assert_eq!(
+        b.count("a.task-link").await,
+        0,
+        "none was created after 2099"
+    );
+    assert_eq!(b.text("p.empty").await, "No tasks match.");
+    b.goto(&format!("{base}/ui/queues/{queue}?state=failed"))
+        .await;
+
+    b.click_to(
+        "a.task-link",
+        &format!("/ui/queues/{queue}/tasks/charge-42"),
+    )
+    .await;
+    assert_eq!(b.text(".title .state").await, "failed");
+    assert_eq!(b.text("table.attempts tbody td:nth-child(3)").await, "503");
+    let error = b.text("table.attempts td.error").await;
+    assert!(
+        error.contains("503"),
+        "the attempt's error is shown: {error:?}"
+    );
+    assert!(b.text(".last-error").await.contains(&error));
+    b.shot("task-failed").await;
+
+    b.click("button[data-action=redrive]").await;
+    b.appears(".flash").await;
+    let flash = b.text(".flash").await;
+    assert!(
+        flash.contains("redriven"),
+        "the redrive is confirmed: {flash:?}"
+    );
+    b.reload_until(".title .state", "succeeded", Duration::from_secs(15))
+        .await;
+    assert_eq!(b.count("table.attempts tbody tr").await, 2);
+    assert_eq!(
+        b.text("table.attempts tbody tr:nth-child(2) td:nth-child(3)")
+            .await,
+        "200"
+    );
+    b.shot("task-redriven").await;
+    assert_eq!(target.received_for("charge-42").len(), 2);
+    assert_eq!(
+        server.get_task(queue, "charge-42").await["state"],
+        "succeeded"
+    );
+
+    // Another failed task, redriven with the queue's others in one action.
+    server
+        .create_task(
+            queue,
+            json!({"task_id": "charge-43", "target": {"url": target.url("/fail/1/503")}}),
+        )
+        .await;
+    wait_state(
+        &server,
+        queue,
+        "charge-43",
+        "failed",
+        Duration::from_secs(15),
+    )
+    .await;
+    b.goto(&format!("{base}/ui/queues/{queue}")).await;
+    b.click("button[data-action=redrive-failed]").await;
+    b.client
+        .accept_alert()
+        .await
+        .expect("confirm the bulk redrive");
+    b.appears(".flash").await;
+    let flash = b.text(".flash").await;
+    assert!(flash.contains("Tasks redriven: 1."), "{flash}");
+    wait_state(
+        &server,
+        queue,
+        "charge-43",
+        "succeeded",
+        Duration::from_secs(15),
+    )
+    .await;
+
+    b.click_to("header nav a[href='/ui/jobs']", "/ui/jobs")
+        .await;
+    assert_eq!(b.text("a.job-link").await, "nightly-report");
+    b.shot("jobs").await;
+    b.click_to("a.job-link", "/ui/jobs/nightly-report").await;
+    let preview = b.text("ol.preview").await;
+    assert_eq!(b.count("ol.preview li").await, 5);
+    assert!(
+        preview.contains("02:30:00 CET") || preview.contains("02:30:00 CEST"),
+        "the next instants are shown in the job's zone: {preview}"
+    );
+    b.shot("job").await;
+    b.click("button[data-action=run]").await;
+    b.appears(".flash").await;
+    assert!(b.text(".flash").await.contains("run started"));
+    b.reload_until("table.runs tbody", "succeeded", Duration::from_secs(15))
+        .await;
+    assert_eq!(b.text("table.runs tbody td:nth-child(2)").await, "manual");
+    b.shot("job-run").await;
+
+    b.click_to("header nav a[href='/ui/access']", "/ui/access")
+        .await;
+    assert!(b.count("table.keys tbody tr").await >= 1);
+    assert!(b.count("button[data-action=revoke]").await >= 1);
+    b.shot("access").await;
+
+    // A phone-sized window: the same pages, one column.
+    b.client.set_window_size(390, 844).await.expect("resize");
+    b.goto(&format!("{base}/ui/queues/{queue}")).await;
+    b.shot("queue-phone").await;
+
+    b.click_to("#logout", "/ui/login").await;
+    b.goto(&format!("{base}/ui/queues")).await;
+    assert_eq!(
+        b.path().await,
+        "/ui/login",
+        "after logout the pages ask to log in again"
+    );
+    b.close().await;
+}
+
+/// A reader sees every page and no button that acts; the API would refuse
+/// the actions anyway.
+async fn a_reader_sees_everything_and_no_acting_button(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    let queue = "invoices";
+    failed_task(&server, &target, queue, "bill-7").await;
+    let reader = server.key_with_role("reader").await;
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-reader", backend_name(backend))).await;
+    b.login(&base, &reader).await;
+    assert_eq!(b.text(".who .role").await, "reader");
+
+    let pages = [
+        ("queues", "/ui/queues".to_string()),
+        ("queue", format!("/ui/queues/{queue}")),
+        ("task", format!("/ui/queues/{queue}/tasks/bill-7")),
+        ("jobs", "/ui/jobs".to_string()),
+        ("job", "/ui/jobs/nightly-report".to_string()),
+        ("access", "/ui/access".to_string()),
+    ];
+    for (name, path) in &pages {
+        b.goto(&format!("{base}{path}")).await;
+        assert_eq!(&b.path().await, path);
+        assert_eq!(
+            b.count("form.action, button.act").await,
+            0,
+            "a reader's {name} page has no acting button"
+        );
+        b.shot(name).await;
+    }
+    b.goto(&format!("{base}/ui/queues/{queue}/tasks/bill-7"))
+        .await;
+    assert!(b.text("table.attempts td.error").await.contains("503"));
+    b.goto(&format!("{base}/ui/access")).await;
+    assert!(
+        b.text(".problem").await.contains("PERMISSION_DENIED"),
+        "the access page shows the API's refusal to a reader"
+    );
+    b.close().await;
+}
+
+/// Submits a form built in the page: what another page could make a
+/// logged-in browser send (the session cookie goes along with it).
+async fn forge_post(b: &Browser, action: &str, fields: Value) {
+    b.client
+        .execute(
+            "const f = document.createElement('form');
+             f.method = 'post'; f.action = arguments[0];
+             for (const [k, v] of Object.entries(arguments[1])) {
+               const i = document.createElement('input');
+               i.type = 'hidden'; i.name = k; i.value = v; f.appendChild(i);
+             }
+             document.body.appendChild(f); f.submit();",
+            vec![json!(action), fields],
+        )
+        .await
+        .expect("submit the forged form");
+    b.appears(".problem").await;
+}
+
+/// A POST without the session's CSRF token changes nothing, even with the
+/// session cookie; the cookie is HttpOnly, SameSite=Strict and scoped to
+/// /ui; logging out ends the session on the server, not just in the
+/// browser.
+async fn a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session(backend: Backend) {
+    let server = Server::start(backend).await;
+    let queue = unique("q");
+    server.create_queue(&queue).await;
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-csrf", backend_name(backend))).await;
+    // Logging in needs the login form's own token: another site cannot log
+    // this browser in with a key of its choosing.
+    b.goto(&format!("{base}/ui/queues")).await;
+    forge_post(&b, "/ui/login", json!({"key": server.admin_key})).await;
+    assert!(b.text(".problem").await.contains("log in again"));
+    b.goto(&format!("{base}/ui/queues")).await;
+    assert_eq!(
+        b.path().await,
+        "/ui/login",
+        "the forged login opened no session"
+    );
+    b.login(&base, &server.admin_key).await;
+
+    let cookie = b
+        .client
+        .get_named_cookie("idem_console")
+        .await
+        .expect("the session cookie");
+    assert_eq!(cookie.http_only(), Some(true));
+    assert_eq!(cookie.path(), Some("/ui"));
+    assert_eq!(format!("{:?}", cookie.same_site()), "Some(Strict)");
+    assert_ne!(
+        cookie.value(),
+        server.admin_key,
+        "the cookie holds a session ID, not the key"
+    );
+    assert!(!cookie.value().contains(&server.admin_key));
+
+    let pause = format!("/ui/queues/{queue}/pause");
+    for fields in [json!({}), json!({"csrf": "0".repeat(64)})] {
+        b.goto(&format!("{base}/ui/queues/{queue}")).await;
+        forge_post(&b, &pause, fields).await;
+        assert_eq!(b.path().await, pause);
+        assert!(
+            b.text(".problem").await.contains("CSRF"),
+            "a forged POST is refused and says why"
+        );
+        b.shot("forged-post").await;
+        assert_eq!(server.get_queue(&queue).await["state"], "running");
+    }
+
+    // The same action through the page's own form works.
+    b.goto(&format!("{base}/ui/queues/{queue}")).await;
+    let csrf = b
+        .client
+        .find(Locator::Css("form.action input[name=csrf]"))
+        .await
+        .expect("a csrf field")
+        .attr("value")
+        .await
+        .expect("attr")
+        .expect("a token");
+    b.click("button[data-action=pause]").await;
+    b.appears(".flash").await;
+    assert!(b.text(".flash").await.contains("paused"));
+    assert_eq!(server.get_queue(&queue).await["state"], "paused");
+
+    b.click_to("#logout", "/ui/login").await;
+    b.close().await;
+
+    // The old session ID and token, replayed from outside the browser,
+    // act no more.
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/ui/queues/{queue}/resume"))
+        .header("cookie", format!("idem_console={}", cookie.value()))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("csrf={csrf}"))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status().as_u16(), 403);
+    assert_eq!(server.get_queue(&queue).await["state"], "paused");
+}
+
+/// Logs in over plain HTTP with `extra` headers; returns the session's
+/// `Set-Cookie`.
+async fn login_cookie(base: &str, key: &str, extra: &[(&str, &str)]) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let page = http
+        .get(format!("{base}/ui/login"))
+        .send()
+        .await
+        .expect("login page");
+    let login_cookie = page
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .expect("the login form's cookie")
+        .to_string();
+    let html = page.text().await.expect("page");
+    let token = html
+        .split("name=\"login\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the login form's token");
+    let mut req = http
+        .post(format!("{base}/ui/login"))
+        .header("cookie", login_cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("login={token}&key={key}"));
+    for (name, value) in extra {
+        req = req.header(*name, *value);
+    }
+    let resp = req.send().await.expect("log in");
+    assert_eq!(resp.status().as_u16(), 303);
+    resp.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("idem_console="))
+        .expect("a session cookie")
+        .to_string()
+}
+
+/// The session cookie is `Secure` when the request came over https (as the
+/// TLS proxy says) or the server is told so, and holds no key either way.
+async fn the_session_cookie_is_secure_behind_https(backend: Backend) {
+    let server = Server::start(backend).await;
+    let base = server.base();
+    let key = &server.admin_key;
+    let plain = login_cookie(base, key, &[]).await;
+    assert!(plain.contains("HttpOnly") && plain.contains("SameSite=Strict"));
+    assert!(plain.contains("Path=/ui"));
+    assert!(!plain.contains("Secure"), "{plain}");
+    assert!(!plain.contains(key.as_str()));
+    let proxied = login_cookie(base, key, &[("x-forwarded-proto", "https")]).await;
+    assert!(proxied.contains("; Secure"), "{proxied}");
+    let forwarded = login_cookie(base, key, &[("forwarded", "for=1.2.3.4;proto=https")]).await;
+    assert!(forwarded.contains("; Secure"), "{forwarded}");
+
+    let server = Server::start_with(backend, &["--console-secure-cookie"]).await;
+    let flagged = login_cookie(server.base(), &server.admin_key, &[]).await;
+    assert!(flagged.contains("; Secure"), "{flagged}");
+}
+
+idem_testkit::store_tests!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    an_operator_finds_a_failed_task_and_redrives_it,
+    a_reader_sees_everything_and_no_acting_button,
+    a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session,
+    the_session_cookie_is_secure_behind_https,
+);

@@ -1,0 +1,779 @@
+//! The operator console at `/ui`: server-rendered pages over the `/v1` API.
+//!
+//! Every page and every action is a call to the API router in this process
+//! ([`client`]) with the session's key as bearer, so the console can do
+//! exactly what its key may and no more: a reader's pages carry no acting
+//! buttons, and the API refuses the actions anyway. Fields the API adds
+//! later (queue statistics, say) appear when present; an action whose route
+//! this build lacks shows the API's 404 problem.
+//!
+//! Pages work without JavaScript; the one small script only asks for
+//! confirmation before destructive actions. The stylesheet and the script are
+//! compiled into the binary.
+
+mod client;
+mod pages;
+pub mod session;
+
+use crate::App;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use client::{Answer, ApiClient, path};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use idem_core::tenancy::Role;
+use idem_store::Caller;
+use session::{Flash, Session, Sessions};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+const COOKIE: &str = "idem_console";
+/// The login form's own token (double-submit: cookie and form field must
+/// match), so that another site cannot log a browser in with its key.
+const LOGIN_COOKIE: &str = "idem_console_login";
+const CSS: &str = include_str!("console.css");
+const JS: &str = include_str!("console.js");
+/// Items a list page shows at once.
+const PAGE_SIZE: &str = "50";
+/// Instants a job's schedule preview shows.
+const PREVIEW_COUNT: u64 = 5;
+
+/// Settings of the console.
+#[derive(Debug, Clone)]
+pub struct ConsoleOptions {
+    /// Mark the session cookie `Secure` even when the request does not say
+    /// it came over https (a TLS proxy that sends no `X-Forwarded-Proto`).
+    pub secure_cookie: bool,
+    /// How long a session lasts without a request.
+    pub session_idle: Duration,
+}
+
+impl Default for ConsoleOptions {
+    fn default() -> Self {
+        ConsoleOptions {
+            secure_cookie: false,
+            session_idle: Duration::from_secs(8 * 3600),
+        }
+    }
+}
+
+struct Console {
+    app: Arc<App>,
+    api: ApiClient,
+    sessions: Sessions,
+}
+
+/// The `/ui` routes; `api` is the `/v1` router they call.
+pub fn router(app: Arc<App>, api: Router) -> Router {
+    let console = Arc::new(Console {
+        sessions: Sessions::new(app.options.console.session_idle),
+        api: ApiClient::new(api),
+        app,
+    });
+    Router::new()
+        .route("/ui", get(|| async { redirect("/ui/queues") }))
+        .route("/ui/", get(|| async { redirect("/ui/queues") }))
+        .route("/ui/assets/console.css", get(css))
+        .route("/ui/assets/console.js", get(js))
+        .route("/ui/login", get(login_page).post(login))
+        .route("/ui/logout", post(logout))
+        .route("/ui/queues", get(queues_page))
+        .route("/ui/queues/{queue}", get(queue_page))
+        .route("/ui/queues/{queue}/{action}", post(queue_action))
+        .route("/ui/queues/{queue}/tasks/{task_id}", get(task_page))
+        .route(
+            "/ui/queues/{queue}/tasks/{task_id}/{action}",
+            post(task_action),
+        )
+        .route("/ui/jobs", get(jobs_page))
+        .route("/ui/jobs/{job}", get(job_page))
+        .route("/ui/jobs/{job}/{action}", post(job_action))
+        .route("/ui/access", get(access_page))
+        .route("/ui/principals/{name}/keys/{id}/revoke", post(revoke_key))
+        .route("/ui/signing-secrets/rotate", post(rotate_secret))
+        .with_state(console)
+}
+
+/// Who is looking at a page: the session, its caller as the API sees it
+/// now, and the message left by the last action.
+pub struct Viewer {
+    pub session: Session,
+    pub caller: Caller,
+    pub flash: Option<Flash>,
+}
+
+impl Viewer {
+    pub fn can(&self, role: Role) -> bool {
+        self.caller.role >= role
+    }
+}
+
+fn redirect(to: &str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
+}
+
+/// Pages: never cached (they show a session's data), never framed (no
+/// clickjacking of the buttons), and loading nothing but the console's own
+/// stylesheet and script.
+fn html(status: StatusCode, markup: maud::Markup) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
+                 form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "same-origin"),
+        ],
+        markup.into_string(),
+    )
+        .into_response()
+}
+
+async fn css() -> Response {
+    asset("text/css; charset=utf-8", CSS)
+}
+
+async fn js() -> Response {
+    asset("text/javascript; charset=utf-8", JS)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn session_id(headers: &HeaderMap) -> Option<String> {
+    cookie_value(headers, COOKIE)
+}
+
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// Whether the browser reached us over https, as the TLS proxy in front
+/// says (`idem serve` itself speaks plain HTTP).
+fn over_https(headers: &HeaderMap) -> bool {
+    let forwarded_proto = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"));
+    let forwarded = headers
+        .get(header::FORWARDED)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("proto=https"));
+    forwarded_proto || forwarded
+}
+
+/// A `Set-Cookie` value; `max_age` `None` deletes the cookie.
+fn cookie(
+    console: &Console,
+    headers: &HeaderMap,
+    (name, path): (&str, &str),
+    value: &str,
+    max_age: Option<u64>,
+) -> String {
+    let mut c = format!("{name}={value}; Path={path}; HttpOnly; SameSite=Strict");
+    if console.app.options.console.secure_cookie || over_https(headers) {
+        c.push_str("; Secure");
+    }
+    match max_age {
+        Some(s) => c.push_str(&format!("; Max-Age={s}")),
+        None => c.push_str("; Max-Age=0"),
+    }
+    c
+}
+
+fn set_cookie(r: &mut Response, value: String) {
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+impl Console {
+    /// The viewer of a page, or the login page to go to. The key is
+    /// resolved as the API resolves it on every call, so a revoked key or a
+    /// changed role shows at once.
+    async fn viewer(&self, headers: &HeaderMap) -> Result<Viewer, Response> {
+        let Some(id) = session_id(headers) else {
+            return Err(redirect("/ui/login"));
+        };
+        let Some((session, flash)) = self.sessions.touch(&id) else {
+            return Err(redirect("/ui/login"));
+        };
+        match self.app.auth.authenticate(&self.app, &session.key).await {
+            Ok(caller) => Ok(Viewer {
+                session,
+                caller,
+                flash,
+            }),
+            Err(_) => {
+                self.sessions.close(&id);
+                Err(redirect("/ui/login"))
+            }
+        }
+    }
+
+    /// The session an acting form came from, if its CSRF token is the
+    /// session's; otherwise why the form is refused, before the API is
+    /// called.
+    fn acting_session(
+        &self,
+        headers: &HeaderMap,
+        form: &HashMap<String, String>,
+    ) -> Result<Session, &'static str> {
+        let id = session_id(headers).ok_or("you are not logged in")?;
+        let (session, flash) = self
+            .sessions
+            .touch(&id)
+            .ok_or("your session has ended; log in again")?;
+        if let Some(f) = flash {
+            self.sessions.flash(&id, f);
+        }
+        let token = form.get("csrf").map(String::as_str).unwrap_or("");
+        if !session.csrf_matches(token) {
+            return Err("the form's CSRF token is missing or wrong");
+        }
+        Ok(session)
+    }
+
+    /// Runs an action for a form and goes back to `back` with the outcome.
+    async fn act(
+        &self,
+        headers: &HeaderMap,
+        body: &Bytes,
+        method: Method,
+        (api_path, api_body): (String, Option<serde_json::Value>),
+        back: &str,
+        done: &str,
+    ) -> Response {
+        let form = parse_form(body);
+        let session = match self.acting_session(headers, &form) {
+            Ok(s) => s,
+            Err(why) => return refused(why),
+        };
+        let key = form
+            .get("idem")
+            .filter(|k| !k.is_empty())
+            .map(String::as_str);
+        let answer = self
+            .api
+            .call(&session.key, method, &api_path, api_body, key)
+            .await;
+        self.sessions.flash(&session.id, outcome(&answer, done));
+        redirect(back)
+    }
+}
+
+fn refused(why: &str) -> Response {
+    html(
+        StatusCode::FORBIDDEN,
+        pages::refused(&format!("This action was refused: {why}.")),
+    )
+}
+
+fn outcome(answer: &Answer, done: &str) -> Flash {
+    if answer.ok() {
+        let mut text = done.to_string();
+        if let Some(n) = answer.body["redriven"].as_u64() {
+            text.push_str(&format!(" Tasks redriven: {n}."));
+        }
+        Flash { ok: true, text }
+    } else {
+        Flash {
+            ok: false,
+            text: answer.problem_text(),
+        }
+    }
+}
+
+fn parse_form(body: &[u8]) -> HashMap<String, String> {
+    form_urlencoded::parse(body).into_owned().collect()
+}
+
+fn parse_query(query: Option<&str>) -> HashMap<String, String> {
+    query
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default()
+}
+
+async fn login_page(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
+    if console.viewer(&headers).await.is_ok() {
+        return redirect("/ui/queues");
+    }
+    login_form(&console, &headers, StatusCode::OK, None)
+}
+
+/// The login page with a login token in its form and in a cookie.
+fn login_form(
+    console: &Console,
+    headers: &HeaderMap,
+    status: StatusCode,
+    error: Option<&str>,
+) -> Response {
+    let token = cookie_value(headers, LOGIN_COOKIE)
+        .filter(|t| t.len() == 64)
+        .unwrap_or_else(session::random_token);
+    let mut r = html(status, pages::login(error, &token));
+    set_cookie(
+        &mut r,
+        cookie(
+            console,
+            headers,
+            (LOGIN_COOKIE, "/ui/login"),
+            &token,
+            Some(3600),
+        ),
+    );
+    r
+}
+
+async fn login(State(console): State<Arc<Console>>, headers: HeaderMap, body: Bytes) -> Response {
+    let form = parse_form(&body);
+    let expected = cookie_value(&headers, LOGIN_COOKIE).unwrap_or_default();
+    let sent = form.get("login").map(String::as_str).unwrap_or("");
+    let token_ok = !expected.is_empty()
+        && bool::from(subtle::ConstantTimeEq::ct_eq(
+            expected.as_bytes(),
+            sent.as_bytes(),
+        ));
+    if !token_ok {
+        return login_form(
+            &console,
+            &headers,
+            StatusCode::FORBIDDEN,
+            Some("This login form has expired or did not come from this page; log in again."),
+        );
+    }
+    let key = form.get("key").map(|k| k.trim()).unwrap_or("");
+    if key.is_empty() {
+        return login_form(
+            &console,
+            &headers,
+            StatusCode::BAD_REQUEST,
+            Some("Enter an API key."),
+        );
+    }
+    // Any key may list queues (reader and up): the API itself verifies it.
+    let answer = console
+        .api
+        .get(key, path(&["queues"], &[("limit", "1")]))
+        .await;
+    if !answer.ok() {
+        return login_form(
+            &console,
+            &headers,
+            answer.status,
+            Some(&answer.problem_text()),
+        );
+    }
+    let session = console.sessions.open(key.to_string());
+    let idle = console.app.options.console.session_idle.as_secs();
+    let mut r = redirect("/ui/queues");
+    set_cookie(
+        &mut r,
+        cookie(&console, &headers, (COOKIE, "/ui"), &session.id, Some(idle)),
+    );
+    set_cookie(
+        &mut r,
+        cookie(&console, &headers, (LOGIN_COOKIE, "/ui/login"), "", None),
+    );
+    r
+}
+
+async fn logout(State(console): State<Arc<Console>>, headers: HeaderMap, body: Bytes) -> Response {
+    let form = parse_form(&body);
+    let session = match console.acting_session(&headers, &form) {
+        Ok(s) => s,
+        Err(why) => return refused(why),
+    };
+    console.sessions.close(&session.id);
+    let mut r = redirect("/ui/login");
+    set_cookie(
+        &mut r,
+        cookie(&console, &headers, (COOKIE, "/ui"), "", None),
+    );
+    r
+}
+
+async fn queues_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let viewer = match console.viewer(&headers).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let q = parse_query(query.as_deref());
+    let token = q.get("page_token").map(String::as_str).unwrap_or("");
+    let answer = console
+        .api
+        .get(
+            &viewer.session.key,
+            path(&["queues"], &[("limit", PAGE_SIZE), ("page_token", token)]),
+        )
+        .await;
+    html(StatusCode::OK, pages::queues(&viewer, &answer))
+}
+
+/// The task filters a queue's page passes through to `GET …/tasks`.
+pub const TASK_FILTERS: [&str; 4] = ["state", "id_prefix", "created_after", "created_before"];
+
+async fn queue_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path(queue): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let viewer = match console.viewer(&headers).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let mut q = parse_query(query.as_deref());
+    // The browser's date-time field has no zone; the console speaks UTC.
+    for field in ["created_after", "created_before"] {
+        if let Some(v) = q.get_mut(field) {
+            *v = as_rfc3339(v);
+        }
+    }
+    let key = &viewer.session.key;
+    let (queue_answer, tasks) =
+        tokio::join!(console.api.get(key, path(&["queues", &queue], &[])), {
+            let mut params: Vec<(&str, &str)> = vec![("limit", PAGE_SIZE)];
+            for f in TASK_FILTERS.iter().chain(&["page_token"]) {
+                if let Some(v) = q.get(*f) {
+                    params.push((f, v));
+                }
+            }
+            console
+                .api
+                .get(key, path(&["queues", &queue, "tasks"], &params))
+        });
+    if queue_answer.status == StatusCode::NOT_FOUND {
+        return html(
+            StatusCode::NOT_FOUND,
+            pages::problem_page(&viewer, "Queue", &queue_answer),
+        );
+    }
+    html(
+        StatusCode::OK,
+        pages::queue(&viewer, &queue, &queue_answer, &tasks, &q),
+    )
+}
+
+/// `2026-11-30T17:05` (a date-time field) as `2026-11-30T17:05:00Z`; any
+/// other text is passed on for the API to judge.
+fn as_rfc3339(v: &str) -> String {
+    let v = v.trim();
+    if v.is_empty() || v.parse::<jiff::Timestamp>().is_ok() {
+        return v.to_string();
+    }
+    match v.parse::<jiff::civil::DateTime>() {
+        Ok(dt) => dt
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .map(|z| z.timestamp().to_string())
+            .unwrap_or_else(|_| v.to_string()),
+        Err(_) => v.to_string(),
+    }
+}
+
+async fn queue_action(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path((queue, action)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    let (call, done) = match action.as_str() {
+        "pause" => (
+            (path(&["queues", &queue, "pause"], &[]), None),
+            "Queue paused.",
+        ),
+        "resume" => (
+            (path(&["queues", &queue, "resume"], &[]), None),
+            "Queue resumed.",
+        ),
+        "purge" => (
+            (path(&["queues", &queue, "purge"], &[]), None),
+            "Queue purged: every task not running was cancelled.",
+        ),
+        // `tasks:redrive` is one segment with a colon, which path() would
+        // percent-encode.
+        "redrive-failed" => (
+            (
+                format!("{}/tasks:redrive", path(&["queues", &queue], &[])),
+                Some(serde_json::json!({"state": "failed"})),
+            ),
+            "Failed tasks redriven.",
+        ),
+        _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
+    };
+    let back = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
+    console
+        .act(&headers, &body, Method::POST, call, &back, done)
+        .await
+}
+
+async fn task_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path((queue, task_id)): Path<(String, String)>,
+) -> Response {
+    let viewer = match console.viewer(&headers).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let key = &viewer.session.key;
+    let (task, attempts) = tokio::join!(
+        console
+            .api
+            .get(key, path(&["queues", &queue, "tasks", &task_id], &[])),
+        console.api.get(
+            key,
+            path(
+                &["queues", &queue, "tasks", &task_id, "attempts"],
+                &[("limit", "100")]
+            )
+        ),
+    );
+    if !task.ok() {
+        return html(task.status, pages::problem_page(&viewer, "Task", &task));
+    }
+    html(
+        StatusCode::OK,
+        pages::task(&viewer, &queue, &task_id, &task.body, &attempts),
+    )
+}
+
+async fn task_action(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path((queue, task_id, action)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Response {
+    let task_path = &["queues", queue.as_str(), "tasks", task_id.as_str()];
+    let (method, api_path, done) = match action.as_str() {
+        "cancel" => (Method::DELETE, path(task_path, &[]), "Task cancelled."),
+        "run" => (
+            Method::POST,
+            path(&[task_path.as_slice(), &["run"]].concat(), &[]),
+            "Task dispatched now.",
+        ),
+        "redrive" => (
+            Method::POST,
+            path(&[task_path.as_slice(), &["redrive"]].concat(), &[]),
+            "Task redriven: it runs again with a fresh retry budget.",
+        ),
+        _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
+    };
+    let back = format!("/ui{}", &crate::api::location(task_path)[3..]);
+    console
+        .act(&headers, &body, method, (api_path, None), &back, done)
+        .await
+}
+
+async fn jobs_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let viewer = match console.viewer(&headers).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let q = parse_query(query.as_deref());
+    let token = q.get("page_token").map(String::as_str).unwrap_or("");
+    let answer = console
+        .api
+        .get(
+            &viewer.session.key,
+            path(&["jobs"], &[("limit", PAGE_SIZE), ("page_token", token)]),
+        )
+        .await;
+    html(StatusCode::OK, pages::jobs(&viewer, &answer))
+}
+
+async fn job_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path(job): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let viewer = match console.viewer(&headers).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let q = parse_query(query.as_deref());
+    let token = q.get("page_token").map(String::as_str).unwrap_or("");
+    let key = &viewer.session.key;
+    let (answer, runs) = tokio::join!(
+        console.api.get(key, path(&["jobs", &job], &[])),
+        console.api.get(
+            key,
+            path(
+                &["jobs", &job, "runs"],
+                &[("limit", "20"), ("page_token", token)]
+            )
+        ),
+    );
+    if !answer.ok() {
+        return html(answer.status, pages::problem_page(&viewer, "Job", &answer));
+    }
+    // The API computes the instants (idem-core's schedule module, with
+    // its DST rules); the console shows them in the job's zone.
+    let preview = console
+        .api
+        .call(
+            key,
+            Method::POST,
+            "/v1/schedules/preview",
+            Some(serde_json::json!({
+                "schedule": answer.body["schedule"],
+                "time_zone": answer.body["time_zone"],
+                "count": PREVIEW_COUNT,
+            })),
+            None,
+        )
+        .await;
+    html(
+        StatusCode::OK,
+        pages::job(&viewer, &job, &answer.body, &runs, &preview),
+    )
+}
+
+async fn job_action(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path((job, action)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    let done = match action.as_str() {
+        "pause" => "Job paused.",
+        "resume" => "Job resumed.",
+        "run" => "Job run started.",
+        _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
+    };
+    let back = format!("/ui{}", &crate::api::location(&["jobs", &job])[3..]);
+    console
+        .act(
+            &headers,
+            &body,
+            Method::POST,
+            (path(&["jobs", &job, &action], &[]), None),
+            &back,
+            done,
+        )
+        .await
+}
+
+async fn access_page(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
+    let viewer = match console.viewer(&headers).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let key = &viewer.session.key;
+    let (principals, secrets) = tokio::join!(
+        console
+            .api
+            .get(key, path(&["principals"], &[("limit", "100")])),
+        console.api.get(key, "/v1/signing-secrets"),
+    );
+    let mut keys = Vec::new();
+    if let Some(items) = principals.body["items"].as_array() {
+        let calls = items.iter().filter_map(|p| p["name"].as_str()).map(|name| {
+            let api = &console.api;
+            async move {
+                (
+                    name.to_string(),
+                    api.get(
+                        key,
+                        path(&["principals", name, "keys"], &[("limit", "100")]),
+                    )
+                    .await,
+                )
+            }
+        });
+        keys = futures_util::future::join_all(calls).await;
+    }
+    html(
+        StatusCode::OK,
+        pages::access(&viewer, &principals, &keys, &secrets),
+    )
+}
+
+async fn revoke_key(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path((name, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    console
+        .act(
+            &headers,
+            &body,
+            Method::DELETE,
+            (path(&["principals", &name, "keys", &id], &[]), None),
+            "/ui/access",
+            "Key revoked.",
+        )
+        .await
+}
+
+async fn rotate_secret(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    console
+        .act(
+            &headers,
+            &body,
+            Method::POST,
+            ("/v1/signing-secrets/rotate".to_string(), None),
+            "/ui/access",
+            "A new signing secret was added; the old ones stay valid until deleted.",
+        )
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_date_time_field_is_read_as_utc() {
+        assert_eq!(as_rfc3339("2026-11-30T17:05"), "2026-11-30T17:05:00Z");
+        assert_eq!(as_rfc3339("2026-11-30T17:05:00Z"), "2026-11-30T17:05:00Z");
+        assert_eq!(as_rfc3339("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; idem_console=abc; b=2"),
+        );
+        assert_eq!(session_id(&h).as_deref(), Some("abc"));
+    }
+}

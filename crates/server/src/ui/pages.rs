@@ -1,0 +1,656 @@
+//! The console's pages as HTML, from the API's JSON answers.
+//!
+//! Pages read the answers as JSON values rather than the wire types, so a
+//! field the API gains (queue `stats`, `failed_retention_s`, callbacks)
+//! shows up without a change here. Every acting form carries the session's
+//! CSRF token and an Idempotency-Key of its own (one per rendered form), so
+//! a form sent twice acts once.
+
+use super::Viewer;
+use super::client::Answer;
+use super::session::random_token;
+use idem_core::tenancy::Role;
+use maud::{DOCTYPE, Markup, html};
+use serde_json::Value;
+use std::collections::HashMap;
+
+const STATES: [&str; 6] = [
+    "queued",
+    "scheduled",
+    "running",
+    "succeeded",
+    "failed",
+    "cancelled",
+];
+
+fn layout(title: &str, viewer: Option<&Viewer>, active: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Idem" }
+                link rel="stylesheet" href="/ui/assets/console.css";
+                script src="/ui/assets/console.js" defer {}
+            }
+            body {
+                header.top {
+                    a.brand href="/ui/queues" { "Idem" }
+                    @if let Some(v) = viewer {
+                        nav {
+                            a href="/ui/queues" aria-current=[(active == "queues").then_some("page")] { "Queues" }
+                            a href="/ui/jobs" aria-current=[(active == "jobs").then_some("page")] { "Jobs" }
+                            a href="/ui/access" aria-current=[(active == "access").then_some("page")] { "Access" }
+                        }
+                        div.who {
+                            span.principal title="principal and role" {
+                                (v.caller.principal) " · " span.role { (v.caller.role.as_str()) }
+                            }
+                            form method="post" action="/ui/logout" {
+                                input type="hidden" name="csrf" value=(v.session.csrf);
+                                button.link type="submit" id="logout" { "Log out" }
+                            }
+                        }
+                    }
+                }
+                main {
+                    @if let Some(f) = viewer.and_then(|v| v.flash.as_ref()) {
+                        p.flash.ok[f.ok].bad[!f.ok] role="status" { (f.text) }
+                    }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// A POST form of one button, which acts through the API.
+fn action(viewer: &Viewer, url: &str, name: &str, label: &str, confirm: Option<&str>) -> Markup {
+    html! {
+        form.action method="post" action=(url) data-confirm=[confirm] {
+            input type="hidden" name="csrf" value=(viewer.session.csrf);
+            input type="hidden" name="idem" value=(random_token());
+            button.act type="submit" data-action=(name) .danger[confirm.is_some()] { (label) }
+        }
+    }
+}
+
+fn state(s: &str) -> Markup {
+    html! { span class={ "state state-" (s) } { (s) } }
+}
+
+/// A queue's state: `running` is its healthy state, not a task's
+/// in-flight one.
+fn queue_state(s: &str) -> Markup {
+    html! { span class={ "state state-queue-" (s) } { (s) } }
+}
+
+/// An instant as `2026-11-30 17:05:03` (UTC), the full value in its title.
+fn when(v: &Value) -> Markup {
+    match v.as_str() {
+        Some(s) => {
+            let short = s
+                .parse::<jiff::Timestamp>()
+                .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
+                .unwrap_or_else(|_| s.to_string());
+            html! { time datetime=(s) title=(s) { (short) } }
+        }
+        None => html! { span.none { "—" } },
+    }
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every field of a resource: scalars as text, objects as compact JSON.
+fn fields(obj: &Value, skip: &[&str]) -> Markup {
+    html! {
+        dl.fields {
+            @if let Some(map) = obj.as_object() {
+                @for (k, v) in map.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
+                    div {
+                        dt { (k) }
+                        dd {
+                            @if k.ends_with("_at") || k.ends_with("_time") { (when(v)) }
+                            @else if v.is_object() || v.is_array() { code { (v.to_string()) } }
+                            @else { (text(v)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What went wrong in an attempt: the dispatcher's error (no answer: a
+/// refused connection, a deadline), or else the target's non-2xx answer.
+fn attempt_error(a: &Value) -> Option<String> {
+    if let Some(e) = a["error"].as_str() {
+        return Some(e.to_string());
+    }
+    let code = a["status_code"]
+        .as_u64()
+        .and_then(|c| u16::try_from(c).ok())?;
+    let status = http::StatusCode::from_u16(code).ok()?;
+    (!status.is_success()).then(|| {
+        format!(
+            "the target answered HTTP {code} {}",
+            status.canonical_reason().unwrap_or("")
+        )
+        .trim_end()
+        .to_string()
+    })
+}
+
+fn problem(answer: &Answer) -> Markup {
+    html! { p.problem role="alert" { (answer.problem_text()) } }
+}
+
+fn next_link(base: &str, params: &[(&str, &str)], answer: &Answer) -> Markup {
+    let token = answer.body["next_page_token"].as_str();
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
+        q.append_pair(k, v);
+    }
+    let first = q.finish();
+    html! {
+        nav.pages {
+            a href={ (base) @if !first.is_empty() { "?" (first) } } { "First page" }
+            @if let Some(t) = token {
+                a.next href={
+                    (base) "?"
+                    @if !first.is_empty() { (first) "&" }
+                    "page_token=" (form_urlencoded::byte_serialize(t.as_bytes()).collect::<String>())
+                } { "Next page →" }
+            }
+        }
+    }
+}
+
+fn ui_path(segments: &[&str]) -> String {
+    format!("/ui{}", &crate::api::location(segments)[3..])
+}
+
+pub fn login(error: Option<&str>, token: &str) -> Markup {
+    layout(
+        "Log in",
+        None,
+        "",
+        html! {
+            section.login {
+                h1 { "Log in" }
+                p { "Paste an API key. The console acts with that key's role: a reader sees, a writer also runs and cancels tasks and jobs, an admin also manages queues and access." }
+                @if let Some(e) = error { p.problem role="alert" { (e) } }
+                form method="post" action="/ui/login" {
+                    input type="hidden" name="login" value=(token);
+                    label for="key" { "API key" }
+                    input #key type="password" name="key" autocomplete="current-password" required autofocus;
+                    button.primary type="submit" { "Log in" }
+                }
+            }
+        },
+    )
+}
+
+pub fn refused(text: &str) -> Markup {
+    layout(
+        "Refused",
+        None,
+        "",
+        html! {
+            section {
+                h1 { "Refused" }
+                p.problem role="alert" { (text) }
+                p { a href="/ui/queues" { "Back to the console" } }
+            }
+        },
+    )
+}
+
+pub fn problem_page(viewer: &Viewer, what: &str, answer: &Answer) -> Markup {
+    layout(
+        what,
+        Some(viewer),
+        "",
+        html! { h1 { (what) } (problem(answer)) },
+    )
+}
+
+pub fn queues(viewer: &Viewer, answer: &Answer) -> Markup {
+    layout(
+        "Queues",
+        Some(viewer),
+        "queues",
+        html! {
+            h1 { "Queues" }
+            @if !answer.ok() { (problem(answer)) }
+            @else {
+                div.scroll {
+                    table.list.queues {
+                        colgroup { col.w-name; col.w-state; col.w-num; col.w-num.wide; col.w-num; col.w-num.wide; col.w-time.wide; }
+                        thead { tr {
+                            th { "Queue" } th { "State" } th.num { "Queued" } th.num.wide { "Running" }
+                            th.num { "Failed" } th.num.wide { "Rate/s" } th.wide { "Oldest due" }
+                        } }
+                        tbody {
+                            @for q in answer.body["items"].as_array().into_iter().flatten() {
+                                @let name = q["name"].as_str().unwrap_or("");
+                                @let stats = &q["stats"];
+                                tr {
+                                    td { a.queue-link href=(ui_path(&["queues", name])) { (name) } }
+                                    td { (queue_state(q["state"].as_str().unwrap_or("?"))) }
+                                    td.num { (text(&stats["tasks"]["queued"])) }
+                                    td.num.wide { (text(&stats["tasks"]["running"])) }
+                                    td.num { (text(&stats["tasks"]["failed"])) }
+                                    td.num.wide { (text(&q["rate_limits"]["max_dispatches_per_second"])) }
+                                    td.wide { (when(&stats["oldest_due_time"])) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if answer.body["items"].as_array().is_some_and(|i| i.is_empty()) {
+                    p.empty { "No queues yet. Create one with " code { "idem queue create NAME" } "." }
+                }
+                (next_link("/ui/queues", &[], answer))
+            }
+        },
+    )
+}
+
+pub fn queue(
+    viewer: &Viewer,
+    name: &str,
+    queue: &Answer,
+    tasks: &Answer,
+    q: &HashMap<String, String>,
+) -> Markup {
+    let base = ui_path(&["queues", name]);
+    let get = |k: &str| q.get(k).map(String::as_str).unwrap_or("");
+    let filter_params: Vec<(&str, &str)> =
+        super::TASK_FILTERS.iter().map(|f| (*f, get(f))).collect();
+    let tab = |s: &str| {
+        let mut params: Vec<(&str, &str)> = filter_params
+            .iter()
+            .filter(|(k, _)| *k != "state")
+            .copied()
+            .collect();
+        params.push(("state", s));
+        let mut ser = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
+            ser.append_pair(k, v);
+        }
+        let qs = ser.finish();
+        if qs.is_empty() {
+            base.clone()
+        } else {
+            format!("{base}?{qs}")
+        }
+    };
+    let body = &queue.body;
+    layout(
+        name,
+        Some(viewer),
+        "queues",
+        html! {
+            p.crumbs { a href="/ui/queues" { "Queues" } " / " }
+            div.title {
+                h1 { (name) }
+                @if queue.ok() { (queue_state(body["state"].as_str().unwrap_or("?"))) }
+                @if viewer.can(Role::Admin) && queue.ok() {
+                    div.actions {
+                        @if body["state"] == "paused" {
+                            (action(viewer, &format!("{base}/resume"), "resume", "Resume", None))
+                        } @else {
+                            (action(viewer, &format!("{base}/pause"), "pause", "Pause", None))
+                        }
+                        (action(viewer, &format!("{base}/purge"), "purge", "Purge",
+                            Some("Cancel every task of this queue that is not running?")))
+                    }
+                }
+            }
+            @if !queue.ok() { (problem(queue)) }
+            @else {
+                @if let Some(stats) = body.get("stats").filter(|s| s.is_object()) {
+                    section.stats aria-label="statistics" {
+                        @for s in STATES {
+                            div.stat { span.n { (text(&stats["tasks"][s])) } span.l { (state(s)) } }
+                        }
+                        div.stat { span.n { (text(&stats["in_flight"])) } span.l { "in flight" } }
+                        div.stat { span.n { (text(&stats["dispatched_last_minute"])) } span.l { "dispatched last minute" } }
+                        div.stat { span.n { (when(&stats["oldest_due_time"])) } span.l { "oldest due" } }
+                    }
+                }
+                details.config {
+                    summary { "Configuration and limits" }
+                    (fields(body, &["name", "state", "stats"]))
+                }
+            }
+            div.title {
+                h2 { "Tasks" }
+                @if viewer.can(Role::Writer) && queue.ok() {
+                    div.actions {
+                        (action(viewer, &format!("{base}/redrive-failed"), "redrive-failed", "Redrive failed tasks",
+                            Some("Run this queue's failed tasks again?")))
+                    }
+                }
+            }
+            nav.tabs aria-label="task state" {
+                a href=(tab("")) aria-current=[get("state").is_empty().then_some("page")] { "all" }
+                @for s in STATES {
+                    a href=(tab(s)) aria-current=[(get("state") == s).then_some("page")] { (s) }
+                }
+            }
+            form.search method="get" action=(base) {
+                input type="hidden" name="state" value=(get("state"));
+                label { "ID prefix" input type="search" name="id_prefix" value=(get("id_prefix")) placeholder="order-"; }
+                label { "Created after (UTC)" input type="text" name="created_after" value=(get("created_after")) placeholder="2026-11-30T00:00:00Z"; }
+                label { "Created before (UTC)" input type="text" name="created_before" value=(get("created_before")) placeholder="2026-12-01T00:00:00Z"; }
+                button type="submit" { "Search" }
+            }
+            @if !tasks.ok() { (problem(tasks)) }
+            @else {
+                div.scroll {
+                    table.list.tasks {
+                        colgroup { col.w-id; col.w-state; col.w-num; col.w-num; col.w-time.wide; col.w-time.wide; }
+                        thead { tr {
+                            th { "Task ID" } th { "State" } th.num { "Attempts" } th.num { "Last status" }
+                            th.wide { "Scheduled" } th.wide { "Created" }
+                        } }
+                        tbody {
+                            @for t in tasks.body["items"].as_array().into_iter().flatten() {
+                                @let id = t["task_id"].as_str().unwrap_or("");
+                                tr {
+                                    td.id { a.task-link href=(ui_path(&["queues", name, "tasks", id])) { (id) } }
+                                    td { (state(t["state"].as_str().unwrap_or("?"))) }
+                                    td.num { (text(&t["attempt_count"])) }
+                                    td.num { (text(&t["last_attempt"]["status_code"])) }
+                                    td.wide { (when(&t["schedule_time"])) }
+                                    td.wide { (when(&t["created_at"])) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if tasks.body["items"].as_array().is_some_and(|i| i.is_empty()) {
+                    p.empty { "No tasks match." }
+                }
+                (next_link(&base, &filter_params, tasks))
+            }
+        },
+    )
+}
+
+pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer) -> Markup {
+    let base = ui_path(&["queues", queue, "tasks", id]);
+    let s = t["state"].as_str().unwrap_or("?");
+    let ended = matches!(s, "failed" | "cancelled");
+    let pending = matches!(s, "queued" | "scheduled");
+    layout(
+        id,
+        Some(viewer),
+        "queues",
+        html! {
+            p.crumbs { a href="/ui/queues" { "Queues" } " / " a href=(ui_path(&["queues", queue])) { (queue) } " / " }
+            div.title {
+                h1 { code { (id) } }
+                (state(s))
+                @if viewer.can(Role::Writer) {
+                    div.actions {
+                        @if pending { (action(viewer, &format!("{base}/run"), "run", "Run now", None)) }
+                        @if ended { (action(viewer, &format!("{base}/redrive"), "redrive", "Redrive", None)) }
+                        @if pending || s == "running" {
+                            (action(viewer, &format!("{base}/cancel"), "cancel", "Cancel", Some("Cancel this task?")))
+                        }
+                    }
+                }
+            }
+            @if let Some(e) = attempt_error(&t["last_attempt"]) {
+                p.last-error { strong { "Last error: " } (e) }
+            }
+            details.config open {
+                summary { "Task" }
+                (fields(t, &["task_id", "state", "last_attempt"]))
+            }
+            h2 { "Attempts" }
+            @if !attempts.ok() { (problem(attempts)) }
+            @else {
+                div.scroll {
+                    table.list.attempts {
+                        colgroup { col.w-num; col.w-time.wide; col.w-num; col.w-num; col.w-error; }
+                        thead { tr {
+                            th.num { "#" } th.wide { "Started" } th.num { "Status" } th.num { "Duration" } th { "Error" }
+                        } }
+                        tbody {
+                            @for a in attempts.body["items"].as_array().into_iter().flatten() {
+                                @let code = a["status_code"].as_u64();
+                                tr {
+                                    td.num { (text(&a["attempt"])) }
+                                    td.wide { (when(&a["started_at"])) }
+                                    td.num.ok[code.is_some_and(|c| (200..300).contains(&c))].bad[code.is_some_and(|c| c >= 300)] { (text(&a["status_code"])) }
+                                    td.num { @if let Some(ms) = a["duration_ms"].as_u64() { (ms) " ms" } @else { "—" } }
+                                    td.error { (attempt_error(a).unwrap_or_default()) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if attempts.body["items"].as_array().is_some_and(|i| i.is_empty()) {
+                    p.empty { "No attempt yet." }
+                }
+            }
+        },
+    )
+}
+
+pub fn jobs(viewer: &Viewer, answer: &Answer) -> Markup {
+    layout(
+        "Jobs",
+        Some(viewer),
+        "jobs",
+        html! {
+            h1 { "Cron jobs" }
+            @if !answer.ok() { (problem(answer)) }
+            @else {
+                div.scroll {
+                    table.list.jobs {
+                        colgroup { col.w-name; col.w-sched; col.w-state; col.w-time; col.w-state; }
+                        thead { tr { th { "Job" } th { "Schedule" } th { "State" } th { "Next run" } th { "Last run" } } }
+                        tbody {
+                            @for j in answer.body["items"].as_array().into_iter().flatten() {
+                                @let name = j["name"].as_str().unwrap_or("");
+                                tr {
+                                    td { a.job-link href=(ui_path(&["jobs", name])) { (name) } }
+                                    td { code { (text(&j["schedule"])) } " " span.tz { (text(&j["time_zone"])) } }
+                                    td { (state(j["state"].as_str().unwrap_or("?"))) }
+                                    td { (when(&j["next_run_time"])) }
+                                    td { @if let Some(s) = j["last_run"]["state"].as_str() { (state(s)) } @else { span.none { "—" } } }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if answer.body["items"].as_array().is_some_and(|i| i.is_empty()) {
+                    p.empty { "No cron jobs yet." }
+                }
+                (next_link("/ui/jobs", &[], answer))
+            }
+        },
+    )
+}
+
+/// An instant in `zone`, as a person there reads it.
+fn in_zone(v: &Value, zone: &str) -> String {
+    let Some(s) = v.as_str() else {
+        return "—".into();
+    };
+    match (s.parse::<jiff::Timestamp>(), jiff::tz::TimeZone::get(zone)) {
+        (Ok(t), Ok(tz)) => t
+            .to_zoned(tz)
+            .strftime("%a %Y-%m-%d %H:%M:%S %Z")
+            .to_string(),
+        _ => s.to_string(),
+    }
+}
+
+pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answer) -> Markup {
+    let base = ui_path(&["jobs", name]);
+    let zone = j["time_zone"].as_str().unwrap_or("UTC");
+    layout(
+        name,
+        Some(viewer),
+        "jobs",
+        html! {
+            p.crumbs { a href="/ui/jobs" { "Jobs" } " / " }
+            div.title {
+                h1 { (name) }
+                (state(j["state"].as_str().unwrap_or("?")))
+                @if viewer.can(Role::Writer) {
+                    div.actions {
+                        @if j["state"] == "paused" {
+                            (action(viewer, &format!("{base}/resume"), "resume", "Resume", None))
+                        } @else {
+                            (action(viewer, &format!("{base}/pause"), "pause", "Pause", None))
+                        }
+                        (action(viewer, &format!("{base}/run"), "run", "Run now", None))
+                    }
+                }
+            }
+            div.split {
+                section {
+                    h2 { "Next instants" }
+                    p.hint { code { (text(&j["schedule"])) } " in " (zone) }
+                    @if !preview.ok() { (problem(preview)) }
+                    @else {
+                        ol.preview {
+                            @for t in preview.body["times"].as_array().into_iter().flatten() {
+                                li { time datetime=(text(t)) title=(text(t)) { (in_zone(t, zone)) } }
+                            }
+                        }
+                    }
+                }
+                details.config open {
+                    summary { "Job" }
+                    (fields(j, &["name", "state", "last_run"]))
+                }
+            }
+            h2 { "Runs" }
+            @if !runs.ok() { (problem(runs)) }
+            @else {
+                div.scroll {
+                    table.list.runs {
+                        colgroup { col.w-time; col.w-state; col.w-state; col.w-num; col.w-num; col.w-error; }
+                        thead { tr {
+                            th { "Instant" } th { "Kind" } th { "Outcome" } th.num { "Attempts" } th.num { "Status" } th { "Error" }
+                        } }
+                        tbody {
+                            @for r in runs.body["items"].as_array().into_iter().flatten() {
+                                tr {
+                                    td { (when(&r["schedule_time"])) }
+                                    td { (text(&r["kind"])) }
+                                    td { (state(r["state"].as_str().unwrap_or("?"))) }
+                                    td.num { (text(&r["attempt_count"])) }
+                                    td.num { (text(&r["last_attempt"]["status_code"])) }
+                                    td.error { (attempt_error(&r["last_attempt"]).unwrap_or_default()) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if runs.body["items"].as_array().is_some_and(|i| i.is_empty()) {
+                    p.empty { "No runs yet." }
+                }
+                (next_link(&base, &[], runs))
+            }
+        },
+    )
+}
+
+/// A signing secret shown by its start only: the page is not the place to
+/// copy it from, and a screen share should not leak it.
+fn masked(secret: &str) -> String {
+    let shown: String = secret.chars().take(10).collect();
+    format!("{shown}…")
+}
+
+pub fn access(
+    viewer: &Viewer,
+    principals: &Answer,
+    keys: &[(String, Answer)],
+    secrets: &Answer,
+) -> Markup {
+    let admin = viewer.can(Role::Admin);
+    layout(
+        "Access",
+        Some(viewer),
+        "access",
+        html! {
+            h1 { "Access" }
+            h2 { "Principals and keys" }
+            @if !principals.ok() { (problem(principals)) }
+            @else {
+                @for p in principals.body["items"].as_array().into_iter().flatten() {
+                    @let name = p["name"].as_str().unwrap_or("");
+                    section.principal {
+                        h3 { (name) " " span.tag { (text(&p["kind"])) } " " span.tag.role { (text(&p["role"])) } }
+                        @if let Some((_, k)) = keys.iter().find(|(n, _)| n == name) {
+                            @if !k.ok() { (problem(k)) }
+                            @else {
+                                div.scroll {
+                                    table.list.keys {
+                                        colgroup { col.w-id; col.w-time; col.w-time; col.w-state; }
+                                        thead { tr { th { "Key ID" } th { "Created" } th { "Last used" } th { "" } } }
+                                        tbody {
+                                            @for key in k.body["items"].as_array().into_iter().flatten() {
+                                                @let id = key["id"].as_str().unwrap_or("");
+                                                tr {
+                                                    td.id { code { (id) } }
+                                                    td { (when(&key["created_at"])) }
+                                                    td { (when(&key["last_used_at"])) }
+                                                    td { @if admin {
+                                                        (action(viewer, &format!("{}/revoke", ui_path(&["principals", name, "keys", id])),
+                                                            "revoke", "Revoke", Some("Revoke this key? Whoever uses it loses access.")))
+                                                    } }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            div.title {
+                h2 { "Signing secrets" }
+                @if admin && secrets.ok() {
+                    div.actions { (action(viewer, "/ui/signing-secrets/rotate", "rotate", "Rotate", None)) }
+                }
+            }
+            @if !secrets.ok() { (problem(secrets)) }
+            @else {
+                div.scroll {
+                    table.list.secrets {
+                        colgroup { col.w-id; col.w-name; col.w-time; }
+                        thead { tr { th { "ID" } th { "Secret" } th { "Created" } } }
+                        tbody {
+                            @for s in secrets.body["secrets"].as_array().into_iter().flatten() {
+                                tr {
+                                    td.id { code { (text(&s["id"])) } }
+                                    td { code { (masked(s["secret"].as_str().unwrap_or(""))) } }
+                                    td { (when(&s["created_at"])) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
