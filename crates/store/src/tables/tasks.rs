@@ -352,11 +352,12 @@ pub(crate) async fn delete<C: Conn>(c: &C, uid: &str) -> Result<()> {
     Ok(())
 }
 
-/// One page of a queue's tasks. Each filter narrows an index range: the
-/// state by `tasks_by_state`, the ID prefix by the primary key (when the
-/// store orders IDs `bytewise`), creation times by `tasks_by_created` (the
-/// list then goes by creation time, so that its pages are that index in
-/// order).
+/// One page of a queue's tasks: a range of the primary key (narrowed to the
+/// ID prefix when the store orders IDs `bytewise`), the ended states
+/// through their partial indexes (`tasks_failed`, `tasks_cancelled`), the
+/// running ones through `tasks_running`. Creation times filter the queue's
+/// rows (the list then goes by creation time) without an index of their
+/// own: every create would pay for one (see the migration).
 pub(crate) async fn list<C: Conn>(
     c: &C,
     org: &str,
@@ -549,22 +550,28 @@ pub(crate) async fn redrive_many<C: Conn>(
     let after = filter.finished_after.map_or(i64::MIN, to_micros);
     let before = filter.finished_before.map_or(i64::MAX, to_micros);
     let batch = i64::from(crate::MAX_REDRIVE_BATCH);
+    // The status is written out, not bound, so that both stores see the
+    // condition of its partial index (`tasks_failed`, `tasks_cancelled`).
     let status = filter.status.as_str();
-    let matching = "FROM tasks WHERE org = $2 AND queue = $3 AND status = $4 \
-         AND finished_at >= $5 AND finished_at < $6";
+    let matching = format!(
+        "FROM tasks WHERE org = $2 AND queue = $3 AND status = '{status}' \
+         AND finished_at >= $4 AND finished_at < $5"
+    );
     let sql = format!(
-        "{SQL_REDRIVE} WHERE uid IN (SELECT uid {matching} ORDER BY task_id LIMIT $7 {})",
+        "{SQL_REDRIVE} WHERE uid IN (SELECT uid {matching} ORDER BY task_id LIMIT $6 {})",
         c.lock("FOR UPDATE")
     );
     let count = c
-        .execute(&sql, &args![now, org, queue, status, after, before, batch])
+        .execute(&sql, &args![now, org, queue, after, before, batch])
         .await?;
     // The redriven rows are pending now: whatever still matches was left.
     let more = count == batch as u64
         && c.query_opt(
-            "SELECT 1 FROM tasks WHERE org = $1 AND queue = $2 AND status = $3 \
-             AND finished_at >= $4 AND finished_at < $5 LIMIT 1",
-            &args![org, queue, status, after, before],
+            &format!(
+                "SELECT 1 FROM tasks WHERE org = $1 AND queue = $2 AND status = '{status}' \
+                 AND finished_at >= $3 AND finished_at < $4 LIMIT 1"
+            ),
+            &args![org, queue, after, before],
             |_| Ok(()),
         )
         .await?
