@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Two builds of `idem` side by side: task creates (10,000, one in four a
-# duplicate ID) from CONCURRENCY clients on STORE (`sqlite` or `postgres`), a
-# fresh server and store for each run, the builds alternating for three
-# rounds so that the machine's drift falls on both.
-# Usage: bench/ab_creates.sh BEFORE_DIR AFTER_DIR [CONCURRENCY] [STORE]
-#   (each dir holding `idem` and `idem-bench`; CONCURRENCY defaults to 1,
-#   STORE to sqlite; PostgreSQL from IDEM_BENCH_DATABASE_URL, default
+# Builds of `idem` side by side: task creates (AB_TOTAL, default 10,000, one
+# in four a duplicate ID) from CONCURRENCY clients on STORE (`sqlite` or
+# `postgres`), a fresh server and store for each run, the builds alternating
+# for three rounds so that the machine's drift falls on all of them.
+# Usage: bench/ab_creates.sh BEFORE_DIR AFTER_DIR [CONCURRENCY] [STORE] [MORE_DIRS…]
+#   (BEFORE_DIR holding `idem` and `idem-bench`, the others `idem`: one load
+#   generator drives every build; CONCURRENCY defaults to 1, STORE to
+#   sqlite; PostgreSQL from IDEM_BENCH_DATABASE_URL, default
 #   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
 set -euo pipefail
 before=$1 after=$2
 concurrency=${3:-1}
 store=${4:-sqlite}
+more=("${@:5}")
+total=${AB_TOTAL:-10000}
 admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 key="ab-admin-key-0123456789-abcdefghijklmnop"
 one() { # label release-dir
@@ -30,7 +33,7 @@ one() { # label release-dir
     sleep 0.1
   done
   printf '%-7s %-9s ' "$1" "$store"
-  "$2/idem-bench" creates --addr "${addr#http://}" --key "$key" --total 10000 --concurrency "$concurrency" --prefix ab
+  "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   if [ -n "$db" ]; then psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; fi
@@ -39,4 +42,5 @@ one() { # label release-dir
 for _ in 1 2 3; do
   one before "$before"
   one after "$after"
+  for dir in "${more[@]}"; do one "$(basename "$dir")" "$dir"; done
 done
