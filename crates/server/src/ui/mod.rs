@@ -425,16 +425,29 @@ async fn queues_page(
         Ok(v) => v,
         Err(r) => return r,
     };
-    let q = parse_query(query.as_deref());
+    let answer = list_page(&console, &viewer, "queues", query.as_deref()).await;
+    html(StatusCode::OK, pages::queues(&viewer, &answer))
+}
+
+/// The page of a `/v1` collection that the query's `page_token` names.
+async fn list_page(
+    console: &Console,
+    viewer: &Viewer,
+    collection: &str,
+    query: Option<&str>,
+) -> Answer {
+    let q = parse_query(query);
     let token = q.get("page_token").map(String::as_str).unwrap_or("");
-    let answer = console
+    console
         .api
         .get(
             &viewer.session.key,
-            path(&["queues"], &[("limit", PAGE_SIZE), ("page_token", token)]),
+            path(
+                &[collection],
+                &[("limit", PAGE_SIZE), ("page_token", token)],
+            ),
         )
-        .await;
-    html(StatusCode::OK, pages::queues(&viewer, &answer))
+        .await
 }
 
 /// The task filters a queue's page passes through to `GET …/tasks`.
@@ -601,15 +614,7 @@ async fn jobs_page(
         Ok(v) => v,
         Err(r) => return r,
     };
-    let q = parse_query(query.as_deref());
-    let token = q.get("page_token").map(String::as_str).unwrap_or("");
-    let answer = console
-        .api
-        .get(
-            &viewer.session.key,
-            path(&["jobs"], &[("limit", PAGE_SIZE), ("page_token", token)]),
-        )
-        .await;
+    let answer = list_page(&console, &viewer, "jobs", query.as_deref()).await;
     html(StatusCode::OK, pages::jobs(&viewer, &answer))
 }
 
