@@ -155,11 +155,8 @@ pub struct RedriveTasks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedriveView))]
 pub struct Redriven {
-    /// Tasks queued again by this request.
+    /// Tasks queued again by this request: every one that matched.
     pub redriven: u64,
-    /// Whether more tasks matched than one request redrives (1000): send
-    /// another request, with its own key, for the next ones.
-    pub more: bool,
 }
 
 /// The answer to a purge.

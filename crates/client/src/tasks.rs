@@ -389,9 +389,8 @@ impl Client {
         .await
     }
 
-    /// `POST /v1/queues/{queue}/tasks:redrive` (writer): redrives the
-    /// queue's tasks that `options` match, at most 1000 per call;
-    /// [`Redriven::more`] says whether others are left for another call.
+    /// `POST /v1/queues/{queue}/tasks:redrive` (writer): redrives every
+    /// task of the queue that `options` match, as one operation.
     pub async fn redrive_tasks(
         &self,
         queue: &str,

@@ -54,11 +54,6 @@ use idempotency::KeyCompletion;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Most tasks one bulk redrive changes: its one transaction then holds
-/// SQLite's single writer for milliseconds, not seconds, whatever the
-/// backlog.
-pub const MAX_REDRIVE_BATCH: u32 = 1000;
-
 /// Everything Idem persists. Operations are named noun-first so they sort by
 /// table; each either commits entirely or leaves nothing behind.
 #[async_trait]
@@ -228,10 +223,9 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         task_id: &str,
         done: Option<KeyCompletion>,
     ) -> Result<Task>;
-    /// Redrives the queue's tasks that `filter` matches, at most
-    /// [`MAX_REDRIVE_BATCH`] in ID order, in one transaction.
-    /// A completion is recorded with the answer's body,
-    /// `{"redriven": n, "more": bool}`.
+    /// Redrives every task of the queue that `filter` matches, in one
+    /// transaction. A completion is recorded with the answer's body,
+    /// `{"redriven": n}`.
     async fn task_redrive_many(
         &self,
         org: &str,

@@ -317,6 +317,4 @@ pub struct RedriveFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Redriven {
     pub count: u64,
-    /// More tasks matched than one redrive takes.
-    pub more: bool,
 }

@@ -82,8 +82,8 @@ struct RedriveAllArgs {
     /// Only tasks that ended before this time (RFC 3339, or `-1h`).
     #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
     finished_before: Option<Timestamp>,
-    /// The Idempotency-Key of the first request: repeat a command whose
-    /// answer was lost with the key it printed.
+    /// The request's Idempotency-Key: repeat a command whose answer was
+    /// lost with the key it printed.
     #[arg(long)]
     idempotency_key: Option<String>,
 }
@@ -414,56 +414,34 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
     }
 }
 
-/// One bulk redrive request after another while the server says more
-/// tasks matched. The first uses the given key; each request has a key of
-/// its own, and tasks that end after the command started are left out, so
-/// that a task redriven by one request and failing again is not taken by
-/// the next.
+/// One bulk redrive: every matching task, in one request under one
+/// Idempotency-Key (the given one, or a fresh one that a failure prints, so
+/// that repeating the command with it cannot redrive twice).
 async fn redrive_all(cx: &Context, args: RedriveAllArgs) -> anyhow::Result<()> {
-    let started = Timestamp::now();
-    let finished_before = args.finished_before.map_or(started, |t| t.min(started));
-    let mut total = 0;
-    let mut key = args.idempotency_key.clone();
-    loop {
-        let this_key = key.take().unwrap_or_else(new_idempotency_key);
-        let options = RedriveOptions {
-            state: args.state,
-            finished_after: args.finished_after,
-            finished_before: Some(finished_before),
-            idempotency_key: Some(this_key.clone()),
-        };
-        let answer = match cx.client.redrive_tasks(&args.queue, &options).await {
-            Ok(answer) => answer,
-            Err(e) => {
-                if matches!(e, idem_client::Error::Transport { .. })
-                    || e.status().is_some_and(|s| s >= 500)
-                {
-                    eprintln!(
-                        "hint: {total} task(s) were redriven before this request, which may have \
-                         taken effect; repeat with --idempotency-key {this_key} --finished-before {} \
-                         to find out without redriving twice",
-                        finished_before
-                    );
-                }
-                return Err(e.into());
+    let key = args.idempotency_key.unwrap_or_else(new_idempotency_key);
+    let options = RedriveOptions {
+        state: args.state,
+        finished_after: args.finished_after,
+        finished_before: args.finished_before,
+        idempotency_key: Some(key.clone()),
+    };
+    let answer = match cx.client.redrive_tasks(&args.queue, &options).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            if matches!(e, idem_client::Error::Transport { .. })
+                || e.status().is_some_and(|s| s >= 500)
+            {
+                eprintln!(
+                    "hint: the redrive may have taken effect; repeat with \
+                     --idempotency-key {key} to find out without redriving twice"
+                );
             }
-        };
-        if answer.replayed {
-            eprintln!(
-                "note: replayed the result of an earlier request with the same idempotency key"
-            );
+            return Err(e.into());
         }
-        total += answer.value.redriven;
-        if !answer.value.more || answer.value.redriven == 0 {
-            break;
-        }
-    }
-    if cx.json {
-        println!("{{\"redriven\":{total},\"more\":false}}");
-    } else {
-        println!("redrove {total} task(s) in queue {}", args.queue);
-    }
-    Ok(())
+    };
+    cx.show(&answer, |r| {
+        println!("redrove {} task(s) in queue {}", r.redriven, args.queue)
+    })
 }
 
 #[cfg(test)]

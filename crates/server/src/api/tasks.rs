@@ -561,6 +561,5 @@ pub async fn redrive_many(
     }
     Ok(axum::Json(Redriven {
         redriven: redriven.count,
-        more: redriven.more,
     }))
 }
