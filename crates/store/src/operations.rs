@@ -416,9 +416,14 @@ macro_rules! store_operations {
                 }
 
                 async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats> {
-                    let (org, name) = (org.to_string(), name.to_string());
-                    self.read(async move |c, now| stats::queue(c, &org, &name, now).await)
-                        .await
+                    let (o, n) = (org.to_string(), name.to_string());
+                    let mut found = self
+                        .read(async move |c, now| stats::queue(c, &o, &n, now).await)
+                        .await?;
+                    if let Some(dispatched) = self.dispatched_in_memory(org, name) {
+                        found.dispatched_last_minute = dispatched;
+                    }
+                    Ok(found)
                 }
 
                 async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {

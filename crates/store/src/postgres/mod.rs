@@ -293,6 +293,12 @@ impl PostgresStore {
         &self.quotas
     }
 
+    /// Any node may claim: the attempts started are counted in the
+    /// database (`task_dispatches`), not here.
+    fn dispatched_in_memory(&self, _org: &str, _queue: &str) -> Option<u64> {
+        None
+    }
+
     /// Runs `body` on a pooled connection, outside a transaction.
     async fn read<T>(
         &self,

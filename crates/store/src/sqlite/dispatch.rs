@@ -28,10 +28,25 @@ use async_trait::async_trait;
 impl DispatchStore for SqliteStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         let max_secrets = self.quotas().signing_secrets;
-        self.write(None, async move |c, now, _| {
-            claim(c, now, params, max_secrets).await
-        })
-        .await
+        let (batch, now) = self
+            .write(None, async move |c, now, _| {
+                Ok((claim(c, now, params, max_secrets).await?, now))
+            })
+            .await?;
+        // Committed: count the attempts started, per queue (a batch holds
+        // each queue's tasks together).
+        let mut i = 0;
+        while let Some(first) = batch.tasks.get(i) {
+            let n = batch.tasks[i..]
+                .iter()
+                .take_while(|t| t.org == first.org && t.task.queue == first.task.queue)
+                .count();
+            self.inner
+                .dispatched
+                .record(&first.org, &first.task.queue, now, n as u64);
+            i += n;
+        }
+        Ok(batch)
     }
 
     async fn dispatch_complete(&self, results: Vec<AttemptResult>) -> Result<Vec<AttemptOutcome>> {

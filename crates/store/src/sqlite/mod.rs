@@ -6,6 +6,7 @@
 //! the writer commits.
 
 mod dispatch;
+mod dispatched;
 mod idempotency;
 mod queues;
 mod tasks;
@@ -49,6 +50,8 @@ struct Inner {
     /// drops the entry.
     queue_configs: Arc<Mutex<HashMap<(String, String), QueueConfig>>>,
     quotas: std::sync::RwLock<crate::Quotas>,
+    /// The attempts each queue started in the last minute.
+    dispatched: dispatched::Dispatched,
 }
 
 impl SqliteStore {
@@ -79,6 +82,7 @@ impl SqliteStore {
                 locks: Mutex::new(HashMap::new()),
                 queue_configs: Arc::default(),
                 quotas: Default::default(),
+                dispatched: Default::default(),
             }),
         })
     }
@@ -89,6 +93,12 @@ impl SqliteStore {
 
     fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
         &self.inner.quotas
+    }
+
+    /// `dispatched_last_minute` as this process counted it.
+    fn dispatched_in_memory(&self, org: &str, queue: &str) -> Option<u64> {
+        let now = idem_core::clock::to_micros(self.now());
+        Some(self.inner.dispatched.last_minute(org, queue, now))
     }
 
     /// Runs `body` on the writer thread, in the transaction of its batch

@@ -26,12 +26,14 @@ impl SqliteStore {
     }
 
     pub(super) async fn delete_queue(&self, org: &str, name: &str) -> Result<()> {
-        let (org, name) = (org.to_string(), name.to_string());
-        let forget = self.forget_queue_config(&org, &name);
+        let (o, n) = (org.to_string(), name.to_string());
+        let forget = self.forget_queue_config(org, name);
         self.write(None, async move |c, _, _| {
             forget();
-            queues::delete(c, &org, &name).await
+            queues::delete(c, &o, &n).await
         })
-        .await
+        .await?;
+        self.inner.dispatched.forget(org, name);
+        Ok(())
     }
 }

@@ -10,7 +10,9 @@
 //!   is the rest, so the cost grows with the tasks scheduled ahead, never
 //!   with those waiting or finished.
 //! - The oldest due time is one index seek; the attempts started in the last
-//!   minute a range of `task_dispatches`, bounded by the queue's rate.
+//!   minute a range of `task_dispatches`, bounded by the queue's rate (on
+//!   PostgreSQL; the SQLite store counts them in memory and replaces the
+//!   figure, see `sqlite/dispatched.rs`).
 //!
 //! Everything is one statement, so that all figures come from one snapshot.
 

@@ -37,10 +37,10 @@ CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN
         WHERE org = OLD.org AND queue = OLD.queue AND status = OLD.status AND shard = 0;
 END;
 
--- The attempts started per queue, kept for a minute: `dispatched_last_minute`
--- is a range of this index, bounded by the queue's dispatch rate. Each
--- insert drops the queue's entries older than a minute, so the table holds
--- at most a minute of dispatches per queue.
+-- The attempts started per queue in the last minute, as PostgreSQL keeps
+-- them. SQLite leaves the table empty: one process owns the file, so the
+-- store counts them in memory (`sqlite/dispatched.rs`), which spares every
+-- claim a trigger; the table is here for the statement both stores share.
 CREATE TABLE task_dispatches (
     org         TEXT NOT NULL,
     queue       TEXT NOT NULL,
@@ -48,14 +48,6 @@ CREATE TABLE task_dispatches (
 );
 CREATE INDEX task_dispatches_by_queue ON task_dispatches (org, queue, started_at);
 
-CREATE TRIGGER task_dispatches_insert AFTER INSERT ON attempts BEGIN
-    INSERT INTO task_dispatches (org, queue, started_at)
-        SELECT org, queue, NEW.started_at FROM tasks WHERE uid = NEW.task_uid;
-    DELETE FROM task_dispatches WHERE rowid IN (
-        SELECT d.rowid FROM task_dispatches d JOIN tasks t
-            ON d.org = t.org AND d.queue = t.queue
-        WHERE t.uid = NEW.task_uid AND d.started_at <= NEW.started_at - 60000000);
-END;
 
 -- Due tasks of one queue in schedule order, now carrying the attempt count,
 -- so that the queue's scheduled tasks (never attempted, due later) are
