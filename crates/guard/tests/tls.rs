@@ -40,18 +40,7 @@ async fn postgres_store_verifies_the_server_with_sslrootcert() {
     runs_once(store.as_ref()).await;
 
     // The server saw the store's connections encrypted.
-    let (config, tls) = idem_postgres_tls::connect_params(&pg.url("sslmode=disable")).unwrap();
-    let (client, connection) = config.connect(tls).await.unwrap();
-    tokio::spawn(connection);
-    let row = client
-        .query_one(
-            "SELECT count(*) FILTER (WHERE s.ssl), count(*) FROM pg_stat_activity a \
-             JOIN pg_stat_ssl s USING (pid) WHERE a.application_name = 'guard-tls'",
-            &[],
-        )
-        .await
-        .unwrap();
-    let (encrypted, all): (i64, i64) = (row.get(0), row.get(1));
+    let (encrypted, all) = pg.encrypted_connections("guard-tls").await;
     assert!(all > 0, "the store holds no connection");
     assert_eq!(encrypted, all);
 

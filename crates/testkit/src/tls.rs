@@ -254,6 +254,31 @@ impl TlsPostgres {
 
     /// `postgres://postgres@127.0.0.1:<port>/postgres`, then `query` (such
     /// as `sslmode=require`) if not empty.
+    /// A plain (unencrypted) connection, to look at the server from the side.
+    pub async fn client(&self) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(&self.url(""), tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test PostgreSQL");
+        tokio::spawn(connection);
+        client
+    }
+
+    /// How many of the connections of `application` (their
+    /// `application_name`) are encrypted, and how many there are.
+    pub async fn encrypted_connections(&self, application: &str) -> (i64, i64) {
+        let row = self
+            .client()
+            .await
+            .query_one(
+                "SELECT count(*) FILTER (WHERE s.ssl), count(*) FROM pg_stat_activity a \
+                 JOIN pg_stat_ssl s USING (pid) WHERE a.application_name = $1",
+                &[&application],
+            )
+            .await
+            .expect("read pg_stat_ssl");
+        (row.get(0), row.get(1))
+    }
+
     pub fn url(&self, query: &str) -> String {
         let mut url = format!("postgres://postgres@127.0.0.1:{}/postgres", self.port);
         if !query.is_empty() {

@@ -44,18 +44,8 @@ async fn serve_runs_on_postgres_over_verified_tls() {
     let created = Out::of(cmd).await.json();
     assert_eq!(created["name"], name.as_str());
 
-    let (config, tls) = idem_postgres_tls::connect_params(&pg.url("sslmode=disable")).unwrap();
-    let (client, connection) = config.connect(tls).await.unwrap();
-    tokio::spawn(connection);
-    let row = client
-        .query_one(
-            "SELECT count(*) FILTER (WHERE s.ssl), count(*) FROM pg_stat_activity a \
-             JOIN pg_stat_ssl s USING (pid) WHERE a.application_name = 'idem-tls'",
-            &[],
-        )
-        .await
-        .unwrap();
-    let (encrypted, all): (i64, i64) = (row.get(0), row.get(1));
+    let (encrypted, all) = pg.encrypted_connections("idem-tls").await;
+    let client = pg.client().await;
     assert!(all > 0, "idem serve holds no connection");
     assert_eq!(encrypted, all, "every connection of idem serve is TLS");
     let stored: i64 = client

@@ -105,6 +105,19 @@ pub struct Viewer {
     pub flash: Option<Flash>,
 }
 
+/// Every page is for a signed-in viewer: without one, the answer is the way
+/// to the login page.
+impl axum::extract::FromRequestParts<Arc<Console>> for Viewer {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        console: &Arc<Console>,
+    ) -> Result<Viewer, Response> {
+        console.viewer(&parts.headers).await
+    }
+}
+
 impl Viewer {
     pub fn can(&self, role: Role) -> bool {
         self.caller.role >= role
@@ -418,13 +431,9 @@ async fn logout(State(console): State<Arc<Console>>, headers: HeaderMap, body: B
 
 async fn queues_page(
     State(console): State<Arc<Console>>,
-    headers: HeaderMap,
+    viewer: Viewer,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let viewer = match console.viewer(&headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let answer = list_page(&console, &viewer, "queues", query.as_deref()).await;
     html(StatusCode::OK, pages::queues(&viewer, &answer))
 }
@@ -455,14 +464,10 @@ pub const TASK_FILTERS: [&str; 4] = ["state", "id_prefix", "created_after", "cre
 
 async fn queue_page(
     State(console): State<Arc<Console>>,
-    headers: HeaderMap,
+    viewer: Viewer,
     Path(queue): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let viewer = match console.viewer(&headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let mut q = parse_query(query.as_deref());
     // The browser's date-time field has no zone; the console speaks UTC.
     for field in ["created_after", "created_before"] {
@@ -549,13 +554,9 @@ async fn queue_action(
 
 async fn task_page(
     State(console): State<Arc<Console>>,
-    headers: HeaderMap,
+    viewer: Viewer,
     Path((queue, task_id)): Path<(String, String)>,
 ) -> Response {
-    let viewer = match console.viewer(&headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let key = &viewer.session.key;
     let (task, attempts) = tokio::join!(
         console
@@ -607,27 +608,19 @@ async fn task_action(
 
 async fn jobs_page(
     State(console): State<Arc<Console>>,
-    headers: HeaderMap,
+    viewer: Viewer,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let viewer = match console.viewer(&headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let answer = list_page(&console, &viewer, "jobs", query.as_deref()).await;
     html(StatusCode::OK, pages::jobs(&viewer, &answer))
 }
 
 async fn job_page(
     State(console): State<Arc<Console>>,
-    headers: HeaderMap,
+    viewer: Viewer,
     Path(job): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let viewer = match console.viewer(&headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let q = parse_query(query.as_deref());
     let token = q.get("page_token").map(String::as_str).unwrap_or("");
     let key = &viewer.session.key;
@@ -691,11 +684,7 @@ async fn job_action(
         .await
 }
 
-async fn access_page(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
-    let viewer = match console.viewer(&headers).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+async fn access_page(State(console): State<Arc<Console>>, viewer: Viewer) -> Response {
     let key = &viewer.session.key;
     let (principals, secrets) = tokio::join!(
         console
