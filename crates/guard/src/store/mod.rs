@@ -169,6 +169,14 @@ pub enum StoreError {
     /// A blocking store task panicked or was cancelled.
     #[error("store task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The commit an operation shared with others (group commit) failed:
+    /// nothing of the operation was written.
+    #[error("group commit failed: {0}")]
+    Commit(String),
+    /// The store's writer (SQLite) is gone: its thread could not start or
+    /// stopped.
+    #[error("store closed: {0}")]
+    Closed(String),
     /// The store holds something this crate did not write.
     #[error("unexpected data in store: {0}")]
     Corrupt(String),

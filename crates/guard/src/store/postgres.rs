@@ -1,11 +1,24 @@
 //! PostgreSQL, for several nodes sharing one store. "Now" is the database's
 //! `clock_timestamp()`, so nodes with skewed clocks still agree on leases.
+//!
+//! Group commit: with `synchronous_commit = on` every commit waits for the
+//! WAL to reach the disk, so a statement per claim and per finish caps the
+//! store at the commit rate. Claims and finishes go to batcher tasks
+//! instead; a batcher takes whatever is waiting (a lone operation goes at
+//! once: there is no timer), runs it all as one statement — the claims as
+//! one `INSERT … ON CONFLICT DO UPDATE … RETURNING` over `unnest` arrays, the
+//! finishes as one `UPDATE` and one `DELETE` beside it — which is one
+//! commit, and only then answers each caller. See [`BATCH`] for how a batch
+//! keeps every guarantee of the one-operation statements.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use idem_postgres_tls::MakeRustlsConnect;
+use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::NoTls;
 use uuid::Uuid;
 
@@ -123,10 +136,103 @@ const INSPECT: &str = "
 SELECT state, attempt_id, fence FROM idem_guard_runs
 WHERE key = $1 AND expire_at > clock_timestamp()";
 
+/// The claims and finishes of one batch, as one statement (so one commit).
+///
+/// - Claims ($1–$4, one array element per claim) work as [`CLAIM`] does,
+///   row by row. Their keys are distinct (a second claim of a key in the
+///   batch is answered from the first, see [`Round`]): `ON CONFLICT DO
+///   UPDATE` may not touch one row twice in a statement.
+/// - Finishes ($5–$7) work as [`FINISH_SUCCESS`] and [`FINISH_FAILURE`]
+///   do; `RETURNING` names the records they changed. No finish shares a key
+///   with a claim of the same statement (such a finish waits for the next
+///   round), since the statement's parts do not see each other's writes.
+/// - Rows are taken in key order, so two batches locking the same fence
+///   watermarks and records lock them in the same order.
+const BATCH: &str = "
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS t),
+c AS MATERIALIZED (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+        AS c(key, attempt_id, lease_us, retention_us)
+),
+fence AS (
+    INSERT INTO idem_guard_fences AS f (key, fence, expire_at)
+    SELECT c.key, GREATEST((extract(epoch FROM clock.t) * 1000000)::bigint, 1),
+           clock.t + c.retention_us * interval '1 microsecond'
+    FROM c CROSS JOIN clock
+    ORDER BY c.key
+    ON CONFLICT (key) DO UPDATE
+        SET fence = GREATEST(f.fence + 1, EXCLUDED.fence),
+            expire_at = GREATEST(f.expire_at, EXCLUDED.expire_at)
+    RETURNING f.key, f.fence
+),
+claimed AS (
+    INSERT INTO idem_guard_runs AS r
+        (key, state, attempt_id, fence, lease_expires, expire_at, claimed_at)
+    SELECT c.key, 'in_progress', c.attempt_id, fence.fence,
+           clock.t + c.lease_us * interval '1 microsecond',
+           clock.t + c.retention_us * interval '1 microsecond',
+           clock.t
+    FROM c JOIN fence ON fence.key = c.key CROSS JOIN clock
+    ORDER BY c.key
+    ON CONFLICT (key) DO UPDATE SET
+        state = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
+                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
+                THEN EXCLUDED.state ELSE r.state END,
+        attempt_id = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
+                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
+                THEN EXCLUDED.attempt_id ELSE r.attempt_id END,
+        fence = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
+                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
+                THEN EXCLUDED.fence ELSE r.fence END,
+        lease_expires = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
+                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
+                THEN EXCLUDED.lease_expires ELSE r.lease_expires END,
+        expire_at = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
+                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
+                THEN EXCLUDED.expire_at ELSE r.expire_at END,
+        claimed_at = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
+                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
+                THEN EXCLUDED.claimed_at ELSE r.claimed_at END
+    RETURNING r.key, r.attempt_id, r.state, r.fence
+),
+fin AS MATERIALIZED (
+    SELECT * FROM unnest($5::text[], $6::text[], $7::bool[]) AS fin(key, attempt_id, success)
+),
+completed AS (
+    UPDATE idem_guard_runs r SET state = 'completed'
+    FROM fin
+    WHERE fin.success AND r.key = fin.key AND r.attempt_id = fin.attempt_id
+      AND r.state = 'in_progress'
+    RETURNING r.key, r.attempt_id
+),
+released AS (
+    DELETE FROM idem_guard_runs r
+    USING fin
+    WHERE NOT fin.success AND r.key = fin.key AND r.attempt_id = fin.attempt_id
+      AND r.state = 'in_progress'
+    RETURNING r.key, r.attempt_id
+)
+SELECT true AS claim, key, attempt_id, state, fence FROM claimed
+UNION ALL SELECT false, key, attempt_id, NULL, NULL FROM completed
+UNION ALL SELECT false, key, attempt_id, NULL, NULL FROM released
+";
+
+/// Most operations per statement: bounds the latency the first one waits
+/// for.
+const MAX_BATCH: usize = 256;
+
+/// Batcher tasks: while one waits for its commit to be flushed, the next
+/// collects the operations that arrive meanwhile.
+const BATCHERS: usize = 2;
+
 /// A store in PostgreSQL (tables `idem_guard_runs` and `idem_guard_fences`).
+/// Claims and finishes are committed in batches (see the module
+/// documentation); clones share the batchers, which stop when the last clone
+/// is dropped.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: Pool,
+    batcher: Batcher,
 }
 
 /// How long the guard's PostgreSQL store waits on the database.
@@ -201,7 +307,8 @@ impl PostgresStore {
             .wait_timeout(Some(limits.acquire_timeout))
             .create_timeout(Some(limits.acquire_timeout))
             .build()?;
-        let store = Self { pool };
+        let batcher = Batcher::start(pool.clone());
+        let store = Self { pool, batcher };
         store.create_schema().await?;
         Ok(store)
     }
@@ -227,28 +334,26 @@ impl PostgresStore {
 #[async_trait]
 impl GuardStore for PostgresStore {
     async fn claim(&self, key: &RunKey, terms: ClaimTerms) -> Result<ClaimOutcome, StoreError> {
-        let client = self.pool.get().await?;
-        let stmt = client.prepare_cached(CLAIM).await?;
-        let attempt_id = Uuid::now_v7();
-        let attempt = attempt_id.to_string();
-        let lease = duration_micros(terms.lease);
-        let retention = duration_micros(terms.effective_retention());
-        let row = client
-            .query_one(&stmt, &[&key.as_str(), &attempt, &lease, &retention])
-            .await?;
-        let holder: String = row.get(0);
-        let state = parse_state(row.get::<_, &str>(1))?;
-        if holder == attempt {
-            return Ok(ClaimOutcome::Claimed(Claim {
-                key: key.clone(),
-                attempt_id,
-                fence: fence_from_db(row.get(2))?,
-            }));
+        let attempt = Uuid::now_v7();
+        let lease_us = duration_micros(terms.lease);
+        let retention_us = duration_micros(terms.effective_retention());
+        let (reply, answer) = oneshot::channel();
+        let job = ClaimJob {
+            key: key.clone(),
+            attempt,
+            lease_us,
+            retention_us,
+            reply,
+        };
+        if self.batcher.jobs.send(Job::Claim(job)).is_ok()
+            && let Ok(result) = answer.await
+        {
+            return result;
         }
-        Ok(match state {
-            RunState::Completed => ClaimOutcome::Completed,
-            RunState::InProgress => ClaimOutcome::InProgress,
-        })
+        // The batchers are gone (their runtime shut down), maybe mid-batch:
+        // whether the claim committed is unknown, and claiming alone with the
+        // same attempt id finds out (the record is then already ours).
+        claim_alone(&self.pool, key, attempt, lease_us, retention_us).await
     }
 
     async fn finish(
@@ -256,20 +361,19 @@ impl GuardStore for PostgresStore {
         claim: &Claim,
         outcome: HandlerOutcome,
     ) -> Result<FinishResult, StoreError> {
-        let client = self.pool.get().await?;
-        let sql = match outcome {
-            HandlerOutcome::Success => FINISH_SUCCESS,
-            HandlerOutcome::Failure => FINISH_FAILURE,
+        let (reply, answer) = oneshot::channel();
+        let job = FinishJob {
+            claim: claim.clone(),
+            outcome,
+            reply,
         };
-        let stmt = client.prepare_cached(sql).await?;
-        let changed = client
-            .execute(&stmt, &[&claim.key.as_str(), &claim.attempt_id.to_string()])
-            .await?;
-        Ok(if changed == 1 {
-            FinishResult::Applied
-        } else {
-            FinishResult::Stale
-        })
+        match self.batcher.jobs.send(Job::Finish(job)) {
+            Ok(()) => answer
+                .await
+                .map_err(|_| StoreError::Closed("the PostgreSQL batcher stopped".into()))?,
+            // The batchers are gone (their runtime shut down): go alone.
+            Err(_) => finish_alone(&self.pool, claim, outcome).await,
+        }
     }
 
     async fn sweep(&self, limit: usize) -> Result<Swept, StoreError> {
@@ -298,4 +402,353 @@ impl GuardStore for PostgresStore {
         })
         .transpose()
     }
+}
+
+/// A claim waiting for its batch.
+struct ClaimJob {
+    key: RunKey,
+    attempt: Uuid,
+    lease_us: i64,
+    retention_us: i64,
+    reply: oneshot::Sender<Result<ClaimOutcome, StoreError>>,
+}
+
+/// A finish waiting for its batch.
+struct FinishJob {
+    claim: Claim,
+    outcome: HandlerOutcome,
+    reply: oneshot::Sender<Result<FinishResult, StoreError>>,
+}
+
+enum Job {
+    Claim(ClaimJob),
+    Finish(FinishJob),
+}
+
+/// The senders' side of the batchers.
+#[derive(Clone)]
+struct Batcher {
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+impl std::fmt::Debug for Batcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batcher").finish_non_exhaustive()
+    }
+}
+
+impl Batcher {
+    /// Starts [`BATCHERS`] tasks on the current runtime; they take their
+    /// connections from `pool` one batch at a time.
+    fn start(pool: Pool) -> Batcher {
+        let (jobs, queue) = mpsc::unbounded_channel();
+        let queue = Arc::new(Mutex::new(queue));
+        for _ in 0..BATCHERS {
+            tokio::spawn(run_batcher(pool.clone(), Arc::clone(&queue)));
+        }
+        Batcher { jobs }
+    }
+}
+
+async fn run_batcher(pool: Pool, queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>) {
+    loop {
+        // The lock is held only while collecting: a batcher waiting for its
+        // commit leaves the arriving operations to the next one. No waiting
+        // once one is in: the batch is whatever is queued right now.
+        let mut batch = Vec::new();
+        {
+            let mut queue = queue.lock().await;
+            let Some(first) = queue.recv().await else {
+                return;
+            };
+            batch.push(first);
+            while batch.len() < MAX_BATCH {
+                match queue.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+        }
+        run_batch(&pool, batch).await;
+    }
+}
+
+/// Runs `batch` in rounds of one statement each (nearly always one round)
+/// and answers every job once its round has committed.
+async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
+    while !batch.is_empty() {
+        let (round, later) = Round::split(batch);
+        round.run(pool).await;
+        batch = later;
+    }
+}
+
+/// The operations one statement can take, in arrival order.
+#[derive(Default)]
+struct Round {
+    /// Distinct keys.
+    claims: Vec<ClaimJob>,
+    /// Claims of a key claimed earlier in the round: they lost to that
+    /// claim, or found what it found, exactly as if they had come after it.
+    repeated_claims: Vec<ClaimJob>,
+    /// Distinct (key, attempt) pairs, and no key of `claims`.
+    finishes: Vec<FinishJob>,
+    /// Finishes of a (key, attempt) finished earlier in the round: after
+    /// that one the record no longer holds the attempt, so they are stale.
+    repeated_finishes: Vec<FinishJob>,
+}
+
+impl Round {
+    /// The round for the head of `batch`, and what must wait for the next:
+    /// a claim of a key being finished in this round, or a finish of a key
+    /// being claimed. Whatever waits keeps its order.
+    fn split(batch: Vec<Job>) -> (Round, Vec<Job>) {
+        let mut round = Round::default();
+        let mut later = Vec::new();
+        let mut claimed: HashSet<RunKey> = HashSet::new();
+        let mut finished: HashSet<RunKey> = HashSet::new();
+        let mut finished_attempts: HashSet<(RunKey, Uuid)> = HashSet::new();
+        for job in batch {
+            match job {
+                Job::Claim(c) if finished.contains(&c.key) => later.push(Job::Claim(c)),
+                Job::Claim(c) if claimed.contains(&c.key) => round.repeated_claims.push(c),
+                Job::Claim(c) => {
+                    claimed.insert(c.key.clone());
+                    round.claims.push(c);
+                }
+                Job::Finish(f) if claimed.contains(&f.claim.key) => later.push(Job::Finish(f)),
+                Job::Finish(f) => {
+                    let attempt = (f.claim.key.clone(), f.claim.attempt_id);
+                    if finished_attempts.contains(&attempt) {
+                        round.repeated_finishes.push(f);
+                    } else {
+                        finished.insert(f.claim.key.clone());
+                        finished_attempts.insert(attempt);
+                        round.finishes.push(f);
+                    }
+                }
+            }
+        }
+        (round, later)
+    }
+
+    async fn run(self, pool: &Pool) {
+        match self.execute(pool).await {
+            Ok(decided) => self.answer(decided),
+            Err(e) => {
+                // Nothing of the statement committed (or, if the connection
+                // broke after the commit, claiming again with the same
+                // attempt ids finds their records). Each operation on its
+                // own: one that PostgreSQL refuses (or a deadlock with
+                // another node's batch) then fails alone.
+                tracing::warn!(error = %e, "batched guard statement failed; running its operations one by one");
+                self.run_alone(pool).await;
+            }
+        }
+    }
+
+    async fn execute(&self, pool: &Pool) -> Result<Decided, StoreError> {
+        let claim_keys: Vec<&str> = self.claims.iter().map(|c| c.key.as_str()).collect();
+        let claim_attempts: Vec<String> =
+            self.claims.iter().map(|c| c.attempt.to_string()).collect();
+        let leases: Vec<i64> = self.claims.iter().map(|c| c.lease_us).collect();
+        let retentions: Vec<i64> = self.claims.iter().map(|c| c.retention_us).collect();
+        let finish_keys: Vec<&str> = self.finishes.iter().map(|f| f.claim.key.as_str()).collect();
+        let finish_attempts: Vec<String> = self
+            .finishes
+            .iter()
+            .map(|f| f.claim.attempt_id.to_string())
+            .collect();
+        let successes: Vec<bool> = self
+            .finishes
+            .iter()
+            .map(|f| f.outcome == HandlerOutcome::Success)
+            .collect();
+        let client = pool.get().await?;
+        let stmt = client.prepare_cached(BATCH).await?;
+        let rows = client
+            .query(
+                &stmt,
+                &[
+                    &claim_keys,
+                    &claim_attempts,
+                    &leases,
+                    &retentions,
+                    &finish_keys,
+                    &finish_attempts,
+                    &successes,
+                ],
+            )
+            .await?;
+        let mut decided = Decided::default();
+        for row in rows {
+            let key: String = row.try_get(1)?;
+            let attempt: String = row.try_get(2)?;
+            if row.try_get::<_, bool>(0)? {
+                let state = parse_state(row.try_get::<_, &str>(3)?)?;
+                let fence: i64 = row.try_get(4)?;
+                decided.claims.insert(key, (attempt, state, fence));
+            } else {
+                decided.finished.insert((key, attempt));
+            }
+        }
+        Ok(decided)
+    }
+
+    fn answer(self, mut decided: Decided) {
+        let mut outcomes: HashMap<RunKey, ClaimOutcome> = HashMap::new();
+        for job in self.claims {
+            let outcome = match decided.claims.remove(job.key.as_str()) {
+                Some((holder, state, fence)) => claim_outcome(&job, &holder, state, fence),
+                None => Err(StoreError::Corrupt(
+                    "the batched claim returned no record".into(),
+                )),
+            };
+            if let Ok(o) = &outcome {
+                outcomes.insert(job.key.clone(), o.clone());
+            }
+            let _ = job.reply.send(outcome);
+        }
+        for job in self.repeated_claims {
+            let outcome = match outcomes.get(&job.key) {
+                Some(ClaimOutcome::Claimed(_) | ClaimOutcome::InProgress) => {
+                    Ok(ClaimOutcome::InProgress)
+                }
+                Some(ClaimOutcome::Completed) => Ok(ClaimOutcome::Completed),
+                None => Err(StoreError::Corrupt(
+                    "the batched claim returned no record".into(),
+                )),
+            };
+            let _ = job.reply.send(outcome);
+        }
+        for job in self.finishes {
+            let pair = (
+                job.claim.key.as_str().to_owned(),
+                job.claim.attempt_id.to_string(),
+            );
+            let result = if decided.finished.contains(&pair) {
+                FinishResult::Applied
+            } else {
+                FinishResult::Stale
+            };
+            let _ = job.reply.send(Ok(result));
+        }
+        for job in self.repeated_finishes {
+            let _ = job.reply.send(Ok(FinishResult::Stale));
+        }
+    }
+
+    /// Every operation of the round on its own, concurrently (they were
+    /// concurrent when they arrived), each with its own connection.
+    async fn run_alone(self, pool: &Pool) {
+        let claims = self
+            .claims
+            .into_iter()
+            .chain(self.repeated_claims)
+            .map(|job| async move {
+                let result =
+                    claim_alone(pool, &job.key, job.attempt, job.lease_us, job.retention_us).await;
+                let _ = job.reply.send(result);
+            });
+        let finishes =
+            self.finishes
+                .into_iter()
+                .chain(self.repeated_finishes)
+                .map(|job| async move {
+                    let result = finish_alone(pool, &job.claim, job.outcome).await;
+                    let _ = job.reply.send(result);
+                });
+        futures_util::future::join(
+            futures_util::future::join_all(claims),
+            futures_util::future::join_all(finishes),
+        )
+        .await;
+    }
+}
+
+/// What a batch statement returned: claims by key (holder, state, fence);
+/// finishes applied, by (key, attempt).
+#[derive(Default)]
+struct Decided {
+    claims: HashMap<String, (String, RunState, i64)>,
+    finished: HashSet<(String, String)>,
+}
+
+/// A claim's answer from the record its statement returned: holding this
+/// attempt means it won.
+fn claim_outcome(
+    job: &ClaimJob,
+    holder: &str,
+    state: RunState,
+    fence: i64,
+) -> Result<ClaimOutcome, StoreError> {
+    if parse_attempt(holder)? == job.attempt {
+        return Ok(ClaimOutcome::Claimed(Claim {
+            key: job.key.clone(),
+            attempt_id: job.attempt,
+            fence: fence_from_db(fence)?,
+        }));
+    }
+    Ok(match state {
+        RunState::Completed => ClaimOutcome::Completed,
+        RunState::InProgress => ClaimOutcome::InProgress,
+    })
+}
+
+/// One claim, one statement: the path of operations whose batch failed.
+async fn claim_alone(
+    pool: &Pool,
+    key: &RunKey,
+    attempt: Uuid,
+    lease_us: i64,
+    retention_us: i64,
+) -> Result<ClaimOutcome, StoreError> {
+    let client = pool.get().await?;
+    let stmt = client.prepare_cached(CLAIM).await?;
+    let row = client
+        .query_one(
+            &stmt,
+            &[
+                &key.as_str(),
+                &attempt.to_string(),
+                &lease_us,
+                &retention_us,
+            ],
+        )
+        .await?;
+    let holder: &str = row.try_get(0)?;
+    let state = parse_state(row.try_get::<_, &str>(1)?)?;
+    if parse_attempt(holder)? == attempt {
+        return Ok(ClaimOutcome::Claimed(Claim {
+            key: key.clone(),
+            attempt_id: attempt,
+            fence: fence_from_db(row.try_get(2)?)?,
+        }));
+    }
+    Ok(match state {
+        RunState::Completed => ClaimOutcome::Completed,
+        RunState::InProgress => ClaimOutcome::InProgress,
+    })
+}
+
+/// One finish, one statement.
+async fn finish_alone(
+    pool: &Pool,
+    claim: &Claim,
+    outcome: HandlerOutcome,
+) -> Result<FinishResult, StoreError> {
+    let client = pool.get().await?;
+    let sql = match outcome {
+        HandlerOutcome::Success => FINISH_SUCCESS,
+        HandlerOutcome::Failure => FINISH_FAILURE,
+    };
+    let stmt = client.prepare_cached(sql).await?;
+    let changed = client
+        .execute(&stmt, &[&claim.key.as_str(), &claim.attempt_id.to_string()])
+        .await?;
+    Ok(if changed == 1 {
+        FinishResult::Applied
+    } else {
+        FinishResult::Stale
+    })
 }
