@@ -104,7 +104,7 @@ pub use signature::{
     WebhookVerifier, check_signature_head, verify_signature,
 };
 pub use store::{
-    Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GuardStore, HandlerOutcome, MemoryStore,
-    PostgresLimits, PostgresStore, RecordView, RedisStore, RunState, SqliteStore, StoreError,
-    Swept, open_store, open_store_with,
+    Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GroupCommits, GuardStore, HandlerOutcome,
+    MemoryStore, PostgresLimits, PostgresStore, RecordView, RedisStore, RunState, SqliteStore,
+    StoreError, Swept, open_store, open_store_with,
 };

@@ -147,6 +147,41 @@ pub struct Swept {
     pub fences: usize,
 }
 
+/// How far a store's group commit has shared its commits: `operations`
+/// claims, finishes (and on SQLite sweeps) were made durable by `commits`
+/// commits. Counted since the store was opened, over all its clones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GroupCommits {
+    /// Commits made (batches, and on PostgreSQL also operations that ran
+    /// alone after their batch's statement failed).
+    pub commits: u64,
+    /// Operations those commits carried.
+    pub operations: u64,
+}
+
+/// The counters behind [`GroupCommits`].
+#[derive(Debug, Default)]
+pub(crate) struct CommitCounter {
+    commits: std::sync::atomic::AtomicU64,
+    operations: std::sync::atomic::AtomicU64,
+}
+
+impl CommitCounter {
+    pub(crate) fn count(&self, operations: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.commits.fetch_add(1, Relaxed);
+        self.operations.fetch_add(operations as u64, Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> GroupCommits {
+        use std::sync::atomic::Ordering::Relaxed;
+        GroupCommits {
+            commits: self.commits.load(Relaxed),
+            operations: self.operations.load(Relaxed),
+        }
+    }
+}
+
 /// Errors from a store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

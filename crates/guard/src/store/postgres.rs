@@ -23,8 +23,9 @@ use tokio_postgres::NoTls;
 use uuid::Uuid;
 
 use super::{
-    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RecordView,
-    RunState, StoreError, Swept, fence_from_db, parse_attempt, parse_state,
+    Claim, ClaimOutcome, ClaimTerms, CommitCounter, FinishResult, GroupCommits, GuardStore,
+    HandlerOutcome, RecordView, RunState, StoreError, Swept, fence_from_db, parse_attempt,
+    parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -313,6 +314,12 @@ impl PostgresStore {
         Ok(store)
     }
 
+    /// How many statements committed claims and finishes, carrying how many
+    /// of them.
+    pub fn group_commits(&self) -> GroupCommits {
+        self.batcher.commits.get()
+    }
+
     /// The connection pool, for callers that share it.
     pub fn pool(&self) -> &Pool {
         &self.pool
@@ -429,6 +436,7 @@ enum Job {
 #[derive(Clone)]
 struct Batcher {
     jobs: mpsc::UnboundedSender<Job>,
+    commits: Arc<CommitCounter>,
 }
 
 impl std::fmt::Debug for Batcher {
@@ -443,14 +451,23 @@ impl Batcher {
     fn start(pool: Pool) -> Batcher {
         let (jobs, queue) = mpsc::unbounded_channel();
         let queue = Arc::new(Mutex::new(queue));
+        let commits = Arc::new(CommitCounter::default());
         for _ in 0..BATCHERS {
-            tokio::spawn(run_batcher(pool.clone(), Arc::clone(&queue)));
+            tokio::spawn(run_batcher(
+                pool.clone(),
+                Arc::clone(&queue),
+                Arc::clone(&commits),
+            ));
         }
-        Batcher { jobs }
+        Batcher { jobs, commits }
     }
 }
 
-async fn run_batcher(pool: Pool, queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>) {
+async fn run_batcher(
+    pool: Pool,
+    queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>,
+    commits: Arc<CommitCounter>,
+) {
     loop {
         // The lock is held only while collecting: a batcher waiting for its
         // commit leaves the arriving operations to the next one. No waiting
@@ -469,16 +486,16 @@ async fn run_batcher(pool: Pool, queue: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>
                 }
             }
         }
-        run_batch(&pool, batch).await;
+        run_batch(&pool, &commits, batch).await;
     }
 }
 
 /// Runs `batch` in rounds of one statement each (nearly always one round)
 /// and answers every job once its round has committed.
-async fn run_batch(pool: &Pool, mut batch: Vec<Job>) {
+async fn run_batch(pool: &Pool, commits: &CommitCounter, mut batch: Vec<Job>) {
     while !batch.is_empty() {
         let (round, later) = Round::split(batch);
-        round.run(pool).await;
+        round.run(pool, commits).await;
         batch = later;
     }
 }
@@ -532,9 +549,19 @@ impl Round {
         (round, later)
     }
 
-    async fn run(self, pool: &Pool) {
+    fn len(&self) -> usize {
+        self.claims.len()
+            + self.repeated_claims.len()
+            + self.finishes.len()
+            + self.repeated_finishes.len()
+    }
+
+    async fn run(self, pool: &Pool, commits: &CommitCounter) {
         match self.execute(pool).await {
-            Ok(decided) => self.answer(decided),
+            Ok(decided) => {
+                commits.count(self.len());
+                self.answer(decided)
+            }
             Err(e) => {
                 // Nothing of the statement committed (or, if the connection
                 // broke after the commit, claiming again with the same
@@ -542,7 +569,7 @@ impl Round {
                 // own: one that PostgreSQL refuses (or a deadlock with
                 // another node's batch) then fails alone.
                 tracing::warn!(error = %e, "batched guard statement failed; running its operations one by one");
-                self.run_alone(pool).await;
+                self.run_alone(pool, commits).await;
             }
         }
     }
@@ -640,7 +667,7 @@ impl Round {
 
     /// Every operation of the round on its own, concurrently (they were
     /// concurrent when they arrived), each with its own connection.
-    async fn run_alone(self, pool: &Pool) {
+    async fn run_alone(self, pool: &Pool, commits: &CommitCounter) {
         let claims = self
             .claims
             .into_iter()
@@ -648,6 +675,9 @@ impl Round {
             .map(|job| async move {
                 let result =
                     claim_alone(pool, &job.key, job.attempt, job.lease_us, job.retention_us).await;
+                if result.is_ok() {
+                    commits.count(1);
+                }
                 let _ = job.reply.send(result);
             });
         let finishes =
@@ -751,4 +781,268 @@ async fn finish_alone(
     } else {
         FinishResult::Stale
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use idem_testkit::TestDatabase;
+
+    async fn store() -> (PostgresStore, TestDatabase) {
+        let db = TestDatabase::create().await;
+        let store = PostgresStore::connect(&db.url).await.unwrap();
+        (store, db)
+    }
+
+    enum Answer {
+        Claim(oneshot::Receiver<Result<ClaimOutcome, StoreError>>),
+        Finish(oneshot::Receiver<Result<FinishResult, StoreError>>),
+    }
+
+    #[derive(Debug)]
+    enum Out {
+        Claim(Result<ClaimOutcome, StoreError>),
+        Finish(Result<FinishResult, StoreError>),
+    }
+
+    fn claim_job(key: &RunKey, lease: Duration) -> (Job, Answer) {
+        let (reply, answer) = oneshot::channel();
+        let job = ClaimJob {
+            key: key.clone(),
+            attempt: Uuid::now_v7(),
+            lease_us: duration_micros(lease),
+            retention_us: duration_micros(Duration::from_secs(3600)),
+            reply,
+        };
+        (Job::Claim(job), Answer::Claim(answer))
+    }
+
+    fn finish_job(claim: &Claim, outcome: HandlerOutcome) -> (Job, Answer) {
+        let (reply, answer) = oneshot::channel();
+        let job = FinishJob {
+            claim: claim.clone(),
+            outcome,
+            reply,
+        };
+        (Job::Finish(job), Answer::Finish(answer))
+    }
+
+    /// Runs `jobs` as one batch, in this order.
+    async fn batch(store: &PostgresStore, jobs: Vec<(Job, Answer)>) -> Vec<Out> {
+        let (jobs, answers): (Vec<_>, Vec<_>) = jobs.into_iter().unzip();
+        run_batch(&store.pool, &store.batcher.commits, jobs).await;
+        let mut out = Vec::new();
+        for answer in answers {
+            out.push(match answer {
+                Answer::Claim(a) => Out::Claim(a.await.unwrap()),
+                Answer::Finish(a) => Out::Finish(a.await.unwrap()),
+            });
+        }
+        out
+    }
+
+    fn claimed(out: &Out) -> Claim {
+        match out {
+            Out::Claim(Ok(ClaimOutcome::Claimed(c))) => c.clone(),
+            other => panic!("expected a won claim, got {other:?}"),
+        }
+    }
+
+    fn key(name: &str) -> RunKey {
+        RunKey::from_parts(["pg-batch", name])
+    }
+
+    #[test]
+    fn a_round_takes_one_operation_per_record() {
+        let claim = |k: &str| claim_job(&key(k), Duration::from_secs(60)).0;
+        let of = |k: &str| Claim {
+            key: key(k),
+            attempt_id: Uuid::now_v7(),
+            fence: crate::store::Fence(1),
+        };
+        let (b_x, b_y, a_z) = (of("b"), of("b"), of("a"));
+        let finish = |c: &Claim| finish_job(c, HandlerOutcome::Success).0;
+        let (round, later) = Round::split(vec![
+            claim("a"),
+            finish(&b_x),
+            claim("a"),
+            finish(&b_x),
+            finish(&b_y),
+            claim("b"),
+            finish(&a_z),
+            claim("c"),
+        ]);
+        assert_eq!(round.claims.len(), 2);
+        assert_eq!(round.repeated_claims.len(), 1);
+        assert_eq!(round.finishes.len(), 2);
+        assert_eq!(round.repeated_finishes.len(), 1);
+        let later: Vec<String> = later
+            .iter()
+            .map(|j| match j {
+                Job::Claim(c) => format!("claim {}", c.key == key("b")),
+                Job::Finish(f) => format!("finish {}", f.claim == a_z),
+            })
+            .collect();
+        assert_eq!(later, ["claim true", "finish true"]);
+    }
+
+    #[tokio::test]
+    async fn claims_of_one_key_in_one_batch_have_one_winner() {
+        let (store, _db) = store().await;
+        let k = key("race");
+        let mut jobs: Vec<_> = (0..5)
+            .map(|_| claim_job(&k, Duration::from_secs(60)))
+            .collect();
+        jobs.insert(2, claim_job(&key("other"), Duration::from_secs(60)));
+        let out = batch(&store, jobs).await;
+        let winner = claimed(&out[0]);
+        claimed(&out[2]);
+        for (i, o) in out.iter().enumerate() {
+            if i != 0 && i != 2 {
+                assert!(
+                    matches!(o, Out::Claim(Ok(ClaimOutcome::InProgress))),
+                    "{i}: {o:?}"
+                );
+            }
+        }
+        let record = store.inspect(&k).await.unwrap().unwrap();
+        assert_eq!(record.attempt_id, winner.attempt_id);
+        assert_eq!(record.state, RunState::InProgress);
+        assert_eq!(store.group_commits().commits, 1);
+    }
+
+    #[tokio::test]
+    async fn a_stale_finish_beside_a_fresh_claim_changes_nothing() {
+        let (store, _db) = store().await;
+        let k = key("stale");
+        let old = claimed(&batch(&store, vec![claim_job(&k, Duration::from_millis(20))]).await[0]);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        let out = batch(
+            &store,
+            vec![
+                claim_job(&k, Duration::from_secs(60)),
+                finish_job(&old, HandlerOutcome::Failure),
+                finish_job(&old, HandlerOutcome::Success),
+            ],
+        )
+        .await;
+        let new = claimed(&out[0]);
+        assert!(new.fence > old.fence);
+        for o in &out[1..] {
+            assert!(matches!(o, Out::Finish(Ok(FinishResult::Stale))), "{o:?}");
+        }
+        let record = store.inspect(&k).await.unwrap().unwrap();
+        assert_eq!(record.attempt_id, new.attempt_id);
+        assert_eq!(record.state, RunState::InProgress);
+
+        // The fresh claim's own finish, beside a repeat of it and a stale one.
+        let out = batch(
+            &store,
+            vec![
+                finish_job(&old, HandlerOutcome::Failure),
+                finish_job(&new, HandlerOutcome::Success),
+                finish_job(&new, HandlerOutcome::Failure),
+            ],
+        )
+        .await;
+        assert!(matches!(out[0], Out::Finish(Ok(FinishResult::Stale))));
+        assert!(matches!(out[1], Out::Finish(Ok(FinishResult::Applied))));
+        assert!(matches!(out[2], Out::Finish(Ok(FinishResult::Stale))));
+        let record = store.inspect(&k).await.unwrap().unwrap();
+        assert_eq!(record.state, RunState::Completed);
+    }
+
+    #[tokio::test]
+    async fn a_failing_operation_fails_alone() {
+        let (store, _db) = store().await;
+        let poison = key("poison");
+        let client = store.pool.get().await.unwrap();
+        client
+            .batch_execute(&format!(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+                 BEGIN
+                     IF NEW.key = '{}' THEN RAISE EXCEPTION 'refused'; END IF;
+                     RETURN NEW;
+                 END $$;
+                 CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON idem_guard_runs
+                     FOR EACH ROW EXECUTE FUNCTION refuse();",
+                poison.as_str()
+            ))
+            .await
+            .unwrap();
+        let earlier = key("earlier");
+        let held =
+            claimed(&batch(&store, vec![claim_job(&earlier, Duration::from_secs(60))]).await[0]);
+        let (a, b) = (key("a"), key("b"));
+        let out = batch(
+            &store,
+            vec![
+                claim_job(&a, Duration::from_secs(60)),
+                claim_job(&poison, Duration::from_secs(60)),
+                finish_job(&held, HandlerOutcome::Success),
+                claim_job(&b, Duration::from_secs(60)),
+            ],
+        )
+        .await;
+        let a_claim = claimed(&out[0]);
+        assert!(
+            matches!(out[1], Out::Claim(Err(StoreError::Postgres(_)))),
+            "{:?}",
+            out[1]
+        );
+        assert!(
+            matches!(out[2], Out::Finish(Ok(FinishResult::Applied))),
+            "{:?}",
+            out[2]
+        );
+        let b_claim = claimed(&out[3]);
+        assert_eq!(
+            store.inspect(&a).await.unwrap().unwrap().attempt_id,
+            a_claim.attempt_id
+        );
+        assert_eq!(
+            store.inspect(&b).await.unwrap().unwrap().attempt_id,
+            b_claim.attempt_id
+        );
+        assert_eq!(
+            store.inspect(&earlier).await.unwrap().unwrap().state,
+            RunState::Completed
+        );
+        assert_eq!(store.inspect(&poison).await.unwrap(), None);
+    }
+
+    /// While another transaction holds the fence table, callers queue up;
+    /// once it lets go they share a few statements, not one each.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn waiting_callers_share_commits() {
+        let (store, _db) = store().await;
+        let mut blocker = store.pool.get().await.unwrap();
+        let tx = blocker.transaction().await.unwrap();
+        tx.batch_execute("LOCK TABLE idem_guard_fences IN EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let k = key(&format!("k{i}"));
+                    let outcome = store.claim(&k, ClaimTerms::default()).await.unwrap();
+                    let ClaimOutcome::Claimed(claim) = outcome else {
+                        panic!("a fresh key was not claimed: {outcome:?}");
+                    };
+                    store.finish(&claim, HandlerOutcome::Success).await.unwrap()
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tx.commit().await.unwrap();
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), FinishResult::Applied);
+        }
+        let shared = store.group_commits();
+        assert_eq!(shared.operations, 64);
+        // Claims: at most one statement per batcher, and what queued while
+        // they were blocked; finishes alike.
+        assert!(shared.commits <= 16, "{shared:?}");
+    }
 }

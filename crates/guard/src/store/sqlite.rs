@@ -24,8 +24,9 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use super::{
-    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RecordView,
-    StoreError, Swept, existing_blocks, fence_from_db, next_fence, parse_attempt, parse_state,
+    Claim, ClaimOutcome, ClaimTerms, CommitCounter, FinishResult, GroupCommits, GuardStore,
+    HandlerOutcome, RecordView, StoreError, Swept, existing_blocks, fence_from_db, next_fence,
+    parse_attempt, parse_state,
 };
 use crate::clock::{Clock, SystemClock, duration_micros, micros};
 use crate::key::RunKey;
@@ -63,6 +64,7 @@ pub struct SqliteStore {
     reader: Arc<Mutex<Connection>>,
     clock: Arc<dyn Clock>,
     path: PathBuf,
+    commits: Arc<CommitCounter>,
 }
 
 /// One queued write.
@@ -135,21 +137,29 @@ impl SqliteStore {
             .await??;
         let (jobs, queue) = mpsc::channel();
         let writer_clock = Arc::clone(&clock);
+        let commits = Arc::new(CommitCounter::default());
+        let counter = Arc::clone(&commits);
         std::thread::Builder::new()
             .name("idem-guard-sqlite-writer".into())
-            .spawn(move || run_writer(writer, writer_clock, queue))
+            .spawn(move || run_writer(writer, writer_clock, &counter, queue))
             .map_err(|e| StoreError::Closed(format!("cannot start the SQLite writer: {e}")))?;
         Ok(Self {
             writer: jobs,
             reader: Arc::new(Mutex::new(reader)),
             clock,
             path,
+            commits,
         })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How many commits the writer made, carrying how many operations.
+    pub fn group_commits(&self) -> GroupCommits {
+        self.commits.get()
     }
 
     /// Runs `op` in the next group commit; answers once that commit is
@@ -170,7 +180,12 @@ fn unexpected(done: Done) -> StoreError {
 }
 
 /// The writer thread: one batch, one transaction, one commit at a time.
-fn run_writer(conn: Connection, clock: Arc<dyn Clock>, queue: mpsc::Receiver<Job>) {
+fn run_writer(
+    conn: Connection,
+    clock: Arc<dyn Clock>,
+    commits: &CommitCounter,
+    queue: mpsc::Receiver<Job>,
+) {
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -179,20 +194,23 @@ fn run_writer(conn: Connection, clock: Arc<dyn Clock>, queue: mpsc::Receiver<Job
                 Err(_) => break,
             }
         }
-        run_batch(&conn, clock.as_ref(), batch);
+        let operations = batch.len();
+        if run_batch(&conn, clock.as_ref(), batch) {
+            commits.count(operations);
+        }
     }
 }
 
 /// Runs `batch` in one transaction, each operation in its own savepoint and
-/// in order, commits, and answers every job.
-fn run_batch(conn: &Connection, clock: &dyn Clock, batch: Vec<Job>) {
+/// in order, commits, and answers every job. Tells whether it committed.
+fn run_batch(conn: &Connection, clock: &dyn Clock, batch: Vec<Job>) -> bool {
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "guard sqlite writer could not begin a transaction");
         let message = e.to_string();
         for job in batch {
             let _ = job.reply.send(Err(StoreError::Commit(message.clone())));
         }
-        return;
+        return false;
     }
     let mut results = Vec::with_capacity(batch.len());
     for job in &batch {
@@ -211,6 +229,7 @@ fn run_batch(conn: &Connection, clock: &dyn Clock, batch: Vec<Job>) {
         };
         let _ = job.reply.send(answer);
     }
+    committed.is_ok()
 }
 
 fn run_in_savepoint(conn: &Connection, clock: &dyn Clock, op: &Op) -> Result<Done, StoreError> {
@@ -407,4 +426,270 @@ impl GuardStore for SqliteStore {
         })
         .await?
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::store::RunState;
+
+    struct File(PathBuf);
+
+    impl Drop for File {
+        fn drop(&mut self) {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = self.0.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+
+    /// A connection as the writer's, on a file of its own.
+    fn writer() -> (Connection, File) {
+        let path =
+            std::env::temp_dir().join(format!("idem-guard-batch-{}.db", Uuid::now_v7().simple()));
+        let conn = open_connection(&path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        (conn, File(path))
+    }
+
+    type Answer = oneshot::Receiver<Result<Done, StoreError>>;
+
+    fn job(op: Op) -> (Job, Answer) {
+        let (reply, answer) = oneshot::channel();
+        (Job { op, reply }, answer)
+    }
+
+    fn claim_op(key: &RunKey, lease: Duration) -> Op {
+        Op::Claim {
+            key: key.clone(),
+            terms: ClaimTerms {
+                lease,
+                retention: Duration::from_secs(3600),
+            },
+        }
+    }
+
+    fn finish_op(claim: &Claim, outcome: HandlerOutcome) -> Op {
+        Op::Finish {
+            key: claim.key.clone(),
+            attempt: claim.attempt_id,
+            outcome,
+        }
+    }
+
+    /// Runs `ops` as one batch, in this order.
+    fn batch(
+        conn: &Connection,
+        clock: &ManualClock,
+        ops: Vec<Op>,
+    ) -> Vec<Result<Done, StoreError>> {
+        let (jobs, answers): (Vec<_>, Vec<_>) = ops.into_iter().map(job).unzip();
+        run_batch(conn, clock, jobs);
+        answers
+            .into_iter()
+            .map(|mut a| a.try_recv().expect("answered once the batch committed"))
+            .collect()
+    }
+
+    fn claimed(done: &Result<Done, StoreError>) -> Claim {
+        match done {
+            Ok(Done::Claim(ClaimOutcome::Claimed(c))) => c.clone(),
+            other => panic!("expected a won claim, got {other:?}"),
+        }
+    }
+
+    fn record(conn: &Connection, key: &RunKey) -> Option<(String, String)> {
+        conn.query_row(
+            "SELECT state, attempt_id FROM idem_guard_runs WHERE key = ?1",
+            [key.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .unwrap()
+    }
+
+    #[test]
+    fn claims_of_one_key_in_one_batch_have_one_winner() {
+        let (conn, _file) = writer();
+        let clock = ManualClock::starting_now();
+        let k = RunKey::from_parts(["race"]);
+        let other = RunKey::from_parts(["other"]);
+        let mut ops: Vec<Op> = (0..5)
+            .map(|_| claim_op(&k, Duration::from_secs(60)))
+            .collect();
+        ops.insert(2, claim_op(&other, Duration::from_secs(60)));
+        let out = batch(&conn, &clock, ops);
+        let winner = claimed(&out[0]);
+        claimed(&out[2]);
+        for (i, o) in out.iter().enumerate() {
+            if i != 0 && i != 2 {
+                assert!(
+                    matches!(o, Ok(Done::Claim(ClaimOutcome::InProgress))),
+                    "{i}: {o:?}"
+                );
+            }
+        }
+        assert_eq!(
+            record(&conn, &k),
+            Some(("in_progress".into(), winner.attempt_id.to_string()))
+        );
+    }
+
+    #[test]
+    fn a_stale_finish_beside_a_fresh_claim_changes_nothing() {
+        let (conn, _file) = writer();
+        let clock = ManualClock::starting_now();
+        let k = RunKey::from_parts(["stale"]);
+        let old = claimed(&batch(&conn, &clock, vec![claim_op(&k, Duration::from_secs(1))])[0]);
+        clock.advance(Duration::from_secs(2));
+        let out = batch(
+            &conn,
+            &clock,
+            vec![
+                claim_op(&k, Duration::from_secs(60)),
+                finish_op(&old, HandlerOutcome::Failure),
+                finish_op(&old, HandlerOutcome::Success),
+            ],
+        );
+        let new = claimed(&out[0]);
+        assert!(new.fence > old.fence);
+        for o in &out[1..] {
+            assert!(matches!(o, Ok(Done::Finish(FinishResult::Stale))), "{o:?}");
+        }
+        assert_eq!(
+            record(&conn, &k),
+            Some(("in_progress".into(), new.attempt_id.to_string()))
+        );
+        // The fresh claim's own finish, in a batch with a repeat of it.
+        let out = batch(
+            &conn,
+            &clock,
+            vec![
+                finish_op(&new, HandlerOutcome::Success),
+                finish_op(&new, HandlerOutcome::Failure),
+            ],
+        );
+        assert!(matches!(out[0], Ok(Done::Finish(FinishResult::Applied))));
+        assert!(matches!(out[1], Ok(Done::Finish(FinishResult::Stale))));
+        assert_eq!(record(&conn, &k).unwrap().0, "completed");
+    }
+
+    #[test]
+    fn a_failing_operation_fails_alone() {
+        let (conn, _file) = writer();
+        let clock = ManualClock::starting_now();
+        let poison = RunKey::from_parts(["poison"]);
+        conn.execute_batch(&format!(
+            "CREATE TRIGGER refuse BEFORE INSERT ON idem_guard_runs
+             WHEN NEW.key = '{}' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+            poison.as_str()
+        ))
+        .unwrap();
+        let earlier = RunKey::from_parts(["earlier"]);
+        let held = claimed(
+            &batch(
+                &conn,
+                &clock,
+                vec![claim_op(&earlier, Duration::from_secs(60))],
+            )[0],
+        );
+        let (a, b) = (RunKey::from_parts(["a"]), RunKey::from_parts(["b"]));
+        let out = batch(
+            &conn,
+            &clock,
+            vec![
+                claim_op(&a, Duration::from_secs(60)),
+                claim_op(&poison, Duration::from_secs(60)),
+                finish_op(&held, HandlerOutcome::Success),
+                claim_op(&b, Duration::from_secs(60)),
+            ],
+        );
+        let a_claim = claimed(&out[0]);
+        assert!(matches!(out[1], Err(StoreError::Sqlite(_))), "{:?}", out[1]);
+        assert!(matches!(out[2], Ok(Done::Finish(FinishResult::Applied))));
+        let b_claim = claimed(&out[3]);
+        assert_eq!(record(&conn, &a).unwrap().1, a_claim.attempt_id.to_string());
+        assert_eq!(record(&conn, &b).unwrap().1, b_claim.attempt_id.to_string());
+        assert_eq!(record(&conn, &earlier).unwrap().0, "completed");
+        // The refused claim's savepoint took its fence watermark with it.
+        assert_eq!(record(&conn, &poison), None);
+        let watermark: Option<i64> = conn
+            .query_row(
+                "SELECT fence FROM idem_guard_fences WHERE key = ?1",
+                [poison.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .unwrap();
+        assert_eq!(watermark, None);
+    }
+
+    /// Through the writer thread: many callers at once share commits, and
+    /// every answer matches what is stored.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_callers_share_commits() {
+        let (_, file) = writer();
+        let store = SqliteStore::open(&file.0).await.unwrap();
+        let tasks: Vec<_> = (0..64)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let k = RunKey::from_parts([format!("k{}", i % 16)]);
+                    let outcome = store.claim(&k, ClaimTerms::default()).await.unwrap();
+                    if let ClaimOutcome::Claimed(c) = &outcome {
+                        assert_eq!(
+                            store.finish(c, HandlerOutcome::Success).await.unwrap(),
+                            FinishResult::Applied
+                        );
+                    }
+                    (k, outcome)
+                })
+            })
+            .collect();
+        let mut winners = HashMap::new();
+        for t in tasks {
+            let (k, outcome) = t.await.unwrap();
+            if let ClaimOutcome::Claimed(c) = outcome {
+                assert!(winners.insert(k, c).is_none(), "two winners of one key");
+            }
+        }
+        assert_eq!(winners.len(), 16);
+        for (k, c) in winners {
+            let view = store.inspect(&k).await.unwrap().unwrap();
+            assert_eq!(view.state, RunState::Completed);
+            assert_eq!(view.attempt_id, c.attempt_id);
+        }
+    }
+
+    /// While another connection holds the write lock, callers queue up;
+    /// once it lets go they share a commit or two, not one each.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn waiting_callers_share_one_commit() {
+        let (blocker, file) = writer();
+        let store = SqliteStore::open(&file.0).await.unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let k = RunKey::from_parts([format!("k{i}")]);
+                    store.claim(&k, ClaimTerms::default()).await.unwrap()
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        blocker.execute_batch("COMMIT").unwrap();
+        for t in tasks {
+            assert!(matches!(t.await.unwrap(), ClaimOutcome::Claimed(_)));
+        }
+        let shared = store.group_commits();
+        assert_eq!(shared.operations, 32);
+        assert!(shared.commits <= 3, "{shared:?}");
+    }
+
+    use std::collections::HashMap;
 }
