@@ -10,8 +10,12 @@
 //!    load; the direct requests are the same-run baseline.
 //!
 //! ```text
-//! guard_bench [seconds-per-store=5] [concurrency=16] [latency-samples=2000]
+//! guard_bench [seconds-per-store=5] [concurrency=16] [latency-samples=2000] [stores=memory,sqlite,postgres,redis]
 //! ```
+//!
+//! `latency-samples` 0 skips part 2. For SQLite and PostgreSQL, part 1 also
+//! reports how many operations (claims and finishes) each commit carried on
+//! average: the group commit's batch size.
 //!
 //! PostgreSQL: `IDEM_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`; a database is created for the
@@ -28,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use idem_guard::proxy::{ProxyConfig, serve};
 use idem_guard::{
-    ClaimOutcome, Guard, GuardStore, HandlerOutcome, MemoryStore, PostgresStore, RedisStore,
-    RunKey, SigningSecret, SqliteStore,
+    ClaimOutcome, GroupCommits, Guard, GuardStore, HandlerOutcome, MemoryStore, PostgresStore,
+    RedisStore, RunKey, SigningSecret, SqliteStore,
 };
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -44,6 +48,8 @@ type Cleanup = Pin<Box<dyn Future<Output = ()>>>;
 struct BenchStore {
     name: &'static str,
     store: Arc<dyn GuardStore>,
+    /// The store's group commit counters, where it has them.
+    commits: Option<Box<dyn Fn() -> GroupCommits>>,
     cleanup: Cleanup,
 }
 
@@ -51,6 +57,7 @@ impl BenchStore {
     /// Closes the store, then removes its data.
     async fn remove(self) {
         drop(self.store);
+        drop(self.commits);
         self.cleanup.await;
     }
 }
@@ -64,14 +71,17 @@ async fn open(name: &'static str) -> BenchStore {
         "memory" => BenchStore {
             name,
             store: Arc::new(MemoryStore::new()),
+            commits: None,
             cleanup: Box::pin(async {}),
         },
         "SQLite" => {
             let path = std::env::temp_dir().join(format!("idem-guard-bench-{}.db", run_id()));
             let store = SqliteStore::open(&path).await.expect("open SQLite");
+            let counted = store.clone();
             BenchStore {
                 name,
                 store: Arc::new(store),
+                commits: Some(Box::new(move || counted.group_commits())),
                 cleanup: Box::pin(async move { remove_sqlite(path) }),
             }
         }
@@ -86,9 +96,11 @@ async fn open(name: &'static str) -> BenchStore {
             let store = PostgresStore::from_config(config)
                 .await
                 .expect("open PostgreSQL");
+            let counted = store.clone();
             BenchStore {
                 name,
                 store: Arc::new(store),
+                commits: Some(Box::new(move || counted.group_commits())),
                 cleanup: Box::pin(async move {
                     postgres_admin(
                         &admin,
@@ -108,6 +120,7 @@ async fn open(name: &'static str) -> BenchStore {
             BenchStore {
                 name,
                 store: Arc::new(store),
+                commits: None,
                 cleanup: Box::pin(async move { redis_cleanup(&url, &prefix).await }),
             }
         }
@@ -304,19 +317,42 @@ async fn main() {
     let seconds = arg(0, 5);
     let concurrency = arg(1, 16) as usize;
     let samples = arg(2, 2000) as usize;
-    let stores = ["memory", "SQLite", "PostgreSQL", "Redis"];
+    let stores: Vec<&'static str> = args
+        .get(3)
+        .map_or("memory,sqlite,postgres,redis", String::as_str)
+        .split(',')
+        .map(|name| match name.trim().to_ascii_lowercase().as_str() {
+            "memory" => "memory",
+            "sqlite" => "SQLite",
+            "postgres" | "postgresql" => "PostgreSQL",
+            "redis" => "Redis",
+            other => panic!("unknown store {other:?}: memory, sqlite, postgres or redis"),
+        })
+        .collect();
 
     println!(
         "claim+finish pairs: {concurrency} workers, {seconds} s per store after a {} ms warm-up",
         WARM_UP.as_millis()
     );
-    println!("| store | pairs/s | pair p50 | pair p99 |");
-    println!("| --- | --- | --- | --- |");
-    for name in stores {
+    println!("| store | pairs/s | pair p50 | pair p99 | operations per commit |");
+    println!("| --- | --- | --- | --- | --- |");
+    for &name in &stores {
         let bench = open(name).await;
         let (rate, p50, p99) = claims_per_second(&bench.store, seconds, concurrency).await;
-        println!("| {} | {rate:.0} | {} | {} |", bench.name, ms(p50), ms(p99));
+        let per_commit = bench.commits.as_ref().map_or("-".to_owned(), |count| {
+            let c = count();
+            format!("{:.1}", c.operations as f64 / c.commits.max(1) as f64)
+        });
+        println!(
+            "| {} | {rate:.0} | {} | {} | {per_commit} |",
+            bench.name,
+            ms(p50),
+            ms(p99)
+        );
         bench.remove().await;
+    }
+    if samples == 0 {
+        return;
     }
 
     let upstream = start_upstream().await;
@@ -328,7 +364,7 @@ async fn main() {
         "| proxy store | direct p50 | direct p99 | proxied p50 | proxied p99 | added p50 | added p99 |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    for name in stores {
+    for &name in &stores {
         let bench = open(name).await;
         let l = proxy_latency(Arc::clone(&bench.store), &upstream, samples).await;
         let (d50, d99) = (percentile(&l.direct, 50), percentile(&l.direct, 99));
