@@ -53,6 +53,42 @@ CREATE TABLE IF NOT EXISTS idem_guard_fences (
 CREATE INDEX IF NOT EXISTS idem_guard_fences_expire ON idem_guard_fences (expire_at);
 ";
 
+/// The takeover rule of a claim, shared by [`CLAIM`] and [`BATCH`]: the
+/// record is rewritten only when it may be taken over (past `expire_at`, or
+/// an `in_progress` lease that ran out) and kept as it is otherwise, so
+/// `RETURNING` always reports the record.
+macro_rules! take_over_if_free {
+    () => {
+        concat!(
+            "ON CONFLICT (key) DO UPDATE SET\n",
+            take_over_if_free!(state),
+            ",\n",
+            take_over_if_free!(attempt_id),
+            ",\n",
+            take_over_if_free!(fence),
+            ",\n",
+            take_over_if_free!(lease_expires),
+            ",\n",
+            take_over_if_free!(expire_at),
+            ",\n",
+            take_over_if_free!(claimed_at),
+        )
+    };
+    ($column:ident) => {
+        concat!(
+            "    ",
+            stringify!($column),
+            " = CASE WHEN r.expire_at <= EXCLUDED.claimed_at",
+            " OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)",
+            " THEN EXCLUDED.",
+            stringify!($column),
+            " ELSE r.",
+            stringify!($column),
+            " END"
+        )
+    };
+}
+
 // One statement, so one round trip and one atomic step:
 //
 // 1. The fence CTE upserts the key's watermark. Its ON CONFLICT DO UPDATE
@@ -62,13 +98,13 @@ CREATE INDEX IF NOT EXISTS idem_guard_fences_expire ON idem_guard_fences (expire
 //    fencing sequence are harmless, and bumping unconditionally is what
 //    makes the lock order simple.
 // 2. The main INSERT … ON CONFLICT DO UPDATE sees the newest version of the
-//    record (conflict handling ignores the statement's snapshot). The CASEs
-//    rewrite it only when it may be taken over (past expire_at, or an
-//    in_progress lease that ran out) and otherwise keep it as it is, so
-//    RETURNING always reports the record: `attempt_id = $2` means we won.
+//    record (conflict handling ignores the statement's snapshot) and
+//    rewrites it as `take_over_if_free!` says: `attempt_id = $2` in
+//    RETURNING means we won.
 //
 // `clock` is materialized once so that every comparison uses one instant.
-const CLAIM: &str = "
+const CLAIM: &str = concat!(
+    "
 WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS t),
 fence AS (
     INSERT INTO idem_guard_fences AS f (key, fence, expire_at)
@@ -87,27 +123,12 @@ SELECT $1, 'in_progress', $2, fence.fence,
        clock.t + $4::bigint * interval '1 microsecond',
        clock.t
 FROM fence, clock
-ON CONFLICT (key) DO UPDATE SET
-    state = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                   OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-            THEN EXCLUDED.state ELSE r.state END,
-    attempt_id = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                   OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-            THEN EXCLUDED.attempt_id ELSE r.attempt_id END,
-    fence = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                   OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-            THEN EXCLUDED.fence ELSE r.fence END,
-    lease_expires = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                   OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-            THEN EXCLUDED.lease_expires ELSE r.lease_expires END,
-    expire_at = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                   OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-            THEN EXCLUDED.expire_at ELSE r.expire_at END,
-    claimed_at = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                   OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-            THEN EXCLUDED.claimed_at ELSE r.claimed_at END
+",
+    take_over_if_free!(),
+    "
 RETURNING r.attempt_id, r.state, r.fence
-";
+"
+);
 
 const FINISH_SUCCESS: &str = "
 UPDATE idem_guard_runs SET state = 'completed'
@@ -149,7 +170,8 @@ WHERE key = $1 AND expire_at > clock_timestamp()";
 ///   round), since the statement's parts do not see each other's writes.
 /// - Rows are taken in key order, so two batches locking the same fence
 ///   watermarks and records lock them in the same order.
-const BATCH: &str = "
+const BATCH: &str = concat!(
+    "
 WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS t),
 c AS MATERIALIZED (
     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
@@ -175,25 +197,9 @@ claimed AS (
            clock.t
     FROM c JOIN fence ON fence.key = c.key CROSS JOIN clock
     ORDER BY c.key
-    ON CONFLICT (key) DO UPDATE SET
-        state = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-                THEN EXCLUDED.state ELSE r.state END,
-        attempt_id = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-                THEN EXCLUDED.attempt_id ELSE r.attempt_id END,
-        fence = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-                THEN EXCLUDED.fence ELSE r.fence END,
-        lease_expires = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-                THEN EXCLUDED.lease_expires ELSE r.lease_expires END,
-        expire_at = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-                THEN EXCLUDED.expire_at ELSE r.expire_at END,
-        claimed_at = CASE WHEN r.expire_at <= EXCLUDED.claimed_at
-                       OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at)
-                THEN EXCLUDED.claimed_at ELSE r.claimed_at END
+    ",
+    take_over_if_free!(),
+    "
     RETURNING r.key, r.attempt_id, r.state, r.fence
 ),
 fin AS MATERIALIZED (
@@ -216,7 +222,8 @@ released AS (
 SELECT true AS claim, key, attempt_id, state, fence FROM claimed
 UNION ALL SELECT false, key, attempt_id, NULL, NULL FROM completed
 UNION ALL SELECT false, key, attempt_id, NULL, NULL FROM released
-";
+"
+);
 
 /// Most operations per statement: bounds the latency the first one waits
 /// for.

@@ -628,10 +628,11 @@ mod tests {
         assert_eq!(watermark, None);
     }
 
-    /// Through the writer thread: many callers at once share commits, and
-    /// every answer matches what is stored.
+    /// Through the writer thread: many callers at once, one winner per key,
+    /// and every answer matches what is stored (that they share commits is
+    /// `waiting_callers_share_one_commit`).
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn concurrent_callers_share_commits() {
+    async fn concurrent_callers_get_one_winner_per_key_and_stored_answers() {
         let (_, file) = writer();
         let store = SqliteStore::open(&file.0).await.unwrap();
         let tasks: Vec<_> = (0..64)
