@@ -26,9 +26,13 @@ db="idem_bench_$$"
 psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 run postgres --database-url "${admin_url%/*}/$db"
 # Baseline: what this PostgreSQL does with single-row inserts of a task's
-# size from 16 clients, no HTTP.
+# size from 1 and from 16 clients, no HTTP (pgbench-1 and pgbench-16 in
+# docs/BENCHMARKS.md).
 psql -q "${admin_url%/*}/$db" -c "CREATE TABLE bench_insert (id BIGINT PRIMARY KEY, payload TEXT)"
 printf '\\set id random(1, 1000000000)\nINSERT INTO bench_insert VALUES (:id, repeat(%s, 400)) ON CONFLICT DO NOTHING;\n' "'x'" >"$work/insert.sql"
-printf 'postgres   baseline pgbench INSERT … ON CONFLICT clients=16 '
-pgbench -n -c 16 -j 2 -T 10 -f "$work/insert.sql" "${admin_url%/*}/$db" 2>/dev/null | grep -E '^tps' | head -1
+for c in 1 16; do
+  printf 'postgres   baseline pgbench INSERT … ON CONFLICT clients=%-3s ' "$c"
+  pgbench -n -c "$c" -j "$((c < 2 ? 1 : 2))" -T 10 -r -f "$work/insert.sql" "${admin_url%/*}/$db" 2>/dev/null |
+    awk '/^tps/ {tps=$3} /INSERT/ {lat=$1} END {printf "tps=%s mean_latency_ms=%s\n", tps, lat}'
+done
 psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
