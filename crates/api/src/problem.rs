@@ -14,6 +14,9 @@ pub enum ProblemCode {
     IdempotencyKeyMissing,
     Unauthenticated,
     PermissionDenied,
+    /// A person-only operation (`x-person-only` in the OpenAPI document)
+    /// called with a service principal's key, whatever its role.
+    UserIdentityRequired,
     NotFound,
     /// The route exists, but not with this method.
     MethodNotAllowed,
@@ -51,6 +54,7 @@ impl ProblemCode {
         Self::IdempotencyKeyMissing,
         Self::Unauthenticated,
         Self::PermissionDenied,
+        Self::UserIdentityRequired,
         Self::NotFound,
         Self::MethodNotAllowed,
         Self::QueueAlreadyExists,
@@ -78,6 +82,7 @@ impl ProblemCode {
             Self::IdempotencyKeyMissing => "IDEMPOTENCY_KEY_MISSING",
             Self::Unauthenticated => "UNAUTHENTICATED",
             Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::UserIdentityRequired => "USER_IDENTITY_REQUIRED",
             Self::NotFound => "NOT_FOUND",
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::QueueAlreadyExists => "QUEUE_ALREADY_EXISTS",
@@ -111,7 +116,7 @@ impl ProblemCode {
                 StatusCode::BAD_REQUEST
             }
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
-            Self::PermissionDenied => StatusCode::FORBIDDEN,
+            Self::PermissionDenied | Self::UserIdentityRequired => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::QueueAlreadyExists

@@ -41,7 +41,9 @@ impl Role {
     }
 }
 
-/// Whether a principal is a program or a person; informational only.
+/// Whether a principal is a program or a person. Operations a security
+/// review wants a human to take (`x-person-only` in the OpenAPI document)
+/// refuse services.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]

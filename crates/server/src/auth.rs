@@ -10,7 +10,7 @@ use crate::api::problem::{ApiResult, Problem};
 use axum::extract::FromRequestParts;
 use http::header;
 use http::request::Parts;
-use idem_core::tenancy::{Role, hash_api_key};
+use idem_core::tenancy::{PrincipalKind, Role, hash_api_key};
 use idem_store::Caller;
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -167,6 +167,36 @@ pub async fn authenticate(
     }
 }
 
+/// Refuses a service principal an operation only a person may take, with
+/// 403 `USER_IDENTITY_REQUIRED` whatever its role: a leaked or misused
+/// service key must not be able to mint admins, change roles or replace
+/// the secrets that targets trust.
+pub fn require_person(caller: &Caller, what: &str) -> ApiResult<()> {
+    match caller.kind {
+        PrincipalKind::Person => Ok(()),
+        PrincipalKind::Service => Err(Problem::user_identity_required(format!(
+            "{what} must be done by a person; principal '{}' is a service",
+            caller.principal
+        ))),
+    }
+}
+
+/// Marks a request for an operation the operation table marks
+/// `person_only`; [`Auth`] then refuses a service principal once its role
+/// has been checked, so a caller without the role is told about the role
+/// first, as everywhere.
+#[derive(Clone, Copy)]
+pub struct PersonOnly;
+
+/// Route layer of every `person_only` operation.
+pub async fn mark_person_only(
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    req.extensions_mut().insert(PersonOnly);
+    next.run(req).await
+}
+
 impl<R: MinRole> FromRequestParts<Arc<App>> for Auth<R> {
     type Rejection = Problem;
 
@@ -183,6 +213,9 @@ impl<R: MinRole> FromRequestParts<Arc<App>> for Auth<R> {
                 caller.principal,
                 caller.role.as_str()
             )));
+        }
+        if parts.extensions.get::<PersonOnly>().is_some() {
+            require_person(&caller, "this operation")?;
         }
         Ok(Auth {
             caller,

@@ -58,6 +58,7 @@ pub enum Bootstrap {
 pub struct Caller {
     pub org: String,
     pub principal: String,
+    pub kind: PrincipalKind,
     pub role: Role,
     pub key_id: String,
 }

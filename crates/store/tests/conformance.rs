@@ -147,6 +147,7 @@ async fn bootstrap_creates_the_default_organization_once(h: Harness) {
         Caller {
             org: "default".into(),
             principal: "admin".into(),
+            kind: PrincipalKind::Person,
             role: Role::Admin,
             key_id: key.id
         }
@@ -195,7 +196,7 @@ async fn organizations_are_unique_and_come_with_admin_and_secret(h: Harness) {
     let admin = h.store.principal_get("acme", "admin").await.unwrap();
     assert_eq!(
         (admin.role, admin.kind),
-        (Role::Admin, PrincipalKind::Service)
+        (Role::Admin, PrincipalKind::Person)
     );
     let caller = h
         .store
@@ -367,6 +368,22 @@ async fn an_organization_keeps_an_admin_holding_a_key(h: Harness) {
     );
     let caller = h.store.api_key_authenticate(&key.key_hash).await.unwrap();
     assert_eq!(caller.map(|c| c.role), Some(Role::Admin), "nothing changed");
+    // Nor does a service admin with a key: it may not change roles, so it
+    // could never make another admin.
+    h.store
+        .principal_create("acme", "bot", PrincipalKind::Service, Role::Admin, None)
+        .await
+        .unwrap();
+    h.store
+        .api_key_create("acme", "bot", new_key(), None)
+        .await
+        .unwrap();
+    refused(
+        h.store
+            .principal_set_role("acme", "admin", Role::Writer, None)
+            .await,
+    );
+    refused(h.store.api_key_revoke("acme", "admin", &key.id).await);
     let bob_key = new_key();
     h.store
         .api_key_create("acme", "bob", bob_key.clone(), None)

@@ -24,6 +24,7 @@ mod dispatch_shutdown;
 mod edge;
 mod guard_e2e;
 mod idempotency;
+mod identity;
 mod inputs;
 mod lockout;
 mod logs;

@@ -72,6 +72,9 @@ pub struct Operation {
     pub response: (StatusCode, Option<&'static str>),
     /// Whether the route needs an API key.
     pub authenticated: bool,
+    /// Only a person may take it (`x-person-only`): a service principal's
+    /// key is refused with 403 `USER_IDENTITY_REQUIRED`, whatever its role.
+    pub person_only: bool,
 }
 
 macro_rules! op {
@@ -88,6 +91,7 @@ macro_rules! op {
             query: &[],
             response: (StatusCode::$status, $resp),
             authenticated: true,
+            person_only: false,
         }
     };
     ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal,
@@ -98,6 +102,16 @@ macro_rules! op {
             query: $query,
             ..op!($method $path, $id, $summary, idempotent: $idem,
                   request: $req, response: ($status, $resp))
+        }
+    };
+}
+
+/// An operation only a person may take.
+macro_rules! person_only {
+    ($op:expr) => {
+        Operation {
+            person_only: true,
+            ..$op
         }
     };
 }
@@ -260,7 +274,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             post(jobs::preview),
         ),
         (
-            op!(POST "/v1/principals", "createPrincipal", "Create a principal", idempotent: true,
+            op!(POST "/v1/principals", "createPrincipal", "Create a principal (an admin only by a person)", idempotent: true,
             request: Some("CreatePrincipal"), response: (CREATED, Some("PrincipalView"))),
             post(tenancy::create_principal),
         ),
@@ -270,12 +284,14 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::list_principals),
         ),
         (
-            op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true,
-            request: Some("UpdatePrincipal"), response: (OK, Some("PrincipalView"))),
+            person_only!(
+                op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true,
+            request: Some("UpdatePrincipal"), response: (OK, Some("PrincipalView")))
+            ),
             patch(tenancy::update_principal),
         ),
         (
-            op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once)", idempotent: true,
+            op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once; a key for an admin only by a person)", idempotent: true,
             request: None, response: (CREATED, Some("NewApiKeyView"))),
             post(tenancy::create_key),
         ),
@@ -295,8 +311,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             delete(tenancy::revoke_key),
         ),
         (
-            op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true,
-            request: Some("CreateOrganization"), response: (CREATED, Some("OrganizationView"))),
+            person_only!(
+                op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true,
+            request: Some("CreateOrganization"), response: (CREATED, Some("OrganizationView")))
+            ),
             post(tenancy::create_organization),
         ),
         (
@@ -305,8 +323,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::list_secrets),
         ),
         (
-            op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
-            request: None, response: (CREATED, Some("SigningSecretView"))),
+            person_only!(
+                op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
+            request: None, response: (CREATED, Some("SigningSecretView")))
+            ),
             post(tenancy::rotate_secret),
         ),
         (
@@ -315,8 +335,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::get_secret),
         ),
         (
-            op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,
-            request: None, response: (NO_CONTENT, None)),
+            person_only!(
+                op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,
+            request: None, response: (NO_CONTENT, None))
+            ),
             delete(tenancy::delete_secret),
         ),
         (
@@ -374,6 +396,12 @@ pub fn router(app: Arc<App>) -> Router {
         };
         let handler = if op.path.starts_with("/v1/queues/{queue}") {
             handler.layer(axum::middleware::from_fn(hide_reserved_queues))
+        } else {
+            handler
+        };
+        // The handler's `Auth` extractor refuses services (after the role).
+        let handler = if op.person_only {
+            handler.layer(axum::middleware::from_fn(crate::auth::mark_person_only))
         } else {
             handler
         };

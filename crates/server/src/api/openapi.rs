@@ -103,12 +103,15 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
         if op.authenticated {
             b = b.security(SecurityRequirement::new("bearer", Vec::<String>::new()));
         }
-        if op.idempotent {
-            b = b.extensions(Some(
-                ExtensionsBuilder::new()
-                    .add("x-idempotent", serde_json::Value::Bool(true))
-                    .build(),
-            ));
+        if op.idempotent || op.person_only {
+            let mut ext = ExtensionsBuilder::new();
+            if op.idempotent {
+                ext = ext.add("x-idempotent", serde_json::Value::Bool(true));
+            }
+            if op.person_only {
+                ext = ext.add("x-person-only", serde_json::Value::Bool(true));
+            }
+            b = b.extensions(Some(ext.build()));
         }
         paths = paths.path(op.path, PathItem::new(method(&op.method), b.build()));
     }

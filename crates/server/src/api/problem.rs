@@ -70,6 +70,10 @@ impl Problem {
         Self::new(ProblemCode::PermissionDenied, detail)
     }
 
+    pub fn user_identity_required(detail: impl Into<String>) -> Self {
+        Self::new(ProblemCode::UserIdentityRequired, detail)
+    }
+
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
             ProblemCode::PayloadTooLarge,

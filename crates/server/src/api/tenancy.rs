@@ -6,7 +6,7 @@ use super::problem::{ApiResult, Problem};
 use super::views;
 use super::{Created, location};
 use crate::App;
-use crate::auth::{Admin, Auth};
+use crate::auth::{Admin, Auth, require_person};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use idem_api::{
@@ -15,7 +15,9 @@ use idem_api::{
 };
 use idem_core::FieldErrors;
 use idem_core::names::{check_organization_name, check_principal_name};
-use idem_core::tenancy::{DEFAULT_ORGANIZATION, generate_api_key, generate_id, hash_api_key};
+use idem_core::tenancy::{
+    DEFAULT_ORGANIZATION, PrincipalKind, Role, generate_api_key, generate_id, hash_api_key,
+};
 use std::sync::Arc;
 
 /// A fresh key: the plaintext for the caller, the hash for the store.
@@ -34,6 +36,9 @@ pub async fn create_principal(
     keyed: Keyed,
     Json(req): Json<CreatePrincipal>,
 ) -> ApiResult<Created<Principal>> {
+    if req.role == Role::Admin {
+        require_person(&auth.caller, "creating an admin principal")?;
+    }
     check_principal_name("name", &req.name).map_err(|e| Problem::fields(e.into()))?;
     let done = keyed.completion(
         &app,
@@ -87,6 +92,20 @@ pub async fn create_key(
     keyed: Keyed,
     Path(principal): Path<String>,
 ) -> ApiResult<Created<NewApiKey>> {
+    // A key for an admin is an admin's power; a service may hand out only
+    // lesser keys. A promotion racing this read is harmless: it is a
+    // person's decision, and makes every key of the principal an admin's
+    // anyway.
+    if auth.caller.kind != PrincipalKind::Person
+        && app
+            .store
+            .principal_get(&auth.caller.org, &principal)
+            .await?
+            .role
+            == Role::Admin
+    {
+        require_person(&auth.caller, "creating a key for an admin")?;
+    }
     let (key, stored) = fresh_key();
     let mut done = keyed.completion(
         &app,

@@ -211,6 +211,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/007_redrive.sql"),
     include_str!("migrations/008_events.sql"),
     include_str!("migrations/009_queue_stats.sql"),
+    include_str!("migrations/010_person_admins.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

@@ -25,11 +25,11 @@ pub(crate) async fn bootstrap<C: Conn>(c: &C, key: &NewApiKey, now: i64) -> Resu
     }
     c.execute(
         "INSERT INTO principals (org, name, kind, role, created_at) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (org, name) DO UPDATE SET role = excluded.role",
+         ON CONFLICT (org, name) DO UPDATE SET kind = excluded.kind, role = excluded.role",
         &args![
             DEFAULT_ORGANIZATION,
             ADMIN_PRINCIPAL,
-            PrincipalKind::Service.as_str(),
+            PrincipalKind::Person.as_str(),
             Role::Admin.as_str(),
             now
         ],
@@ -51,14 +51,16 @@ async fn lock_organization<C: Conn>(c: &C, org: &str) -> Result<bool> {
     Ok(c.query_opt(&sql, &args![org], |_| Ok(())).await?.is_some())
 }
 
-/// Whether an admin of the organization holds a key: without one, nobody
-/// can manage its principals, keys or secrets any more.
+/// Whether an admin of the organization who is a person holds a key:
+/// without one, nobody can manage its principals, keys or secrets any more
+/// (a service admin cannot take the person-only operations, among them
+/// every change of a role, so it could not make another admin).
 async fn has_usable_admin<C: Conn>(c: &C, org: &str) -> Result<bool> {
     let found = c
         .query_opt(
             "SELECT 1 FROM api_keys k JOIN principals p ON p.org = k.org AND p.name = k.principal \
-             WHERE k.org = $1 AND p.role = $2 LIMIT 1",
-            &args![org, Role::Admin.as_str()],
+             WHERE k.org = $1 AND p.role = $2 AND p.kind = $3 LIMIT 1",
+            &args![org, Role::Admin.as_str(), PrincipalKind::Person.as_str()],
             |_| Ok(()),
         )
         .await?;
@@ -73,9 +75,9 @@ async fn keep_an_admin<C: Conn>(c: &C, org: &str, what: &str) -> Result<()> {
         return Ok(());
     }
     Err(Error::FailedPrecondition(format!(
-        "{what} would leave the organization without an admin holding an API key, \
-         and nobody could manage it any more; give another principal the admin role \
-         and a key first"
+        "{what} would leave the organization without an admin who is a person and \
+         holds an API key, and nobody could manage it any more; give another person \
+         the admin role and a key first"
     )))
 }
 
@@ -103,7 +105,7 @@ pub(crate) async fn organization_create<C: Conn>(
         &args![
             name,
             ADMIN_PRINCIPAL,
-            PrincipalKind::Service.as_str(),
+            PrincipalKind::Person.as_str(),
             Role::Admin.as_str(),
             now
         ],
@@ -321,7 +323,7 @@ pub(crate) async fn api_key_revoke<C: Conn>(
 
 pub(crate) async fn api_key_authenticate<C: Conn>(c: &C, key_hash: &str) -> Result<Option<Caller>> {
     c.query_opt(
-        "SELECT k.org, k.principal, p.role, k.id FROM api_keys k \
+        "SELECT k.org, k.principal, p.role, k.id, p.kind FROM api_keys k \
          JOIN principals p ON p.org = k.org AND p.name = k.principal \
          WHERE k.key_hash = $1",
         &args![key_hash],
@@ -332,9 +334,12 @@ pub(crate) async fn api_key_authenticate<C: Conn>(c: &C, key_hash: &str) -> Resu
 
 fn caller(r: &impl Row) -> Result<Caller> {
     let role = r.text(2)?;
+    let kind = r.text(4)?;
     Ok(Caller {
         org: r.text(0)?,
         principal: r.text(1)?,
+        kind: PrincipalKind::parse(&kind)
+            .ok_or_else(|| Error::Internal(format!("unreadable principal kind {kind:?}")))?,
         role: Role::parse(&role)
             .ok_or_else(|| Error::Internal(format!("unreadable role {role:?}")))?,
         key_id: r.text(3)?,
