@@ -1,6 +1,7 @@
 //! `/v1/queues`.
 
 use crate::Target;
+use idem_core::job::HeaderStyle;
 use idem_core::queue::{
     QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
 };
@@ -34,6 +35,10 @@ pub struct CreateQueue {
     /// Receives a signed `task.failed` event when a task ends `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_failure: Option<TargetSpec>,
+    /// `idem` (the default) or `cloud_tasks`: its tasks' compatibility
+    /// headers, unless a task names its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_style: Option<HeaderStyle>,
 }
 
 impl CreateQueue {
@@ -48,6 +53,7 @@ impl CreateQueue {
             failed_retention_s: config.failed_retention_s,
             on_success: config.on_success.flatten(),
             on_failure: config.on_failure.flatten(),
+            header_style: config.header_style,
         }
     }
 
@@ -61,6 +67,7 @@ impl CreateQueue {
             failed_retention_s: self.failed_retention_s,
             on_success: self.on_success.clone().map(Some),
             on_failure: self.on_failure.clone().map(Some),
+            header_style: self.header_style,
         }
     }
 }
@@ -90,6 +97,9 @@ pub struct Queue {
     /// Receives a signed `task.failed` event when a task ends `failed`,
     /// unless the task names its own.
     pub on_failure: Option<Target>,
+    /// The compatibility headers of its tasks' deliveries, unless a task
+    /// names its own: `idem` or `cloud_tasks`.
+    pub header_style: HeaderStyle,
     /// When the queue was created.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,

@@ -1,5 +1,6 @@
 //! `/v1/queues/{queue}/tasks`.
 
+use idem_core::job::HeaderStyle;
 use idem_core::queue::{RetryConfig, RetryConfigPatch};
 use idem_core::task::{Attempt, TargetSpec, TaskState};
 use jiff::Timestamp;
@@ -31,6 +32,10 @@ pub struct CreateTask {
     /// `on_failure`; absent or `null` uses the queue's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_failure: Option<TargetSpec>,
+    /// `idem` or `cloud_tasks`: the compatibility headers its deliveries
+    /// carry; absent takes the queue's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_style: Option<HeaderStyle>,
 }
 
 /// A target as the API shows it, its body in the form it was given.
@@ -136,4 +141,8 @@ pub struct Task {
     /// The task's own `on_failure` callback; null uses its queue's.
     #[serde(default)]
     pub on_failure: Option<Target>,
+    /// The compatibility headers its deliveries carry (its own, or its
+    /// queue's when it was created): `idem` or `cloud_tasks`.
+    #[serde(default)]
+    pub header_style: HeaderStyle,
 }

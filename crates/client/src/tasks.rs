@@ -36,6 +36,9 @@ pub struct NewTask {
     /// Receives the `task.failed` event instead of the queue's
     /// `on_failure`.
     pub on_failure: Option<NewTarget>,
+    /// `Idem` or `CloudTasks`: the compatibility headers its deliveries
+    /// carry; the queue's when unset.
+    pub header_style: Option<idem_api::HeaderStyle>,
 }
 
 impl NewTask {
@@ -49,6 +52,7 @@ impl NewTask {
             retry_config: None,
             on_success: None,
             on_failure: None,
+            header_style: None,
         }
     }
 
@@ -285,6 +289,7 @@ impl NewTask {
                 .as_ref()
                 .map(NewTarget::wire_inline)
                 .transpose()?,
+            header_style: self.header_style,
         };
         let json = Payload::json(&wire)?;
         Ok(match (json, upload) {

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_ATTEMPT_DEADLINE_S: u32 = 180;
 pub const DEFAULT_TIME_ZONE: &str = "UTC";
 
-/// Which identity headers a run carries besides Idem's own.
+/// Which compatibility headers a delivery carries besides Idem's own:
+/// `cloud_scheduler` for a job's runs, `cloud_tasks` for a queue's tasks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -22,6 +23,10 @@ pub enum HeaderStyle {
     /// `X-CloudScheduler-ScheduleTime`, so handlers written for Cloud
     /// Scheduler work unchanged.
     CloudScheduler,
+    /// Adds Cloud Tasks' `X-CloudTasks-*` headers (API.md §4), so handlers
+    /// written for Cloud Tasks, and idem-guard's Cloud Tasks identity, work
+    /// unchanged.
+    CloudTasks,
 }
 
 impl HeaderStyle {
@@ -29,11 +34,12 @@ impl HeaderStyle {
         match self {
             Self::Idem => "idem",
             Self::CloudScheduler => "cloud_scheduler",
+            Self::CloudTasks => "cloud_tasks",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Idem, Self::CloudScheduler]
+        [Self::Idem, Self::CloudScheduler, Self::CloudTasks]
             .into_iter()
             .find(|h| h.as_str() == s)
     }
@@ -359,6 +365,12 @@ fn finish(
         MAX_DEADLINE_S,
     );
     retry_config.validate(errors);
+    if header_style == HeaderStyle::CloudTasks {
+        errors.push(
+            "header_style",
+            "cloud_tasks is for tasks and queues; a job takes idem or cloud_scheduler",
+        );
+    }
     Some(JobConfig {
         schedule,
         time_zone,

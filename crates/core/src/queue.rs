@@ -5,7 +5,8 @@
 //! then validated as a whole so that cross-field rules (`min ≤ max`) hold.
 
 use crate::event::{Callbacks, resolve_callback};
-use crate::field::FieldErrors;
+use crate::field::{FieldError, FieldErrors};
+use crate::job::HeaderStyle;
 use crate::task::TargetSpec;
 use serde::{Deserialize, Serialize};
 
@@ -259,6 +260,10 @@ pub struct QueueConfig {
     /// its own.
     #[serde(default, flatten)]
     pub callbacks: Callbacks,
+    /// The compatibility headers of its tasks' deliveries, unless a task
+    /// names its own: `idem` or `cloud_tasks`.
+    #[serde(default)]
+    pub header_style: HeaderStyle,
 }
 
 impl QueueConfig {
@@ -287,6 +292,7 @@ impl Default for QueueConfig {
             dedup_window_s: DEFAULT_DEDUP_WINDOW_S,
             failed_retention_s: DEFAULT_FAILED_RETENTION_S,
             callbacks: Callbacks::default(),
+            header_style: HeaderStyle::Idem,
         }
     }
 }
@@ -332,6 +338,21 @@ pub struct QueueConfigPatch {
     )]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<TargetSpec>))]
     pub on_failure: Option<Option<TargetSpec>>,
+    /// `idem` (the default) or `cloud_tasks`: the compatibility headers of
+    /// its tasks' deliveries, unless a task names its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_style: Option<HeaderStyle>,
+}
+
+/// A task's (or a queue's) header style: `cloud_scheduler` is a job's.
+pub fn check_task_header_style(field: &str, style: HeaderStyle) -> Result<(), FieldError> {
+    match style {
+        HeaderStyle::CloudScheduler => Err(FieldError::new(
+            field,
+            "cloud_scheduler is for jobs; a task or queue takes idem or cloud_tasks",
+        )),
+        HeaderStyle::Idem | HeaderStyle::CloudTasks => Ok(()),
+    }
 }
 
 /// `Some` whenever the field is present, so that `null` clears a setting
@@ -374,6 +395,12 @@ impl QueueConfig {
             next.callbacks.on_failure = spec
                 .clone()
                 .and_then(|s| resolve_callback(s, "on_failure", &mut errors));
+        }
+        if let Some(style) = patch.header_style {
+            match check_task_header_style("header_style", style) {
+                Ok(()) => next.header_style = style,
+                Err(e) => errors.0.push(e),
+            }
         }
         next.rate_limits.validate("rate_limits", &mut errors);
         next.retry_config.validate("retry_config", &mut errors);

@@ -110,6 +110,8 @@ pub struct TaskCreate {
     pub retry_config: RetryConfigPatch,
     /// The task's own completion callbacks, in place of its queue's.
     pub callbacks: idem_core::event::Callbacks,
+    /// `None` takes the queue's.
+    pub header_style: Option<HeaderStyle>,
     /// The Idempotency-Key record to complete with the task.
     pub completion: Option<crate::idempotency::KeyCompletion>,
 }
@@ -209,6 +211,8 @@ pub struct Task {
     pub dedup_expires_at: Option<Timestamp>,
     /// Set when the task is a job's run; its `task_id` is the run ID.
     pub run: Option<RunInfo>,
+    /// The compatibility headers of its deliveries (a run's: its job's).
+    pub header_style: HeaderStyle,
 }
 
 impl Job {

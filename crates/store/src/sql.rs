@@ -132,6 +132,14 @@ pub(crate) struct StoredTarget {
     /// writes nothing more, and a completion reads them with the row.
     #[serde(default, flatten)]
     pub callbacks: Callbacks,
+    /// A task's compatibility headers, resolved against its queue when it
+    /// was created; absent is `idem`, so other targets store nothing more.
+    #[serde(default, skip_serializing_if = "is_idem")]
+    pub header_style: HeaderStyle,
+}
+
+fn is_idem(style: &HeaderStyle) -> bool {
+    *style == HeaderStyle::Idem
 }
 
 pub(crate) const TASK_COLUMNS: &str = "queue, task_id, uid, status, target, body_form, body, \
@@ -158,8 +166,12 @@ pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
     Ok(target_with_callbacks(r, at)?.0)
 }
 
-/// [`target`] with the completion callbacks a task's stored target carries.
-pub(crate) fn target_with_callbacks(r: &impl Row, at: usize) -> Result<(Target, Callbacks)> {
+/// [`target`] with the completion callbacks and header style a task's
+/// stored target carries.
+pub(crate) fn target_with_callbacks(
+    r: &impl Row,
+    at: usize,
+) -> Result<(Target, Callbacks, HeaderStyle)> {
     let stored: StoredTarget = json("target", &r.text(at)?)?;
     let body = match (r.opt_text(at + 1)?, r.opt_blob(at + 2)?) {
         (Some(form), Some(bytes)) => Some((
@@ -174,24 +186,26 @@ pub(crate) fn target_with_callbacks(r: &impl Row, at: usize) -> Result<(Target, 
         headers: stored.headers,
         body,
     };
-    Ok((target, stored.callbacks))
+    Ok((target, stored.callbacks, stored.header_style))
 }
 
 /// The three column values [`target`] reads back.
 pub(crate) fn target_columns(t: &Target) -> (String, Option<&'static str>, Option<Vec<u8>>) {
-    task_target_columns(t, &Callbacks::default())
+    task_target_columns(t, &Callbacks::default(), HeaderStyle::Idem)
 }
 
 /// [`target_columns`] of a task with its own completion callbacks.
 pub(crate) fn task_target_columns(
     t: &Target,
     callbacks: &Callbacks,
+    header_style: HeaderStyle,
 ) -> (String, Option<&'static str>, Option<Vec<u8>>) {
     let stored = StoredTarget {
         url: t.url.clone(),
         method: t.method.clone(),
         headers: t.headers.clone(),
         callbacks: callbacks.clone(),
+        header_style,
     };
     (
         to_json(&stored),
@@ -240,7 +254,8 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
             })
         }
     };
-    let (target, callbacks) = target_with_callbacks(r, 4)?;
+    let (target, callbacks, stored_style) = target_with_callbacks(r, 4)?;
+    let header_style = run.as_ref().map_or(stored_style, |r| r.header_style);
     Ok(Task {
         queue: r.text(0)?,
         task_id: r.text(1)?,
@@ -262,6 +277,7 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
             .transpose()?,
         dedup_expires_at: r.opt_i64(16)?.map(from_micros),
         run,
+        header_style,
     })
 }
 

@@ -4,6 +4,7 @@
 //! SQLite and PostgreSQL by the macro at the bottom; a backend that passes
 //! this suite is a backend the server can use.
 
+use idem_core::job::HeaderStyle;
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RetryConfigPatch};
 use idem_core::task::{BodyForm, Target, TaskState};
 use idem_core::tenancy::{PrincipalKind, Role, generate_api_key, generate_id, hash_api_key};
@@ -102,6 +103,7 @@ fn target() -> Target {
 
 fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
     TaskCreate {
+        header_style: None,
         org: org.into(),
         queue: queue.into(),
         task_id: task_id.into(),
@@ -582,6 +584,51 @@ async fn organizations_are_isolated(h: Harness) {
     // The same names in another organization are unrelated.
     h.queue("globex", "payments", 60).await;
     h.task("globex", "payments", "t1").await.unwrap();
+}
+
+async fn a_task_keeps_its_header_style_or_its_queues_at_creation(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "plain", 60).await;
+    let config = QueueConfig {
+        header_style: HeaderStyle::CloudTasks,
+        ..QueueConfig::default()
+    };
+    h.store
+        .queue_create("acme", "ct", &config, None)
+        .await
+        .unwrap();
+    let mut own = create("acme", "plain", "own");
+    own.header_style = Some(HeaderStyle::CloudTasks);
+    let mut opted_out = create("acme", "ct", "opted-out");
+    opted_out.header_style = Some(HeaderStyle::Idem);
+    for (req, expected) in [
+        (own, HeaderStyle::CloudTasks),
+        (opted_out, HeaderStyle::Idem),
+        (create("acme", "ct", "inherited"), HeaderStyle::CloudTasks),
+        (create("acme", "plain", "default"), HeaderStyle::Idem),
+    ] {
+        let (queue, id) = (req.queue.clone(), req.task_id.clone());
+        let created = h.store.task_create(req).await.unwrap();
+        assert_eq!(created.header_style, expected, "{id} as created");
+        let got = h.store.task_get("acme", &queue, &id).await.unwrap();
+        assert_eq!(got.header_style, expected, "{id} read back");
+        assert_eq!(
+            got.target,
+            target(),
+            "{id}: the style is not part of the target"
+        );
+    }
+    // A queue's later change is for tasks created after it.
+    let patch = QueueConfigPatch {
+        header_style: Some(HeaderStyle::Idem),
+        ..Default::default()
+    };
+    h.store
+        .queue_update("acme", "ct", &patch, None)
+        .await
+        .unwrap();
+    let kept = h.store.task_get("acme", "ct", "inherited").await.unwrap();
+    assert_eq!(kept.header_style, HeaderStyle::CloudTasks);
 }
 
 async fn tasks_read_back_as_created(h: Harness) {
@@ -1269,6 +1316,7 @@ idem_testkit::backend_tests! {
     organizations_are_isolated,
     task_counts_and_metric_scopes_follow_the_queues,
     tasks_read_back_as_created,
+    a_task_keeps_its_header_style_or_its_queues_at_creation,
     task_id_blocked_until_window_passes,
     concurrent_creates_of_one_id_have_one_winner,
     cancel_and_purge_end_pending_tasks,

@@ -49,6 +49,7 @@ impl Harness {
     ) -> Task {
         self.store
             .task_create(TaskCreate {
+                header_style: None,
                 org: org.into(),
                 queue: queue.into(),
                 task_id: task_id.into(),
@@ -136,6 +137,7 @@ fn open_config() -> QueueConfig {
         // Failed tasks go with the dedup window, unless a test says.
         failed_retention_s: 0,
         callbacks: Default::default(),
+        header_style: Default::default(),
     }
 }
 
@@ -366,6 +368,7 @@ async fn final_states_set_the_dedup_expiry(h: Harness) {
         let err = h
             .store
             .task_create(TaskCreate {
+                header_style: None,
                 org: ORG.into(),
                 queue: "q".into(),
                 task_id: id.into(),
@@ -817,6 +820,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
     let dup = h
         .store
         .task_create(TaskCreate {
+            header_style: None,
             org: ORG.into(),
             queue: "q".into(),
             task_id: "t0".into(),
@@ -951,6 +955,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                 let id = format!("t{}-{i}", w / 2);
                 let made = store
                     .task_create(TaskCreate {
+                        header_style: None,
                         org: ORG.into(),
                         queue: "q".into(),
                         task_id: id,
@@ -1337,6 +1342,7 @@ async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Ha
     let err = h
         .store
         .task_create(TaskCreate {
+            header_style: None,
             org: ORG.into(),
             queue: "q".into(),
             task_id: "bad".into(),

@@ -41,6 +41,7 @@ fn config(callbacks: Callbacks) -> QueueConfig {
         dedup_window_s: 600,
         failed_retention_s: 600,
         callbacks,
+        header_style: Default::default(),
     }
 }
 
@@ -48,6 +49,7 @@ impl Harness {
     async fn create(&self, queue: &str, task_id: &str, callbacks: Callbacks) -> Task {
         self.store
             .task_create(TaskCreate {
+                header_style: None,
                 org: ORG.into(),
                 queue: queue.into(),
                 task_id: task_id.into(),

@@ -124,7 +124,10 @@ fn catch_up_str(c: CatchUp) -> &'static str {
 }
 
 fn parse_header_style(s: &str) -> Result<HeaderStyle, String> {
-    HeaderStyle::parse(s).ok_or_else(|| "must be one of idem, cloud_scheduler".to_string())
+    match HeaderStyle::parse(s) {
+        Some(style @ (HeaderStyle::Idem | HeaderStyle::CloudScheduler)) => Ok(style),
+        _ => Err("must be one of idem, cloud_scheduler".to_string()),
+    }
 }
 
 impl CreateArgs {

@@ -1,11 +1,11 @@
-//! `idem queue create|ls|get|pause|resume|purge|rm`.
+//! `idem queue create|update|ls|get|pause|resume|purge|rm`.
 
 use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_seconds};
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch, TargetSpec,
-    TaskCounts,
+    HeaderStyle, ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch,
+    TargetSpec, TaskCounts,
 };
 use std::time::Duration;
 
@@ -21,6 +21,8 @@ pub struct QueueArgs {
 enum QueueCommand {
     /// Create a queue (unset settings take the server's defaults).
     Create(CreateArgs),
+    /// Change a queue's settings (those given; the others stay).
+    Update(UpdateArgs),
     /// List queues.
     Ls(ListArgs),
     /// Show a queue.
@@ -71,6 +73,28 @@ struct CreateArgs {
     /// task ends failed, unless the task names its own.
     #[arg(long)]
     on_failure: Option<String>,
+    /// Compatibility headers of its tasks' deliveries, unless a task names
+    /// its own: idem (the default) or cloud_tasks (Cloud Tasks'
+    /// X-CloudTasks-* headers).
+    #[arg(long, value_parser = parse_task_header_style)]
+    header_style: Option<HeaderStyle>,
+}
+
+#[derive(Args, Debug)]
+struct UpdateArgs {
+    name: String,
+    /// idem or cloud_tasks: the compatibility headers of the tasks created
+    /// from now on that do not name their own.
+    #[arg(long, value_parser = parse_task_header_style)]
+    header_style: Option<HeaderStyle>,
+}
+
+/// A task's or a queue's header style, in the API's spelling.
+pub fn parse_task_header_style(s: &str) -> Result<HeaderStyle, String> {
+    match HeaderStyle::parse(s) {
+        Some(style @ (HeaderStyle::Idem | HeaderStyle::CloudTasks)) => Ok(style),
+        _ => Err("must be one of idem, cloud_tasks".to_string()),
+    }
 }
 
 /// How retries are spaced: flags shared by queues and jobs.
@@ -163,6 +187,7 @@ impl CreateArgs {
                     .transpose()?,
                 on_success: self.on_success.clone().map(|url| Some(callback(url))),
                 on_failure: self.on_failure.clone().map(|url| Some(callback(url))),
+                header_style: self.header_style,
             },
         })
     }
@@ -218,6 +243,7 @@ fn show_queue(q: &Queue) {
         ("dispatch deadline", format!("{}s", q.dispatch_deadline_s)),
         ("dedup window", format!("{}s", q.dedup_window_s)),
         ("failed retention", format!("{}s", q.failed_retention_s)),
+        ("header style", q.header_style.as_str().into()),
         (
             "on success",
             q.on_success.as_ref().map_or("-".into(), |t| t.url.clone()),
@@ -259,6 +285,13 @@ pub async fn run(args: QueueArgs) -> anyhow::Result<()> {
         QueueCommand::Create(create) => {
             let answer = c.create_queue(&create.queue()?).await?;
             cx.show(&answer, show_queue)
+        }
+        QueueCommand::Update(update) => {
+            let patch = QueueConfigPatch {
+                header_style: update.header_style,
+                ..QueueConfigPatch::default()
+            };
+            cx.show(&c.update_queue(&update.name, &patch).await?, show_queue)
         }
         QueueCommand::Ls(list) => {
             let answer = c.list_queues(&list.options()).await?;

@@ -123,6 +123,10 @@ struct CreateArgs {
     /// queue's on-failure callback.
     #[arg(long)]
     on_failure: Option<String>,
+    /// Compatibility headers of its deliveries: idem or cloud_tasks
+    /// (Cloud Tasks' X-CloudTasks-* headers); the queue's when unset.
+    #[arg(long, value_parser = super::queue::parse_task_header_style)]
+    header_style: Option<idem_client::HeaderStyle>,
 }
 
 /// The HTTP request a task or a job's runs deliver.
@@ -231,6 +235,7 @@ impl CreateArgs {
         task.on_success = self.on_success.clone().map(NewTarget::new);
         task.on_failure = self.on_failure.clone().map(NewTarget::new);
         task.task_id = self.task_id.clone();
+        task.header_style = self.header_style;
         task.schedule_time = self.schedule_time;
         task.dispatch_deadline_s = deadline_seconds("--dispatch-deadline", self.dispatch_deadline)?;
         task.retry_config = self.max_attempts.map(|n| RetryConfigPatch {

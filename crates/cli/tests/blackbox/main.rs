@@ -15,6 +15,7 @@ mod cli_tenancy;
 mod client_api;
 mod client_jobs;
 mod client_retry;
+mod cloud_tasks;
 mod console;
 mod dispatch_cancel;
 mod dispatch_crash;

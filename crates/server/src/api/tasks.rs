@@ -269,6 +269,11 @@ pub async fn create(
         on_success: callback(body.on_success.take(), "on_success"),
         on_failure: callback(body.on_failure.take(), "on_failure"),
     };
+    if let Some(style) = body.header_style
+        && let Err(e) = idem_core::queue::check_task_header_style("header_style", style)
+    {
+        errors.0.push(e);
+    }
     errors.into_result().map_err(Problem::fields)?;
     let target = target.expect("validated");
     // A waiting create's replay answers by the task's state at that time.
@@ -297,6 +302,7 @@ pub async fn create(
             dispatch_deadline_s: body.dispatch_deadline_s,
             retry_config: body.retry_config.unwrap_or_default(),
             callbacks,
+            header_style: body.header_style,
         })
         .await;
     let task = match created {

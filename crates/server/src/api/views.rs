@@ -27,6 +27,7 @@ pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
         failed_retention_s: q.config.failed_retention_s,
         on_success: q.config.callbacks.on_success.map(target),
         on_failure: q.config.callbacks.on_failure.map(target),
+        header_style: q.config.header_style,
         created_at: q.created_at,
         updated_at: q.updated_at,
         stats: api::QueueStats {
@@ -65,6 +66,7 @@ pub fn task(t: Task, now: Timestamp) -> api::Task {
         last_attempt: t.last_attempt,
         on_success: t.callbacks.on_success.map(target),
         on_failure: t.callbacks.on_failure.map(target),
+        header_style: t.header_style,
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::in_flight::Registration;
 use super::{client, headers};
+use idem_core::job::HeaderStyle;
 use idem_core::target_policy::TargetPolicy;
 use idem_store::dispatch::{AttemptResult, ClaimedTask};
 use idem_webhooks::SigningSecret;
@@ -19,6 +20,48 @@ pub(super) struct Attempt {
     pub(super) claimed: ClaimedTask,
     /// The organization's secrets, parsed once per claim.
     pub(super) secrets: Arc<[SigningSecret]>,
+    /// Earlier attempts the target answered other than 5xx; counted only
+    /// for a retry that sends Cloud Tasks' headers ([`executions`]).
+    pub(super) executions: u32,
+}
+
+/// Cloud Tasks' execution count: the earlier attempts that got an answer
+/// from the target, 5xx answers not counted. Read from the task's attempts
+/// only for a retry of a task that sends Cloud Tasks' headers, so no other
+/// delivery pays a read; if the read fails the count is 0 rather than the
+/// delivery held back.
+pub(super) async fn executions(store: &dyn idem_store::Store, claimed: &ClaimedTask) -> u32 {
+    if claimed.task.header_style != HeaderStyle::CloudTasks || claimed.attempt <= 1 {
+        return 0;
+    }
+    let task = &claimed.task;
+    let mut page = idem_store::PageRequest {
+        limit: 1000,
+        after: None,
+    };
+    let mut count = 0;
+    loop {
+        let listed = match store
+            .task_attempts(&claimed.org, &task.queue, &task.task_id, &page)
+            .await
+        {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::warn!(%error, "reading attempts for X-CloudTasks-TaskExecutionCount");
+                return 0;
+            }
+        };
+        count += listed
+            .items
+            .iter()
+            .filter(|a| a.attempt < claimed.attempt)
+            .filter(|a| a.status_code.is_some_and(|s| s < 500))
+            .count() as u32;
+        match listed.next {
+            Some(next) => page.after = Some(next),
+            None => return count,
+        }
+    }
 }
 
 impl Attempt {
@@ -107,7 +150,8 @@ impl Attempt {
         let url = reqwest::Url::parse(&target.url)
             .map_err(|e| format!("invalid target URL {:?}: {e}", target.url))?;
         let timestamp = self.clock.now().as_second();
-        let headers = headers::delivery_headers(&self.claimed, &self.secrets, timestamp)?;
+        let headers =
+            headers::delivery_headers(&self.claimed, &self.secrets, timestamp, self.executions)?;
         let mut request = reqwest::Request::new(method, url);
         *request.headers_mut() = headers;
         if let Some((_, body)) = &target.body {

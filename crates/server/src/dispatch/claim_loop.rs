@@ -119,6 +119,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                 clock: app.clock.clone(),
                 claimed,
                 secrets,
+                executions: 0,
             };
             let results = results_tx.clone();
             let abandon = abandon_rx.clone();
@@ -129,6 +130,9 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     let org = attempt.claimed.org.clone();
                     let queue = attempt.claimed.task.queue.clone();
                     let task_id = attempt.claimed.task.task_id.clone();
+                    let mut attempt = attempt;
+                    attempt.executions =
+                        super::attempt::executions(app.store.as_ref(), &attempt.claimed).await;
                     let started = Instant::now();
                     let result = attempt.run(abandon, registration).await;
                     app.metrics

@@ -29,10 +29,13 @@ pub fn signing_secrets(stored: &[String]) -> Arc<[SigningSecret]> {
 
 /// The headers of one attempt: the target's own, then Idem's, which win
 /// (a target cannot name them: they are refused when the task is created).
+/// `executions` is what Cloud Tasks' headers call the execution count
+/// ([`super::attempt::executions`]); only `cloud_tasks` tasks send it.
 pub fn delivery_headers(
     claimed: &ClaimedTask,
     secrets: &[SigningSecret],
     timestamp: i64,
+    executions: u32,
 ) -> Result<HeaderMap, String> {
     let task = &claimed.task;
     // A row written before headers were bounded (or edited by hand) may hold
@@ -94,6 +97,23 @@ pub fn delivery_headers(
             set("idem-queue", task.queue.clone())?;
             set("idem-task-id", task.task_id.clone())?;
             set("idem-schedule-time", rfc3339(task.schedule_time))?;
+            if task.header_style == HeaderStyle::CloudTasks {
+                // Meanings as Cloud Tasks documents them for HTTP targets.
+                set("x-cloudtasks-queuename", task.queue.clone())?;
+                set("x-cloudtasks-taskname", task.task_id.clone())?;
+                set(
+                    "x-cloudtasks-taskretrycount",
+                    claimed.attempt.saturating_sub(1).to_string(),
+                )?;
+                set("x-cloudtasks-taskexecutioncount", executions.to_string())?;
+                set("x-cloudtasks-tasketa", epoch_seconds(task.schedule_time))?;
+                if claimed.attempt > 1 {
+                    if let Some(status) = claimed.previous_status() {
+                        set("x-cloudtasks-taskpreviousresponse", status.to_string())?;
+                    }
+                    set("x-cloudtasks-taskretryreason", retry_reason(claimed))?;
+                }
+            }
         }
     }
     set("idempotency-key", run_key.clone())?;
@@ -113,6 +133,52 @@ pub fn delivery_headers(
         set(idem_webhooks::SIGNATURE_HEADER, signed)?;
     }
     Ok(headers)
+}
+
+/// Seconds since the epoch with their fraction (`1764547200.250000`), as
+/// `X-CloudTasks-TaskETA` carries a schedule time.
+fn epoch_seconds(at: jiff::Timestamp) -> String {
+    let us = idem_core::clock::to_micros(at);
+    format!(
+        "{}.{:06}",
+        us.div_euclid(1_000_000),
+        us.rem_euclid(1_000_000)
+    )
+}
+
+/// Why this attempt is a retry, in a few words: the previous attempt's
+/// status, or its error (a timeout, a refused connection), cut to one line
+/// of visible ASCII so that it is always a valid header value.
+fn retry_reason(claimed: &ClaimedTask) -> String {
+    const MAX: usize = 120;
+    let previous = claimed
+        .task
+        .last_attempt
+        .as_ref()
+        .filter(|a| a.attempt + 1 == claimed.attempt);
+    let text = match previous {
+        Some(a) => match (a.status_code, a.error.as_deref()) {
+            (Some(status), _) => format!("HTTP status {status}"),
+            (None, Some(error)) => error.lines().next().unwrap_or("").to_string(),
+            (None, None) => String::new(),
+        },
+        None => String::new(),
+    };
+    let text: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .take(MAX)
+        .collect();
+    match text.trim() {
+        "" => "the previous attempt failed".to_string(),
+        t => t.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +212,7 @@ mod tests {
                 dedup_expires_at: None,
                 callbacks: Default::default(),
                 run: None,
+                header_style: HeaderStyle::Idem,
             },
             attempt: 1,
             lease_expires_at: now,
@@ -158,13 +225,36 @@ mod tests {
         let many = (0..40_000)
             .map(|i| (format!("x-h{i}"), "v".to_string()))
             .collect();
-        assert!(delivery_headers(&claimed(many), &[], 0).is_err());
+        assert!(delivery_headers(&claimed(many), &[], 0, 0).is_err());
         let bad = [("bad name".to_string(), "v".to_string())].into();
-        assert!(delivery_headers(&claimed(bad), &[], 0).is_err());
+        assert!(delivery_headers(&claimed(bad), &[], 0, 0).is_err());
         let bad = [("x-ok".to_string(), "line\nbreak".to_string())].into();
-        assert!(delivery_headers(&claimed(bad), &[], 0).is_err());
+        assert!(delivery_headers(&claimed(bad), &[], 0, 0).is_err());
         let fine = [("x-ok".to_string(), "v".to_string())].into();
-        assert!(delivery_headers(&claimed(fine), &[], 0).is_ok());
+        assert!(delivery_headers(&claimed(fine), &[], 0, 0).is_ok());
+    }
+
+    #[test]
+    fn cloud_tasks_eta_and_retry_reason_are_valid_header_values() {
+        let at = jiff::Timestamp::from_microsecond(1_764_547_200_250_000).unwrap();
+        assert_eq!(epoch_seconds(at), "1764547200.250000");
+        let mut c = claimed(Default::default());
+        c.attempt = 2;
+        assert_eq!(retry_reason(&c), "the previous attempt failed");
+        let previous = |status_code, error: Option<&str>| idem_store::Attempt {
+            attempt: 1,
+            started_at: at,
+            finished_at: Some(at),
+            status_code,
+            error: error.map(str::to_string),
+            duration_ms: Some(1),
+        };
+        c.task.last_attempt = Some(previous(Some(503), None));
+        assert_eq!(retry_reason(&c), "HTTP status 503");
+        c.task.last_attempt = Some(previous(None, Some("connection failed: é\nmore")));
+        let reason = retry_reason(&c);
+        assert_eq!(reason, "connection failed: ?");
+        assert!(HeaderValue::from_str(&reason).is_ok());
     }
 
     #[test]

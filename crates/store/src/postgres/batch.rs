@@ -464,6 +464,7 @@ mod tests {
 
     fn create(task_id: &str) -> TaskCreate {
         TaskCreate {
+            header_style: None,
             org: "acme".into(),
             queue: "q".into(),
             task_id: task_id.into(),

@@ -221,6 +221,7 @@ fn task_view(t: Task) -> idem_api::Task {
         last_attempt: t.last_attempt,
         on_success: t.callbacks.on_success.map(Into::into),
         on_failure: t.callbacks.on_failure.map(Into::into),
+        header_style: t.header_style,
     }
 }
 

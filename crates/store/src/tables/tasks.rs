@@ -10,6 +10,7 @@ use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, to_json};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
+use idem_core::job::HeaderStyle;
 use idem_core::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S, QueueConfig, RetryConfig};
 use idem_core::task::TaskState;
 
@@ -24,6 +25,7 @@ pub(crate) struct TaskInsert {
     pub retry_config: String,
     retry: RetryConfig,
     deadline: u32,
+    header_style: HeaderStyle,
 }
 
 impl TaskInsert {
@@ -41,7 +43,9 @@ impl TaskInsert {
             MAX_DEADLINE_S,
         );
         errors.into_result().map_err(Error::Invalid)?;
-        let (target, body_form, body) = rows::task_target_columns(&p.target, &p.callbacks);
+        let header_style = p.header_style.unwrap_or(queue.header_style);
+        let (target, body_form, body) =
+            rows::task_target_columns(&p.target, &p.callbacks, header_style);
         Ok(TaskInsert {
             uid: uuid::Uuid::now_v7().simple().to_string(),
             target,
@@ -52,6 +56,7 @@ impl TaskInsert {
             retry_config: to_json(&retry),
             retry,
             deadline,
+            header_style,
         })
     }
 
@@ -75,6 +80,7 @@ impl TaskInsert {
             last_attempt: None,
             dedup_expires_at: None,
             run: None,
+            header_style: self.header_style,
         }
     }
 }
