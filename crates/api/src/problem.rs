@@ -109,6 +109,74 @@ impl ProblemCode {
         Self::ALL.iter().copied().find(|c| c.as_str() == s)
     }
 
+    /// What the code means and what to do about it, for the catalogue
+    /// (`docs/ERRORS.md`).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::InvalidArgument => {
+                "A field, parameter or header is malformed or out of range; `extensions.errors` lists each one as `{field, message}`. Nothing was written. Fix the request."
+            }
+            Self::IdempotencyKeyInvalid => {
+                "The `Idempotency-Key` header is empty, longer than 255 characters, not printable ASCII, a list, or sent twice. Nothing ran."
+            }
+            Self::IdempotencyKeyMissing => {
+                "The server runs with `--require-idempotency-key` and this `x-idempotent` operation came without a key. Nothing ran."
+            }
+            Self::Unauthenticated => {
+                "No API key, or one the server does not know (revoked, mistyped). Send `Authorization: Bearer <key>`."
+            }
+            Self::PermissionDenied => {
+                "The key's role is too weak for the operation (a reader writing, a writer managing queues or principals), or the operation is reserved to the admins of the organization `default`."
+            }
+            Self::UserIdentityRequired => {
+                "The operation is `x-person-only` (creating organizations, changing roles, rotating or deleting signing secrets, creating admin principals or admin keys) and the key belongs to a `service` principal. Use a person's key."
+            }
+            Self::NotFound => {
+                "No such resource in the caller's organization (another organization's resources are not found either), or no such route."
+            }
+            Self::MethodNotAllowed => {
+                "The route exists, but not with this method; `Allow` lists the methods it takes."
+            }
+            Self::QueueAlreadyExists => "A queue of that name exists in the organization.",
+            Self::TaskAlreadyExists => {
+                "The task ID is taken in the queue: by a task that exists, or by one that ended within the queue's dedup window. `extensions.task` describes it (`id`, `state`, `created_at`, `finished_at`). Nothing was created."
+            }
+            Self::JobAlreadyExists => "A cron job of that name exists in the organization.",
+            Self::PrincipalAlreadyExists => "A principal of that name exists in the organization.",
+            Self::OrganizationAlreadyExists => "An organization of that name exists.",
+            Self::IdempotencyKeyInProgress => {
+                "Another request with the same `Idempotency-Key` is still running; retry after `Retry-After` seconds to get its answer."
+            }
+            Self::StaleVersion => {
+                "`expected_updated_at` is not the resource's current `updated_at`: someone changed it since it was read. Read it again and reapply the change."
+            }
+            Self::FailedPrecondition => {
+                "A well-formed request the resource's current state does not allow: running a task that has ended, redriving one that has not, removing an organization's last admin key or last signing secret."
+            }
+            Self::IdempotentResourceGone => {
+                "The request this `Idempotency-Key` made succeeded, but what it made is gone (deleted, or made again under the same name since) or no longer visible to the caller. `extensions.idempotency` names it (`resource_kind`, `resource_id`)."
+            }
+            Self::PayloadTooLarge => {
+                "The body is over the server's limit (1 MiB unless configured). The connection is closed after the answer."
+            }
+            Self::UnsupportedMediaType => {
+                "The body's `Content-Type` is not one the operation reads (`application/json`; for task creates also `multipart/form-data`)."
+            }
+            Self::IdempotencyKeyMismatch => {
+                "The `Idempotency-Key` was used within its retention for a different request; `extensions.idempotency.differs` names the parts that differ (`method`, `path`, `query`, `body`). Nothing ran. Use a new key for a new request."
+            }
+            Self::ResourceExhausted => {
+                "A creation would pass one of the organization's quotas; `extensions.limit` names it and `extensions.max` gives its value. Nothing was created."
+            }
+            Self::Internal => {
+                "A fault of the server; its log holds the cause under the problem's `request_id`. Not listed by any operation: it is a bug."
+            }
+            Self::Unavailable => {
+                "The store could not be reached in time, or the request ran past `--request-timeout`. Retry after `Retry-After` seconds."
+            }
+        }
+    }
+
     /// The status a problem of this code is answered with.
     pub fn status(self) -> StatusCode {
         match self {

@@ -95,7 +95,7 @@ const TRANSPORT_HEADERS: &[&str] = &[
 pub const MAX_TARGET_HEADERS: usize = 64;
 pub const MAX_TARGET_HEADER_BYTES: usize = 16 * 1024;
 
-const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+pub const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// How a target's body was given, kept so it reads back the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,6 +19,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, patch, post};
 use http::{HeaderValue, Method, StatusCode, header};
+use idem_api::ProblemCode;
 use problem::Problem;
 use serde::Serialize;
 use std::sync::Arc;
@@ -52,7 +53,10 @@ pub fn location(segments: &[&str]) -> String {
     out
 }
 
-/// What the OpenAPI document says of one operation.
+/// What the OpenAPI document says of one operation. The problems each
+/// operation may answer are derived from these properties (see
+/// `openapi::problems`), so that a route cannot gain a rule the document
+/// does not show.
 pub struct Operation {
     pub method: Method,
     /// Path in OpenAPI and axum syntax (`/v1/queues/{queue}`).
@@ -66,8 +70,9 @@ pub struct Operation {
     pub request: Option<&'static str>,
     /// Whether the request body may be left out.
     pub request_optional: bool,
-    /// Query parameters beyond `limit` and `page_token`: name and meaning.
-    pub query: &'static [(&'static str, &'static str)],
+    /// Query parameters beyond `limit` and `page_token` (which every
+    /// operation answering a `…List` takes).
+    pub query: &'static [Param],
     /// Success status and the schema name of its body.
     pub response: (StatusCode, Option<&'static str>),
     /// Whether the route needs an API key.
@@ -75,6 +80,28 @@ pub struct Operation {
     /// Only a person may take it (`x-person-only`): a service principal's
     /// key is refused with 403 `USER_IDENTITY_REQUIRED`, whatever its role.
     pub person_only: bool,
+    /// Problem codes that the resource's state can cause, beyond those its
+    /// other properties imply (a name taken, a quota, a stale version).
+    pub problems: &'static [ProblemCode],
+    /// Takes the task ID from `Idem-Task-Id`, its compatibility twin or the
+    /// request-ID header when the body names none.
+    pub task_id_headers: bool,
+    /// Also accepts `multipart/form-data`: a `task` part and a `body` file.
+    pub multipart: bool,
+    /// Takes `?wait_ms` and then answers 200 (final) or 202 (not yet).
+    pub waits: bool,
+    /// A request body shown in the document as an example.
+    pub example: Option<&'static str>,
+    /// A 201 (or a waiting create's answer) names the resource in
+    /// `Location`; false where there is no route to read it.
+    pub located: bool,
+}
+
+/// A query parameter: its name, meaning and JSON Schema (as JSON text).
+pub struct Param {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: &'static str,
 }
 
 macro_rules! op {
@@ -92,53 +119,55 @@ macro_rules! op {
             response: (StatusCode::$status, $resp),
             authenticated: true,
             person_only: false,
-        }
-    };
-    ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal,
-     request: $req:expr, response: ($status:ident, $resp:expr),
-     request_optional: $opt:literal, query: $query:expr) => {
-        Operation {
-            request_optional: $opt,
-            query: $query,
-            ..op!($method $path, $id, $summary, idempotent: $idem,
-                  request: $req, response: ($status, $resp))
-        }
-    };
-}
-
-/// An operation only a person may take.
-macro_rules! person_only {
-    ($op:expr) => {
-        Operation {
-            person_only: true,
-            ..$op
+            problems: &[],
+            task_id_headers: false,
+            multipart: false,
+            waits: false,
+            example: None,
+            located: true,
         }
     };
 }
 
 /// The filters of `GET /v1/queues/{queue}/tasks`.
-const TASK_LIST_QUERY: &[(&str, &str)] = &[
-    (
-        "state",
-        "scheduled, queued, running, succeeded, failed or cancelled",
-    ),
-    ("id_prefix", "task IDs that start with it"),
-    (
-        "created_after",
-        "RFC 3339; tasks created at or after it (the list then goes by creation time)",
-    ),
-    (
-        "created_before",
-        "RFC 3339; tasks created before it (the list then goes by creation time)",
-    ),
+const TASK_LIST_QUERY: &[Param] = &[
+    Param {
+        name: "state",
+        description: "Only tasks in this state",
+        schema: r##"{"$ref": "#/components/schemas/TaskState"}"##,
+    },
+    Param {
+        name: "id_prefix",
+        description: "Only task IDs that start with it",
+        schema: r#"{"type": "string", "minLength": 1, "maxLength": 500, "pattern": "^[A-Za-z0-9_-]+$"}"#,
+    },
+    Param {
+        name: "created_after",
+        description: "RFC 3339; tasks created at or after it (the list then goes by creation time)",
+        schema: r#"{"type": "string", "format": "date-time"}"#,
+    },
+    Param {
+        name: "created_before",
+        description: "RFC 3339; tasks created before it (the list then goes by creation time)",
+        schema: r#"{"type": "string", "format": "date-time"}"#,
+    },
 ];
 
 /// Every `/v1` operation with its handler.
 fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
     vec![
         (
-            op!(POST "/v1/queues", "createQueue", "Create a queue", idempotent: true,
-            request: Some("CreateQueue"), response: (CREATED, Some("QueueView"))),
+            Operation {
+                problems: &[
+                    ProblemCode::QueueAlreadyExists,
+                    ProblemCode::ResourceExhausted,
+                ],
+                example: Some(
+                    r#"{"name": "payments", "rate_limits": {"max_dispatches_per_second": 500}, "retry_config": {"max_attempts": 5}, "dispatch_deadline_s": 600}"#,
+                ),
+                ..op!(POST "/v1/queues", "createQueue", "Create a queue", idempotent: true,
+                request: Some("CreateQueue"), response: (CREATED, Some("QueueView")))
+            },
             post(queues::create),
         ),
         (
@@ -177,14 +206,25 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             post(queues::purge),
         ),
         (
-            op!(POST "/v1/queues/{queue}/tasks", "createTask", "Create a task (JSON or multipart/form-data)", idempotent: true,
-            request: Some("CreateTask"), response: (CREATED, Some("TaskView"))),
+            Operation {
+                task_id_headers: true,
+                multipart: true,
+                waits: true,
+                problems: &[ProblemCode::TaskAlreadyExists],
+                example: Some(
+                    r#"{"task_id": "payment-12345", "target": {"url": "https://pay.internal/charge", "json": {"amount": 100}}, "retry_config": {"max_attempts": 5}}"#,
+                ),
+                ..op!(POST "/v1/queues/{queue}/tasks", "createTask", "Create a task (JSON or multipart/form-data)", idempotent: true,
+                request: Some("CreateTask"), response: (CREATED, Some("TaskView")))
+            },
             post(tasks::create),
         ),
         (
-            op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false,
-            request: None, response: (OK, Some("TaskList")),
-            request_optional: false, query: TASK_LIST_QUERY),
+            Operation {
+                query: TASK_LIST_QUERY,
+                ..op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false,
+                request: None, response: (OK, Some("TaskList")))
+            },
             get(tasks::list),
         ),
         (
@@ -203,24 +243,41 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tasks::attempts),
         ),
         (
-            op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true,
-            request: None, response: (OK, Some("TaskView"))),
+            Operation {
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true,
+                request: None, response: (OK, Some("TaskView")))
+            },
             post(tasks::run),
         ),
         (
-            op!(POST "/v1/queues/{queue}/tasks/{task_id}/redrive", "redriveTask", "Run a failed or cancelled task again, with the same ID and run key and a fresh retry budget", idempotent: true,
-            request: None, response: (OK, Some("TaskView"))),
+            Operation {
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/redrive", "redriveTask", "Run a failed or cancelled task again, with the same ID and run key and a fresh retry budget", idempotent: true,
+                request: None, response: (OK, Some("TaskView")))
+            },
             post(tasks::redrive),
         ),
         (
-            op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, at most 1000 per request", idempotent: true,
-            request: Some("RedriveTasks"), response: (OK, Some("RedriveView")),
-            request_optional: true, query: &[]),
+            Operation {
+                request_optional: true,
+                ..op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, in one transaction", idempotent: true,
+                request: Some("RedriveTasks"), response: (OK, Some("RedriveView")))
+            },
             post(tasks::redrive_many),
         ),
         (
-            op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true,
-            request: Some("CreateJob"), response: (CREATED, Some("JobView"))),
+            Operation {
+                problems: &[
+                    ProblemCode::JobAlreadyExists,
+                    ProblemCode::ResourceExhausted,
+                ],
+                example: Some(
+                    r#"{"name": "report", "schedule": "*/5 * * * *", "time_zone": "Europe/Berlin", "target": {"url": "https://reports.internal/run"}}"#,
+                ),
+                ..op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true,
+                request: Some("CreateJob"), response: (CREATED, Some("JobView")))
+            },
             post(jobs::create),
         ),
         (
@@ -234,8 +291,11 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(jobs::get),
         ),
         (
-            op!(PATCH "/v1/jobs/{job}", "updateJob", "Update a cron job (expected_updated_at guards against lost updates)", idempotent: true,
-            request: Some("UpdateJob"), response: (OK, Some("JobView"))),
+            Operation {
+                problems: &[ProblemCode::StaleVersion],
+                ..op!(PATCH "/v1/jobs/{job}", "updateJob", "Update a cron job (expected_updated_at guards against lost updates)", idempotent: true,
+                request: Some("UpdateJob"), response: (OK, Some("JobView")))
+            },
             patch(jobs::update),
         ),
         (
@@ -249,13 +309,19 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             post(jobs::pause),
         ),
         (
-            op!(POST "/v1/jobs/{job}/resume", "resumeJob", "Resume creating runs, from now on", idempotent: true,
-            request: None, response: (OK, Some("JobView"))),
+            Operation {
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/jobs/{job}/resume", "resumeJob", "Resume creating runs, from now on", idempotent: true,
+            request: None, response: (OK, Some("JobView")))
+            },
             post(jobs::resume),
         ),
         (
-            op!(POST "/v1/jobs/{job}/run", "runJob", "Start a manual run now", idempotent: true,
-            request: None, response: (CREATED, Some("RunView"))),
+            Operation {
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/jobs/{job}/run", "runJob", "Start a manual run now", idempotent: true,
+                request: None, response: (CREATED, Some("RunView")))
+            },
             post(jobs::run),
         ),
         (
@@ -269,13 +335,28 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(jobs::get_run),
         ),
         (
-            op!(POST "/v1/schedules/preview", "previewSchedule", "The next instants a schedule fires at", idempotent: false,
-            request: Some("PreviewRequest"), response: (OK, Some("PreviewView"))),
+            Operation {
+                example: Some(
+                    r#"{"schedule": "0 9 * * MON-FRI", "time_zone": "Europe/Berlin", "count": 3}"#,
+                ),
+                ..op!(POST "/v1/schedules/preview", "previewSchedule", "The next instants a schedule fires at", idempotent: false,
+                request: Some("PreviewRequest"), response: (OK, Some("PreviewView")))
+            },
             post(jobs::preview),
         ),
         (
-            op!(POST "/v1/principals", "createPrincipal", "Create a principal (an admin only by a person)", idempotent: true,
-            request: Some("CreatePrincipal"), response: (CREATED, Some("PrincipalView"))),
+            Operation {
+                problems: &[
+                    ProblemCode::PrincipalAlreadyExists,
+                    ProblemCode::ResourceExhausted,
+                    ProblemCode::UserIdentityRequired,
+                ],
+                example: Some(
+                    r#"{"name": "billing-service", "kind": "service", "role": "writer"}"#,
+                ),
+                ..op!(POST "/v1/principals", "createPrincipal", "Create a principal (an admin only by a person)", idempotent: true,
+                request: Some("CreatePrincipal"), response: (CREATED, Some("PrincipalView")))
+            },
             post(tenancy::create_principal),
         ),
         (
@@ -284,15 +365,23 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::list_principals),
         ),
         (
-            person_only!(
-                op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true,
-            request: Some("UpdatePrincipal"), response: (OK, Some("PrincipalView")))
-            ),
+            Operation {
+                person_only: true,
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true,
+                request: Some("UpdatePrincipal"), response: (OK, Some("PrincipalView")))
+            },
             patch(tenancy::update_principal),
         ),
         (
-            op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once; a key for an admin only by a person)", idempotent: true,
-            request: None, response: (CREATED, Some("NewApiKeyView"))),
+            Operation {
+                problems: &[
+                    ProblemCode::ResourceExhausted,
+                    ProblemCode::UserIdentityRequired,
+                ],
+                ..op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once; a key for an admin only by a person)", idempotent: true,
+                request: None, response: (CREATED, Some("NewApiKeyView")))
+            },
             post(tenancy::create_key),
         ),
         (
@@ -306,15 +395,21 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::get_key),
         ),
         (
-            op!(DELETE "/v1/principals/{name}/keys/{id}", "revokeApiKey", "Revoke an API key", idempotent: false,
-            request: None, response: (NO_CONTENT, None)),
+            Operation {
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(DELETE "/v1/principals/{name}/keys/{id}", "revokeApiKey", "Revoke an API key", idempotent: false,
+                request: None, response: (NO_CONTENT, None))
+            },
             delete(tenancy::revoke_key),
         ),
         (
-            person_only!(
-                op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true,
-            request: Some("CreateOrganization"), response: (CREATED, Some("OrganizationView")))
-            ),
+            Operation {
+                person_only: true,
+                problems: &[ProblemCode::OrganizationAlreadyExists],
+                located: false,
+                ..op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true,
+                request: Some("CreateOrganization"), response: (CREATED, Some("OrganizationView")))
+            },
             post(tenancy::create_organization),
         ),
         (
@@ -323,10 +418,12 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::list_secrets),
         ),
         (
-            person_only!(
-                op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
-            request: None, response: (CREATED, Some("SigningSecretView")))
-            ),
+            Operation {
+                person_only: true,
+                problems: &[ProblemCode::ResourceExhausted],
+                ..op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
+                request: None, response: (CREATED, Some("SigningSecretView")))
+            },
             post(tenancy::rotate_secret),
         ),
         (
@@ -335,15 +432,22 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             get(tenancy::get_secret),
         ),
         (
-            person_only!(
-                op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,
-            request: None, response: (NO_CONTENT, None))
-            ),
+            Operation {
+                person_only: true,
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,
+                request: None, response: (NO_CONTENT, None))
+            },
             delete(tenancy::delete_secret),
         ),
         (
-            op!(POST "/v1/webhooks", "createWebhook", "Add an event webhook (task.failed, job.run_failed)", idempotent: true,
-            request: Some("CreateWebhook"), response: (CREATED, Some("WebhookView"))),
+            Operation {
+                example: Some(
+                    r#"{"url": "https://hooks.internal/idem", "events": ["task.failed", "job.run_failed"]}"#,
+                ),
+                ..op!(POST "/v1/webhooks", "createWebhook", "Add an event webhook (task.failed, job.run_failed)", idempotent: true,
+                request: Some("CreateWebhook"), response: (CREATED, Some("WebhookView")))
+            },
             post(webhooks::create),
         ),
         (
@@ -386,7 +490,7 @@ pub fn router(app: Arc<App>) -> Router {
         };
         // Before the key layer, so that a header-given task ID is part of
         // what the fingerprint sees.
-        let handler = if op.id == "createTask" {
+        let handler = if op.task_id_headers {
             handler.layer(axum::middleware::from_fn_with_state(
                 app.clone(),
                 tasks::task_id_into_body,
@@ -414,7 +518,10 @@ pub fn router(app: Arc<App>) -> Router {
         app.clone(),
         crate::auth::authenticate,
     ));
-    let doc = Arc::new(openapi::document(&catalog()));
+    let doc = Arc::new(openapi::document(
+        &catalog(),
+        app.options.request_id_header.as_str(),
+    ));
     v1.route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(crate::telemetry::render))
@@ -461,7 +568,7 @@ async fn not_found() -> Problem {
 
 async fn method_not_allowed() -> Problem {
     Problem::new(
-        idem_api::ProblemCode::MethodNotAllowed,
+        ProblemCode::MethodNotAllowed,
         "this route does not support that method",
     )
 }

@@ -1,120 +1,483 @@
 //! The OpenAPI 3.1 document, built from the operation table and the
 //! request and response types' derived schemas.
+//!
+//! The operations are written out as JSON from the table's properties; the
+//! schemas are derived by utoipa and then given the input rules the server
+//! enforces ([`input_rules`]), from the same constants its checks use.
 
 use super::Operation;
+use http::StatusCode;
 use idem_api::*;
-use utoipa::openapi::extensions::ExtensionsBuilder;
-use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
-use utoipa::openapi::request_body::RequestBodyBuilder;
+use idem_core::{names, queue, task};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use utoipa::openapi::schema::ComponentsBuilder;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
-use utoipa::openapi::{
-    ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathItem, PathsBuilder, Ref, Required,
-    ResponseBuilder,
-};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-fn method(m: &http::Method) -> HttpMethod {
-    match *m {
-        http::Method::GET => HttpMethod::Get,
-        http::Method::POST => HttpMethod::Post,
-        http::Method::PATCH => HttpMethod::Patch,
-        http::Method::DELETE => HttpMethod::Delete,
-        http::Method::PUT => HttpMethod::Put,
-        _ => HttpMethod::Options,
+/// `[A-Za-z0-9_-]`, the alphabet of every name users choose.
+const NAME_PATTERN: &str = "^[A-Za-z0-9_-]+$";
+
+fn name_schema(max: usize) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": NAME_PATTERN})
+}
+
+/// `Idempotency-Key`: printable ASCII, bare (no comma, which would make
+/// it a list, and no surrounding spaces, which HTTP trims) or a quoted
+/// Structured-Fields string.
+fn idempotency_key_schema() -> Value {
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 255,
+        "pattern": r#"^(?:[\x21\x23-\x2B\x2D-\x7E](?:[\x20-\x2B\x2D-\x7E]*[\x21-\x2B\x2D-\x7E])?|"(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\[\\"])+")$"#,
+    })
+}
+
+/// The schema of a path parameter, by its name in the route.
+fn path_param_schema(name: &str) -> Value {
+    match name {
+        "queue" => name_schema(names::QUEUE_NAME_MAX),
+        "task_id" => name_schema(names::TASK_ID_MAX),
+        "job" => name_schema(names::JOB_NAME_MAX),
+        "name" => name_schema(names::PRINCIPAL_NAME_MAX),
+        "key" => idempotency_key_schema(),
+        // The store holds no control characters (`refuse_path_params`).
+        _ => json!({"type": "string", "minLength": 1, "pattern": "^[^\\x00-\\x1F\\x7F-\\x9F]+$"}),
     }
 }
 
-fn json_ref(name: &str) -> utoipa::openapi::Content {
-    ContentBuilder::new()
-        .schema(Some(Ref::from_schema_name(name)))
-        .build()
-}
-
-fn path_params(path: &str) -> Vec<utoipa::openapi::path::Parameter> {
+fn path_param_names(path: &str) -> impl Iterator<Item = &str> {
     path.split('/')
-        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
-        .map(|name| {
-            ParameterBuilder::new()
-                .name(name)
-                .parameter_in(ParameterIn::Path)
-                .required(Required::True)
-                .schema(Some(utoipa::openapi::schema::Object::with_type(
-                    utoipa::openapi::schema::Type::String,
-                )))
-                .build()
-        })
-        .collect()
+        .filter_map(|s| s.strip_prefix('{')?.split('}').next())
 }
 
-fn query_params(query: &[(&str, &str)]) -> Vec<utoipa::openapi::path::Parameter> {
-    query
-        .iter()
-        .map(|(name, description)| {
-            ParameterBuilder::new()
-                .name(*name)
-                .parameter_in(ParameterIn::Query)
-                .required(Required::False)
-                .description(Some(*description))
-                .schema(Some(utoipa::openapi::schema::Object::with_type(
-                    utoipa::openapi::schema::Type::String,
-                )))
-                .build()
-        })
-        .collect()
+fn parameter(name: &str, place: &str, required: bool, description: &str, schema: Value) -> Value {
+    json!({"name": name, "in": place, "required": required, "description": description, "schema": schema})
 }
 
-pub fn document(ops: &[Operation]) -> serde_json::Value {
-    let mut paths = PathsBuilder::new();
-    for op in ops {
-        let mut b = OperationBuilder::new()
-            .operation_id(Some(op.id))
-            .summary(Some(op.summary))
-            .parameters(Some(
-                path_params(op.path)
-                    .into_iter()
-                    .chain(query_params(op.query)),
-            ));
-        if let Some(req) = op.request {
-            let required = if op.request_optional {
-                Required::False
-            } else {
-                Required::True
-            };
-            b = b.request_body(Some(
-                RequestBodyBuilder::new()
-                    .content("application/json", json_ref(req))
-                    .required(Some(required))
-                    .build(),
-            ));
-        }
-        let (status, body) = op.response;
-        let mut resp = ResponseBuilder::new().description(status.canonical_reason().unwrap_or(""));
-        if let Some(name) = body {
-            resp = resp.content("application/json", json_ref(name));
-        }
-        b = b.response(status.as_u16().to_string(), resp.build());
-        b = b.response(
-            "default",
-            ResponseBuilder::new()
-                .description("A problem document (RFC 9457)")
-                .content("application/problem+json", json_ref("Problem"))
-                .build(),
-        );
-        if op.authenticated {
-            b = b.security(SecurityRequirement::new("bearer", Vec::<String>::new()));
-        }
-        if op.idempotent || op.person_only {
-            let mut ext = ExtensionsBuilder::new();
-            if op.idempotent {
-                ext = ext.add("x-idempotent", serde_json::Value::Bool(true));
-            }
-            if op.person_only {
-                ext = ext.add("x-person-only", serde_json::Value::Bool(true));
-            }
-            b = b.extensions(Some(ext.build()));
-        }
-        paths = paths.path(op.path, PathItem::new(method(&op.method), b.build()));
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn header_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/headers/{name}")})
+}
+
+/// Whether an operation answers a page of a list (`?limit`, `?page_token`).
+fn is_list(op: &Operation) -> bool {
+    op.response.1.is_some_and(|name| name.ends_with("List"))
+}
+
+/// Every problem an operation may answer, derived from its properties:
+/// what any request with a key, a path, a query, a body or an
+/// `Idempotency-Key` can meet, plus the operation's own
+/// ([`Operation::problems`]). 500 is never promised.
+pub fn problems(op: &Operation) -> Vec<ProblemCode> {
+    use ProblemCode::*;
+    let mut codes = Vec::new();
+    let has_path_params = path_param_names(op.path).next().is_some();
+    let has_query = is_list(op) || !op.query.is_empty() || op.waits;
+    if op.request.is_some() || has_path_params || has_query || op.idempotent || op.task_id_headers {
+        codes.push(InvalidArgument);
     }
+    if op.idempotent {
+        codes.extend([
+            IdempotencyKeyInvalid,
+            IdempotencyKeyMissing,
+            IdempotencyKeyInProgress,
+            IdempotentResourceGone,
+            IdempotencyKeyMismatch,
+        ]);
+    }
+    if op.authenticated {
+        codes.extend([Unauthenticated, PermissionDenied]);
+    }
+    if op.person_only {
+        codes.push(UserIdentityRequired);
+    }
+    if has_path_params {
+        codes.push(NotFound);
+    }
+    if op.request.is_some() || op.idempotent {
+        // The key layer reads any body to fingerprint it.
+        codes.push(PayloadTooLarge);
+    }
+    if op.request.is_some() {
+        codes.push(UnsupportedMediaType);
+    }
+    codes.extend(op.problems.iter().copied());
+    if op.authenticated {
+        codes.push(Unavailable);
+    }
+    let mut seen = Vec::new();
+    codes.retain(|c| {
+        let new = !seen.contains(c);
+        seen.push(*c);
+        new
+    });
+    codes
+}
+
+fn problem_response(status: StatusCode, codes: &[ProblemCode]) -> Value {
+    let names: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
+    let mut headers = json!({"Idem-Request-Id": header_ref("Idem-Request-Id")});
+    if codes.iter().any(|c| {
+        matches!(
+            c,
+            ProblemCode::IdempotencyKeyInProgress | ProblemCode::Unavailable
+        )
+    }) {
+        headers["Retry-After"] = header_ref("Retry-After");
+    }
+    if status == StatusCode::UNAUTHORIZED {
+        headers["WWW-Authenticate"] = header_ref("WWW-Authenticate");
+    }
+    json!({
+        "description": format!("{}: {}", status.canonical_reason().unwrap_or(""), names.join(", ")),
+        "headers": headers,
+        "content": {"application/problem+json": {"schema": {
+            "allOf": [schema_ref("Problem")],
+            "properties": {"type": {"enum": names}, "status": {"const": status.as_u16()}},
+        }}},
+    })
+}
+
+fn operation(op: &Operation, request_id_header: &str) -> Value {
+    let mut params: Vec<Value> = path_param_names(op.path)
+        .map(|name| parameter(name, "path", true, "", path_param_schema(name)))
+        .collect();
+    if is_list(op) {
+        params.push(parameter(
+            "limit",
+            "query",
+            false,
+            "Items per page (default 50)",
+            json!({"type": "integer", "minimum": 1, "maximum": super::extract::MAX_LIMIT}),
+        ));
+        params.push(parameter(
+            "page_token",
+            "query",
+            false,
+            "The previous page's `next_page_token` (empty: the first page)",
+            json!({"type": "string"}),
+        ));
+    }
+    for q in op.query {
+        let schema: Value = serde_json::from_str(q.schema).expect("a query parameter's schema");
+        params.push(parameter(q.name, "query", false, q.description, schema));
+    }
+    if op.waits {
+        params.push(parameter(
+            "wait_ms",
+            "query",
+            false,
+            "Wait up to this long for a final state: 200 if the task got there, 202 if not",
+            json!({"type": "integer", "minimum": 1, "maximum": 30000}),
+        ));
+    }
+    if op.idempotent {
+        params.push(parameter(
+            "Idempotency-Key",
+            "header",
+            false,
+            "A retry with the same key and request replays the first answer instead of running again (24 h)",
+            idempotency_key_schema(),
+        ));
+    }
+    if op.task_id_headers {
+        let task_id = name_schema(names::TASK_ID_MAX);
+        params.push(parameter(
+            "Idem-Task-Id",
+            "header",
+            false,
+            "The task ID, when the body names none",
+            task_id.clone(),
+        ));
+        params.push(parameter(
+            "X-Fc-Stateful-Async-Invocation-Id",
+            "header",
+            false,
+            "The task ID, when neither the body nor Idem-Task-Id names one (compatibility)",
+            task_id,
+        ));
+        params.push(parameter(
+            request_id_header,
+            "header",
+            false,
+            "The request ID; the task ID when nothing else names one and it is a valid task ID (otherwise ignored)",
+            json!({"type": "string"}),
+        ));
+    }
+
+    let mut responses = Map::new();
+    let (status, body) = op.response;
+    let mut headers = json!({"Idem-Request-Id": header_ref("Idem-Request-Id")});
+    if op.located && (status == StatusCode::CREATED || op.waits) {
+        headers["Location"] = header_ref("Location");
+    }
+    if op.idempotent {
+        headers["Idempotent-Replayed"] = header_ref("Idempotent-Replayed");
+    }
+    let success = |description: &str| {
+        let mut r = json!({"description": description, "headers": headers.clone()});
+        if let Some(name) = body {
+            r["content"] = json!({"application/json": {"schema": schema_ref(name)}});
+        }
+        r
+    };
+    responses.insert(
+        status.as_u16().to_string(),
+        success(status.canonical_reason().unwrap_or("")),
+    );
+    if op.waits {
+        responses.insert(
+            "200".into(),
+            success("With `wait_ms`: the task reached a final state in time"),
+        );
+        responses.insert(
+            "202".into(),
+            success("With `wait_ms`: the task as it is when the wait ran out"),
+        );
+    }
+    let mut by_status: BTreeMap<u16, Vec<ProblemCode>> = BTreeMap::new();
+    for code in problems(op) {
+        by_status
+            .entry(code.status().as_u16())
+            .or_default()
+            .push(code);
+    }
+    for (status, codes) in by_status {
+        let status = StatusCode::from_u16(status).expect("a problem's status");
+        responses.insert(
+            status.as_u16().to_string(),
+            problem_response(status, &codes),
+        );
+    }
+
+    let mut o = json!({
+        "operationId": op.id,
+        "summary": op.summary,
+        "parameters": params,
+        "responses": responses,
+    });
+    if let Some(req) = op.request {
+        let mut json_body = json!({"schema": schema_ref(req)});
+        if let Some(example) = op.example {
+            json_body["example"] =
+                serde_json::from_str::<Value>(example).expect("an operation's example is JSON");
+        }
+        let mut content = json!({"application/json": json_body});
+        if op.multipart {
+            content["multipart/form-data"] = json!({
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "task": schema_ref(req),
+                        "body": {"type": "string", "contentMediaType": "application/octet-stream", "description": "The bytes sent to the target; the part's Content-Type is sent with them"},
+                    },
+                    "required": ["task"],
+                    "additionalProperties": false,
+                },
+                "encoding": {"task": {"contentType": "application/json"}},
+            });
+        }
+        o["requestBody"] = json!({"required": !op.request_optional, "content": content});
+    }
+    if op.authenticated {
+        o["security"] = json!([{"bearer": []}]);
+    }
+    if op.idempotent {
+        o["x-idempotent"] = Value::Bool(true);
+    }
+    if op.person_only {
+        o["x-person-only"] = Value::Bool(true);
+    }
+    o
+}
+
+/// The routes outside `/v1`, which need no API key.
+fn unversioned_paths() -> Value {
+    let request_id = json!({"Idem-Request-Id": header_ref("Idem-Request-Id")});
+    let status_body = |value: &str| json!({"type": "object", "properties": {"status": {"const": value}}, "required": ["status"]});
+    json!({
+        "/healthz": {"get": {
+            "operationId": "healthz",
+            "summary": "The process is up",
+            "responses": {"200": {"description": "OK", "headers": request_id,
+                "content": {"application/json": {"schema": status_body("ok")}}}},
+        }},
+        "/readyz": {"get": {
+            "operationId": "readyz",
+            "summary": "The store is reachable",
+            "responses": {
+                "200": {"description": "OK", "headers": request_id,
+                    "content": {"application/json": {"schema": status_body("ready")}}},
+                "503": problem_response(StatusCode::SERVICE_UNAVAILABLE, &[ProblemCode::Unavailable]),
+            },
+        }},
+        "/metrics": {"get": {
+            "operationId": "metrics",
+            "summary": "Prometheus metrics (with --metrics-token, send it as a bearer token)",
+            "responses": {
+                "200": {"description": "OK", "headers": request_id,
+                    "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "401": problem_response(StatusCode::UNAUTHORIZED, &[ProblemCode::Unauthenticated]),
+                "503": problem_response(StatusCode::SERVICE_UNAVAILABLE, &[ProblemCode::Unavailable]),
+            },
+        }},
+        "/openapi.json": {"get": {
+            "operationId": "openapi",
+            "summary": "This document",
+            "responses": {"200": {"description": "OK", "headers": request_id,
+                "content": {"application/json": {"schema": {"type": "object"}}}}},
+        }},
+    })
+}
+
+fn headers() -> Value {
+    json!({
+        "Idem-Request-Id": {"description": "The request's ID, also in the server's logs and in problem documents", "required": true, "schema": {"type": "string"}},
+        "Location": {"description": "The path of the resource made or named", "required": true, "schema": {"type": "string"}},
+        "Idempotent-Replayed": {"description": "`true` on an answer that replays an earlier request with the same Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}},
+        "Retry-After": {"description": "Seconds to wait before trying again", "schema": {"type": "integer", "minimum": 0}},
+        "WWW-Authenticate": {"description": "The scheme to authenticate with", "required": true, "schema": {"type": "string"}},
+    })
+}
+
+/// Sets `rules` on a property of a component schema, over what the derived
+/// schema said of it.
+fn constrain(schemas: &mut Map<String, Value>, schema: &str, property: &str, rules: Value) {
+    let slot = schemas
+        .get_mut(schema)
+        .and_then(|s| s.get_mut("properties"))
+        .and_then(|p| p.get_mut(property))
+        .unwrap_or_else(|| panic!("{schema}.{property} is in the document"));
+    let nullable = slot
+        .get("type")
+        .and_then(Value::as_array)
+        .is_some_and(|t| t.iter().any(|t| t == "null"));
+    let Value::Object(rules) = rules else {
+        unreachable!("rules are an object")
+    };
+    let slot = slot.as_object_mut().expect("a property is an object");
+    for (k, v) in rules {
+        slot.insert(k, v);
+    }
+    // A nullable property stays nullable whatever type the rules set.
+    if nullable && let Some(Value::String(t)) = slot.get("type").cloned() {
+        slot.insert("type".into(), json!([t, "null"]));
+    }
+}
+
+fn range(min: impl Into<Value>, max: impl Into<Value>) -> Value {
+    json!({"minimum": min.into(), "maximum": max.into()})
+}
+
+/// The rules the server checks on input, in the schemas: names, ranges,
+/// URLs, methods, one body form of three. What JSON Schema cannot say
+/// (minimum ≤ maximum backoff, a time zone or cron expression that parses,
+/// a reserved header name) stays in the prose and the 400's field errors.
+fn input_rules(schemas: &mut Map<String, Value>) {
+    let deadline = range(queue::MIN_DEADLINE_S, queue::MAX_DEADLINE_S);
+    for name in ["CreateQueue", "QueueConfigPatch"] {
+        constrain(schemas, name, "dispatch_deadline_s", deadline.clone());
+        let window = range(0, queue::MAX_DEDUP_WINDOW_S);
+        constrain(schemas, name, "dedup_window_s", window);
+        let retention = range(0, queue::MAX_FAILED_RETENTION_S);
+        constrain(schemas, name, "failed_retention_s", retention);
+    }
+    let queue_name = name_schema(names::QUEUE_NAME_MAX);
+    constrain(schemas, "CreateQueue", "name", queue_name);
+    let rate = range(queue::MIN_RATE, queue::MAX_RATE);
+    constrain(
+        schemas,
+        "RateLimitsPatch",
+        "max_dispatches_per_second",
+        rate,
+    );
+    let burst = range(1, queue::MAX_BURST);
+    constrain(schemas, "RateLimitsPatch", "max_burst_size", burst);
+    let concurrency = range(1, queue::MAX_CONCURRENCY);
+    constrain(
+        schemas,
+        "RateLimitsPatch",
+        "max_concurrent_dispatches",
+        concurrency,
+    );
+    for name in ["RetryConfigPatch", "JobRetryConfigPatch"] {
+        let duration = range(0, queue::MAX_RETRY_DURATION_S);
+        constrain(schemas, name, "max_retry_duration_s", duration);
+        let backoff = range(1, queue::MAX_BACKOFF_MS);
+        constrain(schemas, name, "min_backoff_ms", backoff.clone());
+        constrain(schemas, name, "max_backoff_ms", backoff);
+        let doublings = range(0, queue::MAX_DOUBLINGS);
+        constrain(schemas, name, "max_doublings", doublings);
+    }
+    let attempts = range(0, queue::MAX_ATTEMPTS);
+    constrain(schemas, "RetryConfigPatch", "max_attempts", attempts);
+    let retries = range(0, queue::MAX_ATTEMPTS - 1);
+    constrain(schemas, "JobRetryConfigPatch", "retry_count", retries);
+    let task_id = name_schema(names::TASK_ID_MAX);
+    constrain(schemas, "CreateTask", "task_id", task_id);
+    constrain(
+        schemas,
+        "CreateTask",
+        "dispatch_deadline_s",
+        deadline.clone(),
+    );
+    for name in ["CreateJob", "UpdateJob"] {
+        constrain(schemas, name, "attempt_deadline_s", deadline.clone());
+    }
+    let job_name = name_schema(names::JOB_NAME_MAX);
+    constrain(schemas, "CreateJob", "name", job_name);
+    let principal = name_schema(names::PRINCIPAL_NAME_MAX);
+    constrain(schemas, "CreatePrincipal", "name", principal);
+    let organization = name_schema(names::ORGANIZATION_NAME_MAX);
+    constrain(schemas, "CreateOrganization", "name", organization);
+    let count = range(1, idem_core::schedule::MAX_PREVIEW);
+    constrain(schemas, "PreviewRequest", "count", count);
+    let url =
+        json!({"type": "string", "format": "uri", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+"});
+    constrain(schemas, "CreateWebhook", "url", url.clone());
+    constrain(schemas, "CreateWebhook", "events", json!({"minItems": 1}));
+    constrain(schemas, "TargetSpec", "url", url);
+    // A method is matched without regard to case.
+    let methods: Vec<String> = task::METHODS
+        .iter()
+        .map(|m| {
+            m.chars()
+                .map(|c| format!("[{}{}]", c, c.to_ascii_lowercase()))
+                .collect()
+        })
+        .collect();
+    let method = json!({"type": "string", "pattern": format!("^(?:{})$", methods.join("|"))});
+    constrain(schemas, "TargetSpec", "method", method);
+    let headers = json!({
+        "maxProperties": task::MAX_TARGET_HEADERS,
+        "propertyNames": {"pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+        "additionalProperties": {"type": "string", "pattern": "^[\\t\\x20-\\x7E]*$"},
+    });
+    constrain(schemas, "TargetSpec", "headers", headers);
+    let base64 = json!({"contentEncoding": "base64"});
+    constrain(schemas, "TargetSpec", "body_base64", base64);
+    let any_json = json!({"description": "Any JSON value (null included), sent as application/json with its numbers as spelled"});
+    for name in ["TargetSpec", "TargetView"] {
+        let properties = schemas[name]["properties"]
+            .as_object_mut()
+            .expect("a target has properties");
+        properties.insert("json".into(), any_json.clone());
+    }
+    schemas["TargetSpec"]["not"] = json!({
+        "description": "At most one of body, body_base64 and json",
+        "anyOf": [
+            {"required": ["body", "body_base64"]},
+            {"required": ["body", "json"]},
+            {"required": ["body_base64", "json"]},
+        ],
+    });
+}
+
+pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
     let components = ComponentsBuilder::new()
         .schema_from::<Queue>()
         .schema_from::<QueueStats>()
@@ -179,20 +542,86 @@ pub fn document(ops: &[Operation]) -> serde_json::Value {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         )
         .build();
-    let doc: OpenApi = OpenApiBuilder::new()
-        .info(
-            InfoBuilder::new()
-                .title("Idem")
-                .version(env!("CARGO_PKG_VERSION"))
-                .description(Some(
-                    "Task queue and cron scheduler that turns at-least-once delivery into exactly-once effects.",
-                ))
-                .build(),
-        )
-        .paths(paths.build())
-        .components(Some(components))
-        .build();
-    serde_json::to_value(doc).expect("the OpenAPI document serializes")
+    let mut components = serde_json::to_value(components).expect("the components serialize");
+    input_rules(
+        components["schemas"]
+            .as_object_mut()
+            .expect("the components have schemas"),
+    );
+    components["headers"] = headers();
+    let mut paths = unversioned_paths();
+    for op in ops {
+        let method = op.method.as_str().to_ascii_lowercase();
+        paths[op.path][method] = operation(op, request_id_header);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Idem",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Task queue and cron scheduler that turns at-least-once delivery into exactly-once effects. Every error is a problem document (RFC 9457) whose `type` is one of the codes of docs/ERRORS.md; each operation lists those it may answer.",
+        },
+        "paths": paths,
+        "components": components,
+    })
+}
+
+/// `docs/ERRORS.md`: every problem code with its status, its meaning and
+/// the operations that may answer it, as the document lists them.
+#[cfg(test)]
+fn error_catalogue(ops: &[Operation]) -> String {
+    let mut out = String::from(
+        "# Error codes\n\n\
+         <!-- Generated from the code (`ProblemCode` and the operation table); \
+         `IDEM_BLESS=1 cargo test -p idem-server error_catalogue` rewrites it. -->\n\n\
+         Every error Idem answers is a problem document (RFC 9457,\n\
+         `Content-Type: application/problem+json`) whose `type` is one of these codes:\n\n\
+         ```json\n\
+         {\"type\": \"TASK_ALREADY_EXISTS\", \"title\": \"Conflict\", \"status\": 409,\n \
+         \"detail\": \"task 'payment-12345' exists in queue 'payments'\",\n \
+         \"request_id\": \"…\", \"instance\": \"/v1/queues/payments/tasks\",\n \
+         \"extensions\": {\"task\": {\"id\": \"payment-12345\", \"state\": \"succeeded\"}}}\n\
+         ```\n\n\
+         The OpenAPI document (`GET /openapi.json`) lists, for each operation, the\n\
+         codes it may answer under each status.\n\n\
+         | code | status |\n| --- | --- |\n",
+    );
+    for code in ProblemCode::ALL {
+        let status = code.status();
+        out.push_str(&format!(
+            "| [`{code}`](#{}) | {} {} |\n",
+            code.as_str().to_ascii_lowercase(),
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        ));
+    }
+    for code in ProblemCode::ALL {
+        let status = code.status();
+        out.push_str(&format!(
+            "\n## {code}\n\n{} {}. {}\n",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or(""),
+            code.meaning()
+        ));
+        let answered_by: Vec<&str> = ops
+            .iter()
+            .filter(|op| problems(op).contains(code))
+            .map(|op| op.id)
+            .collect();
+        if answered_by.len() == ops.len() {
+            out.push_str("\nAnswered by: every operation.\n");
+        } else if !answered_by.is_empty() {
+            out.push_str(&format!(
+                "\nAnswered by: {}.\n",
+                answered_by
+                    .iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    out
 }
 
 fn list_schema(item: &str) -> utoipa::openapi::schema::Object {
@@ -200,7 +629,7 @@ fn list_schema(item: &str) -> utoipa::openapi::schema::Object {
     ObjectBuilder::new()
         .property(
             "items",
-            ArrayBuilder::new().items(Ref::from_schema_name(item)),
+            ArrayBuilder::new().items(utoipa::openapi::Ref::from_schema_name(item)),
         )
         .required("items")
         .property(
@@ -231,10 +660,25 @@ fn problem_schema() -> utoipa::openapi::schema::Object {
 
 #[cfg(test)]
 mod tests {
+    /// `docs/ERRORS.md` is generated; set `IDEM_BLESS=1` to rewrite it.
+    #[test]
+    fn the_error_catalogue_in_docs_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/ERRORS.md");
+        let want = super::error_catalogue(&super::super::catalog());
+        if std::env::var_os("IDEM_BLESS").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/ERRORS.md is out of date: run IDEM_BLESS=1 cargo test -p idem-server error_catalogue"
+        );
+    }
+
     #[test]
     fn every_schema_an_operation_names_is_in_the_document() {
         let ops = super::super::catalog();
-        let doc = super::document(&ops);
+        let doc = super::document(&ops, "x-fc-request-id");
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         for op in &ops {
             for name in [op.request, op.response.1].into_iter().flatten() {
@@ -245,7 +689,7 @@ mod tests {
 
     #[test]
     fn the_task_list_s_filters_and_the_redrives_are_described() {
-        let doc = super::document(&super::super::catalog());
+        let doc = super::document(&super::super::catalog(), "x-fc-request-id");
         let list = &doc["paths"]["/v1/queues/{queue}/tasks"]["get"];
         let names: Vec<&str> = list["parameters"]
             .as_array()
@@ -256,7 +700,14 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["state", "id_prefix", "created_after", "created_before"]
+            [
+                "limit",
+                "page_token",
+                "state",
+                "id_prefix",
+                "created_after",
+                "created_before"
+            ]
         );
         let bulk = &doc["paths"]["/v1/queues/{queue}/tasks:redrive"]["post"];
         assert_eq!(bulk["x-idempotent"], true);
@@ -264,5 +715,157 @@ mod tests {
         let one = &doc["paths"]["/v1/queues/{queue}/tasks/{task_id}/redrive"]["post"];
         assert_eq!(one["x-idempotent"], true);
         assert_eq!(one["operationId"], "redriveTask");
+    }
+
+    fn doc() -> serde_json::Value {
+        super::document(&super::super::catalog(), "x-request-id")
+    }
+
+    fn param<'a>(op: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+        op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{} has no parameter {name}", op["operationId"]))
+    }
+
+    #[test]
+    fn a_create_task_shows_its_headers_its_waits_and_its_multipart_body() {
+        let doc = doc();
+        let create = &doc["paths"]["/v1/queues/{queue}/tasks"]["post"];
+        for header in [
+            "Idempotency-Key",
+            "Idem-Task-Id",
+            "X-Fc-Stateful-Async-Invocation-Id",
+            // The server's configured request-ID header.
+            "x-request-id",
+        ] {
+            assert_eq!(param(create, header)["in"], "header", "{header}");
+        }
+        let wait = &param(create, "wait_ms")["schema"];
+        assert_eq!(
+            (&wait["minimum"], &wait["maximum"]),
+            (&1.into(), &30000.into())
+        );
+        for status in ["200", "201", "202"] {
+            let r = &create["responses"][status];
+            assert_eq!(
+                r["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/TaskView"
+            );
+            for h in ["Location", "Idem-Request-Id", "Idempotent-Replayed"] {
+                assert!(r["headers"][h].is_object(), "{status} {h}");
+            }
+        }
+        let multipart = &create["requestBody"]["content"]["multipart/form-data"]["schema"];
+        assert_eq!(multipart["required"], serde_json::json!(["task"]));
+        let conflict = &create["responses"]["409"]["content"]["application/problem+json"];
+        let codes = &conflict["schema"]["properties"]["type"]["enum"];
+        assert_eq!(
+            codes,
+            &serde_json::json!(["IDEMPOTENCY_KEY_IN_PROGRESS", "TASK_ALREADY_EXISTS"])
+        );
+        assert!(create["responses"]["409"]["headers"]["Retry-After"].is_object());
+    }
+
+    #[test]
+    fn every_operation_lists_its_problems_and_no_catch_all() {
+        let ops = super::super::catalog();
+        let doc = doc();
+        for op in &ops {
+            let o = &doc["paths"][op.path][op.method.as_str().to_ascii_lowercase()];
+            let responses = o["responses"].as_object().unwrap();
+            assert!(!responses.contains_key("default"), "{}", op.id);
+            for code in super::problems(op) {
+                let status = code.status().as_u16().to_string();
+                let enumerated = &responses[&status]["content"]["application/problem+json"]["schema"]
+                    ["properties"]["type"]["enum"];
+                assert!(
+                    enumerated
+                        .as_array()
+                        .unwrap()
+                        .contains(&code.as_str().into()),
+                    "{} {status} {code}",
+                    op.id
+                );
+            }
+            if op.authenticated {
+                assert!(responses.contains_key("401") && responses.contains_key("503"));
+            }
+            if op.idempotent {
+                assert_eq!(param(o, "Idempotency-Key")["in"], "header");
+                assert!(responses.contains_key("422"), "{}", op.id);
+            }
+            if op.path.contains('{') {
+                assert!(responses.contains_key("404"), "{}", op.id);
+            }
+            if op.request.is_some() {
+                assert!(responses.contains_key("415") && responses.contains_key("413"));
+            }
+        }
+        for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+            assert!(
+                doc["paths"][path]["get"]["responses"]["200"].is_object(),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_schemas_carry_the_rules_the_server_checks() {
+        let doc = doc();
+        let schemas = &doc["components"]["schemas"];
+        for (schema, field) in [
+            ("CreateQueue", "dispatch_deadline_s"),
+            ("QueueConfigPatch", "dispatch_deadline_s"),
+            ("CreateTask", "dispatch_deadline_s"),
+            ("CreateJob", "attempt_deadline_s"),
+        ] {
+            let p = &schemas[schema]["properties"][field];
+            assert_eq!(
+                (&p["minimum"], &p["maximum"]),
+                (&1.into(), &1800.into()),
+                "{schema}"
+            );
+        }
+        let name = &schemas["CreateQueue"]["properties"]["name"];
+        assert_eq!(name["pattern"], "^[A-Za-z0-9_-]+$");
+        assert_eq!(name["maxLength"], 100);
+        assert_eq!(
+            schemas["CreateTask"]["properties"]["task_id"]["maxLength"],
+            500
+        );
+        // Any JSON value, and so no type.
+        for target in ["TargetSpec", "TargetView"] {
+            assert!(schemas[target]["properties"]["json"].get("type").is_none());
+        }
+        let spec = &schemas["TargetSpec"];
+        assert_eq!(spec["not"]["anyOf"].as_array().unwrap().len(), 3);
+        let method = regex_lite_match(spec["properties"]["method"]["pattern"].as_str().unwrap());
+        assert!(method("patch") && method("GET") && !method("TRACE"));
+    }
+
+    /// The method pattern is alternatives of case-insensitive letters, so
+    /// a value matches when it is one of them spelled in any case.
+    fn regex_lite_match(pattern: &str) -> impl Fn(&str) -> bool {
+        let alternatives: Vec<String> = pattern
+            .trim_start_matches("^(?:")
+            .trim_end_matches(")$")
+            .split('|')
+            .map(|a| a.chars().filter(|c| c.is_ascii_uppercase()).collect())
+            .collect();
+        move |v| alternatives.iter().any(|a| a == &v.to_ascii_uppercase())
+    }
+
+    /// Schemathesis found it: an organization has no route to read it, so
+    /// its 201 has no `Location`, and the document must not promise one.
+    #[test]
+    fn only_creates_with_a_readable_resource_promise_a_location() {
+        let doc = doc();
+        let org = &doc["paths"]["/v1/organizations"]["post"]["responses"]["201"];
+        assert!(org["headers"].get("Location").is_none());
+        let queue = &doc["paths"]["/v1/queues"]["post"]["responses"]["201"];
+        assert!(queue["headers"]["Location"].is_object());
     }
 }
