@@ -30,6 +30,7 @@ idem_testkit::store_tests!(
     openapi_document_is_public_and_3_1,
     openapi_lists_every_v1_route,
     openapi_marks_exactly_the_idempotent_operations,
+    openapi_documents_the_answers_the_server_gives,
 );
 
 #[test]
@@ -632,4 +633,115 @@ async fn openapi_marks_exactly_the_idempotent_operations(s: Server) {
         }
     }
     assert!(wrong.is_empty(), "x-idempotent marks are wrong: {wrong:#?}");
+}
+
+/// The operation of the document that `method path` reaches.
+fn documented<'a>(doc: &'a Value, method: &str, path: &str) -> &'a Value {
+    let path = path.split('?').next().unwrap_or(path);
+    let segments: Vec<&str> = path.split('/').collect();
+    for (template, item) in doc["paths"].as_object().expect("paths object") {
+        let t: Vec<&str> = template.split('/').collect();
+        let fits = t.len() == segments.len()
+            && t.iter()
+                .zip(&segments)
+                .all(|(t, s)| t == s || (t.starts_with('{') && t.ends_with('}')));
+        if fits && let Some(op) = item.get(method.to_ascii_lowercase()) {
+            return op;
+        }
+    }
+    panic!("{method} {path} is not in the document");
+}
+
+/// Every answer below, success or problem, is one the document lists for
+/// its operation: the status, the problem's code under it, and the
+/// response headers it calls required.
+async fn openapi_documents_the_answers_the_server_gives(s: Server) {
+    let doc = s
+        .anonymous()
+        .get("/openapi.json")
+        .await
+        .ok(200)
+        .json
+        .clone();
+    let later = json!({"task_id": "later", "target": {"url": "http://127.0.0.1:9/hook"},
+                       "schedule_time": harness::time_from_now(3600)});
+    let mut answers = vec![
+        s.post("/v1/queues", json!({"name": "a b"})).await,
+        s.post("/v1/queues", json!({"name": "q"})).await,
+        s.post("/v1/queues", json!({"name": "q"})).await,
+        s.with_key(&fresh_key()).get("/v1/queues").await,
+        s.anonymous().get("/v1/queues").await,
+        s.get("/v1/queues?limit=0").await,
+        s.get("/v1/queues/nope").await,
+        s.get("/v1/queues/q/tasks?page_token=garbage").await,
+        s.post("/v1/queues/q/tasks?wait_ms=1", later.clone()).await,
+        s.post("/v1/queues/q/tasks", later).await,
+        s.post("/v1/queues/q/tasks/later/redrive", json!({})).await,
+        s.get("/v1/queues/q/tasks/later").await,
+        s.get("/v1/queues/q/tasks/later/attempts").await,
+        s.post("/v1/organizations", json!({"name": "openapi-org"}))
+            .await,
+        s.get("/v1/idempotency-keys/none").await,
+        s.request(Method::POST, "/v1/queues/q/tasks")
+            .raw("text/plain", "hello")
+            .send()
+            .await,
+        s.request(Method::POST, "/v1/queues/q/pause")
+            .header("Idempotency-Key", "a,b")
+            .send()
+            .await,
+    ];
+    for body in [task("keyed-1"), task("keyed-2")] {
+        let resp = s
+            .request(Method::POST, "/v1/queues/q/tasks")
+            .header("Idempotency-Key", "openapi-key")
+            .json(&body)
+            .send()
+            .await;
+        answers.push(resp);
+    }
+    let statuses: BTreeSet<u16> = answers.iter().map(|r| r.status).collect();
+    for expected in [200, 201, 202, 400, 401, 404, 409, 415, 422] {
+        assert!(
+            statuses.contains(&expected),
+            "no {expected} among {statuses:?}"
+        );
+    }
+    for resp in &answers {
+        let method = resp.what.split(' ').next().unwrap_or("GET");
+        let op = documented(&doc, method, &resp.path);
+        let id = &op["operationId"];
+        let r = &op["responses"][resp.status.to_string()];
+        assert!(
+            r.is_object(),
+            "{id}: {} is not documented: {}",
+            resp.status,
+            resp.text
+        );
+        if resp.status >= 400 {
+            let codes =
+                &r["content"]["application/problem+json"]["schema"]["properties"]["type"]["enum"];
+            let code = &resp.json["type"];
+            assert!(
+                codes.as_array().is_some_and(|c| c.contains(code)),
+                "{id}: {} {code} is not among {codes}",
+                resp.status
+            );
+            assert_eq!(
+                resp.header("content-type"),
+                Some("application/problem+json")
+            );
+        }
+        for (name, header) in r["headers"].as_object().into_iter().flatten() {
+            let name_ref = header["$ref"].as_str().unwrap_or("");
+            let def = &doc["components"]["headers"][name_ref.rsplit('/').next().unwrap_or("")];
+            if def["required"] == true {
+                assert!(
+                    resp.header(name).is_some(),
+                    "{id} {}: no {name}",
+                    resp.status
+                );
+            }
+        }
+    }
 }

@@ -442,6 +442,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         ),
         (
             Operation {
+                problems: &[ProblemCode::ResourceExhausted],
                 example: Some(
                     r#"{"url": "https://hooks.internal/idem", "events": ["task.failed", "job.run_failed"]}"#,
                 ),

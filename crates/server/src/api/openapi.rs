@@ -868,4 +868,27 @@ mod tests {
         let queue = &doc["paths"]["/v1/queues"]["post"]["responses"]["201"];
         assert!(queue["headers"]["Location"].is_object());
     }
+
+    /// Schemathesis found `createWebhook` answering an undocumented 429:
+    /// every creation an organization's quota bounds lists it.
+    #[test]
+    fn every_create_a_quota_bounds_documents_its_429() {
+        let doc = doc();
+        for (path, quota) in [
+            ("/v1/queues", "queues"),
+            ("/v1/jobs", "jobs"),
+            ("/v1/principals", "principals"),
+            ("/v1/principals/{name}/keys", "API keys"),
+            ("/v1/signing-secrets/rotate", "signing secrets"),
+            ("/v1/webhooks", "event webhooks"),
+        ] {
+            let r = &doc["paths"][path]["post"]["responses"]["429"];
+            let codes = &r["content"]["application/problem+json"]["schema"]["properties"]["type"];
+            assert_eq!(
+                codes["enum"],
+                serde_json::json!(["RESOURCE_EXHAUSTED"]),
+                "{quota}"
+            );
+        }
+    }
 }
