@@ -40,6 +40,39 @@ pub struct ProxyArgs {
         value_parser = parse_secret
     )]
     signing_secrets: Vec<SigningSecret>,
+    /// Makes an OIDC ID token of this issuer mandatory (`Authorization:
+    /// Bearer …`): its discovery document and JWKS are fetched from the
+    /// URL and cached. Idem's issuer is its --public-url; Google's is
+    /// https://accounts.google.com.
+    #[arg(long, env = "IDEM_OIDC_ISSUER", requires = "oidc_audiences")]
+    oidc_issuer: Option<String>,
+    /// The `aud` a token must carry (repeatable, any one matches).
+    #[arg(
+        long = "oidc-audience",
+        env = "IDEM_OIDC_AUDIENCE",
+        value_delimiter = ',',
+        requires = "oidc_issuer"
+    )]
+    oidc_audiences: Vec<String>,
+    /// Accepts only tokens with this `sub` (repeatable; Idem's are
+    /// `org/<organization>`). Without it or --oidc-email, any subject of
+    /// the issuer is accepted.
+    #[arg(
+        long = "oidc-subject",
+        env = "IDEM_OIDC_SUBJECT",
+        value_delimiter = ',',
+        requires = "oidc_issuer"
+    )]
+    oidc_subjects: Vec<String>,
+    /// Accepts only tokens with this verified `email` (repeatable), such
+    /// as the service account a Cloud Scheduler job sends as.
+    #[arg(
+        long = "oidc-email",
+        env = "IDEM_OIDC_EMAIL",
+        value_delimiter = ',',
+        requires = "oidc_issuer"
+    )]
+    oidc_emails: Vec<String>,
     /// Starts without any way to authenticate senders (no signing secret):
     /// anyone who can reach the proxy can then make the upstream run work
     /// under a key of their choosing. Without a signing secret the proxy
@@ -135,6 +168,11 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     let mut config = ProxyConfig::new(args.upstream, Arc::new(idem_guard::MemoryStore::new()));
     config.signing_secrets = args.signing_secrets;
     config.insecure_no_auth = args.insecure_no_auth;
+    config.oidc = args.oidc_issuer.map(|issuer| {
+        idem_guard::OidcVerifier::new(issuer, args.oidc_audiences)
+            .with_subjects(args.oidc_subjects)
+            .with_emails(args.oidc_emails)
+    });
     config.lease = args.lease;
     config.retention = args.retention;
     config.identity_headers = args.identity_headers;

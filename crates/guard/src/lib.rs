@@ -83,12 +83,17 @@
 //! Signed requests (the Standard Webhooks scheme Idem uses) are checked by
 //! [`VerifySignatureLayer`] or [`verify_signature`]; put that layer outside
 //! the guard so that an unsigned request claims nothing.
+//!
+//! Senders that authenticate with OIDC ID tokens (Idem's `oidc` targets,
+//! Cloud Scheduler, Cloud Tasks) are checked by [`OidcVerifier`] and its
+//! [`VerifyOidcLayer`], outside the guard in the same way.
 
 #![deny(missing_docs)]
 
 pub mod clock;
 mod guard;
 pub mod key;
+pub mod oidc;
 pub mod proxy;
 mod response;
 pub mod signature;
@@ -97,6 +102,7 @@ pub mod store;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use guard::{Guard, GuardLayer, GuardService};
 pub use key::{IdentitySource, KeyConfig, KeyError, RunKey, Scope};
+pub use oidc::{OidcError, OidcVerifier, VerifiedToken, VerifyOidcLayer};
 pub use proxy::{ProxyConfig, ProxyError, serve};
 pub use response::IDEMPOTENT_REPLAYED;
 pub use signature::{

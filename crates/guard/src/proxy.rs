@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::guard::Guard;
 use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, RunKey, Scope, inject_run_key_json};
+use crate::oidc::OidcVerifier;
 use crate::response;
 use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, check_signature_head, read_body};
 use crate::store::{Claim, ClaimOutcome, GuardStore, HandlerOutcome, StoreError};
@@ -34,8 +35,11 @@ pub struct ProxyConfig {
     pub store: Arc<dyn GuardStore>,
     /// When non-empty, a valid signature by one of these is mandatory.
     pub signing_secrets: Vec<SigningSecret>,
+    /// When set, a valid OIDC bearer token of its issuer is mandatory (and
+    /// a signature too when [`ProxyConfig::signing_secrets`] are given).
+    pub oidc: Option<OidcVerifier>,
     /// Lets the proxy start with no way to authenticate senders (no signing
-    /// secret). Anyone who can reach it can then make the upstream run a
+    /// secret, no OIDC issuer). Anyone who can reach it can then make the upstream run a
     /// new key's work: meant for trying the proxy out, never for a network
     /// that others share.
     pub insecure_no_auth: bool,
@@ -76,6 +80,7 @@ impl ProxyConfig {
             upstream,
             store,
             signing_secrets: Vec::new(),
+            oidc: None,
             insecure_no_auth: false,
             lease: Duration::from_secs(5 * 60),
             retention: Duration::from_secs(24 * 60 * 60),
@@ -97,7 +102,7 @@ impl ProxyConfig {
     /// command line can check it before opening anything.
     pub fn check_authentication(&self) -> Result<(), ProxyError> {
         if self.signing_secrets.is_empty() {
-            return match self.insecure_no_auth {
+            return match self.insecure_no_auth || self.oidc.is_some() {
                 true => Ok(()),
                 false => Err(ProxyError::NoAuthentication),
             };
@@ -129,7 +134,8 @@ pub enum ProxyError {
     /// one was not asked for.
     #[error(
         "senders cannot be authenticated: give a signing secret \
-         (--signing-secret whsec_…), or start with --insecure-no-auth to accept \
+         (--signing-secret whsec_…) or an OIDC issuer (--oidc-issuer URL \
+         --oidc-audience AUD), or start with --insecure-no-auth to accept \
          requests from anyone who can reach the proxy"
     )]
     NoAuthentication,
@@ -149,6 +155,7 @@ struct ProxyState {
     client: reqwest::Client,
     upstream: reqwest::Url,
     secrets: Vec<SigningSecret>,
+    oidc: Option<OidcVerifier>,
     run_key_json_field: Option<String>,
     max_body_bytes: usize,
     lease: Duration,
@@ -169,7 +176,7 @@ pub async fn serve(
         return Err(ProxyError::InvalidUpstream(config.upstream.to_string()));
     }
     config.check_authentication()?;
-    if config.signing_secrets.is_empty() {
+    if config.signing_secrets.is_empty() && config.oidc.is_none() {
         tracing::warn!(
             "INSECURE: no signing secret; anyone who can reach this proxy can make the \
              upstream run work under a key of their choosing"
@@ -191,6 +198,7 @@ pub async fn serve(
         client,
         upstream: config.upstream,
         secrets: config.signing_secrets,
+        oidc: config.oidc,
         run_key_json_field: config.run_key_json_field,
         max_body_bytes: config.max_body_bytes,
         lease: config.lease,
@@ -293,6 +301,13 @@ fn upstream_url(base: &reqwest::Url, parts: &Parts) -> reqwest::Url {
 
 async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    // The token first: it is checked from the headers alone, so a request
+    // without one costs no body read, signature or claim.
+    if let Some(oidc) = &state.oidc
+        && let Err(error) = oidc.verify(&parts.headers).await
+    {
+        return error.response();
+    }
     if state.secrets.is_empty() {
         let key = match state.guard.run_key(&parts) {
             Ok(key) => key,

@@ -729,7 +729,15 @@ mod scenarios {
 #[tokio::test]
 async fn proxy_refuses_to_serve_without_authentication() {
     let store: Arc<dyn GuardStore> = Arc::new(idem_guard::MemoryStore::new());
-    let config = ProxyConfig::new("http://127.0.0.1:9".parse().unwrap(), store);
+    let mut config = ProxyConfig::new("http://127.0.0.1:9".parse().unwrap(), store);
+    assert!(config.check_authentication().is_err());
+    // An OIDC issuer authenticates senders as a signing secret does.
+    config.oidc = Some(idem_guard::OidcVerifier::new(
+        "https://issuer.example",
+        vec!["aud".into()],
+    ));
+    assert!(config.check_authentication().is_ok());
+    config.oidc = None;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let served = idem_guard::serve(config, listener, async {}).await;
     assert!(
