@@ -21,6 +21,7 @@ mod events;
 mod idempotency;
 mod jobs;
 mod list;
+mod oidc;
 pub mod problem;
 mod queues;
 mod tasks;
@@ -30,6 +31,7 @@ pub use events::{CreateWebhook, JobRunEvent, TaskEvent, Webhook};
 pub use idempotency::{IdempotencyKey, Resource};
 pub use jobs::{Job, Preview, PreviewRequest, Run};
 pub use list::List;
+pub use oidc::{Jwk, Jwks, OpenIdConfiguration};
 pub use problem::{Problem, ProblemCode};
 pub use queues::{CreateQueue, Purged, Queue, QueueStats, RedriveTasks, Redriven, TaskCounts};
 pub use tasks::{CreateTask, Target, Task};
@@ -46,5 +48,5 @@ pub use idem_core::queue::{
     QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
 };
 pub use idem_core::schedule::CatchUp;
-pub use idem_core::task::{Attempt, TargetSpec, TaskState};
+pub use idem_core::task::{Attempt, Oidc, OidcSpec, TargetSpec, TaskState};
 pub use idem_core::tenancy::{PrincipalKind, Role};

@@ -58,6 +58,9 @@ pub struct Target {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub json: Option<Box<RawValue>>,
+    /// The audience of the ID token each delivery carries, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<idem_core::task::Oidc>,
 }
 
 // `RawValue` has no `PartialEq`: a JSON body compares by its text.
@@ -69,6 +72,7 @@ impl PartialEq for Target {
             && self.body == other.body
             && self.body_base64 == other.body_base64
             && self.json.as_ref().map(|j| j.get()) == other.json.as_ref().map(|j| j.get())
+            && self.oidc == other.oidc
     }
 }
 
@@ -86,6 +90,7 @@ impl From<idem_core::task::Target> for Target {
             body: None,
             body_base64: None,
             json: None,
+            oidc: t.oidc,
         };
         match t.body {
             Some((BodyForm::Text, bytes)) => match String::from_utf8(bytes) {

@@ -19,6 +19,18 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "IDEM_LISTEN", default_value = "127.0.0.1:7070")]
     listen: String,
+    /// The URL targets reach this server at: the `iss` of the OIDC ID tokens
+    /// sent to targets, and the base of the discovery document and JWKS
+    /// they verify them with. Default: http:// and the address listened on.
+    #[arg(long, env = "IDEM_PUBLIC_URL", value_parser = parse_public_url)]
+    public_url: Option<String>,
+    /// How long an organization's OIDC signing key is used before a new one
+    /// is made; the old one stays published until its tokens expired.
+    #[arg(long, env = "IDEM_OIDC_KEY_ROTATION", default_value = "720h", value_parser = parse_key_rotation)]
+    oidc_key_rotation: Duration,
+    /// Lifetime of the OIDC ID tokens sent to targets (at most 1h).
+    #[arg(long, env = "IDEM_OIDC_TOKEN_LIFETIME", default_value = "1h", value_parser = parse_token_lifetime)]
+    oidc_token_lifetime: Duration,
     /// Folder of the embedded SQLite store (used unless --database-url is given).
     #[arg(long, env = "IDEM_DATA_DIR", default_value = "./idem-data")]
     data_dir: PathBuf,
@@ -262,6 +274,27 @@ enum LogFormat {
     Json,
 }
 
+fn parse_public_url(s: &str) -> Result<String, String> {
+    idem_server::oidc::parse_issuer(s)
+}
+
+fn parse_key_rotation(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d < Duration::from_secs(1) => Err(format!("{s:?} must be at least 1s")),
+        d => Ok(d),
+    }
+}
+
+fn parse_token_lifetime(s: &str) -> Result<Duration, String> {
+    let max = idem_server::oidc::MAX_TOKEN_LIFETIME;
+    match parse_duration(s)? {
+        d if d < Duration::from_secs(10) || d > max => {
+            Err(format!("{s:?} must be between 10s and 1h"))
+        }
+        d => Ok(d),
+    }
+}
+
 /// Durations in the short human form (`500ms`, `30s`, `5m`, `24h`).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let d: jiff::SignedDuration = s
@@ -386,6 +419,24 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let addr = listener.local_addr()?;
+    let issuer = match args.public_url {
+        Some(url) => url,
+        None => {
+            // An address that is every address is not one a target can use.
+            let mut reachable = addr;
+            if addr.ip().is_unspecified() {
+                reachable.set_ip(match addr {
+                    std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                    std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+                });
+                tracing::warn!(
+                    "--public-url is not set: OIDC tokens name http://{reachable} as their \
+                     issuer, which only targets on this host can reach"
+                );
+            }
+            format!("http://{reachable}")
+        }
+    };
     let app = App::new(
         store,
         clock,
@@ -416,6 +467,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 labels: args.metrics_labels.into(),
                 token: metrics_token,
                 refresh: args.metrics_refresh,
+            },
+            oidc: idem_server::oidc::OidcOptions {
+                issuer,
+                key_rotation: args.oidc_key_rotation,
+                token_lifetime: args.oidc_token_lifetime,
             },
             ..Options::default()
         },

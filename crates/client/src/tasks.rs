@@ -96,6 +96,9 @@ pub struct NewTarget {
     pub headers: BTreeMap<String, String>,
     /// The body, if any.
     pub body: Option<Body>,
+    /// Whether each delivery carries an OIDC ID token signed by the
+    /// organization, and for which audience.
+    pub oidc: Option<idem_api::OidcSpec>,
 }
 
 impl NewTarget {
@@ -106,7 +109,15 @@ impl NewTarget {
             method: None,
             headers: BTreeMap::new(),
             body: None,
+            oidc: None,
         }
+    }
+
+    /// Sends an OIDC ID token with each delivery, for `audience` (`None`:
+    /// the URL's origin).
+    pub fn oidc(mut self, audience: Option<String>) -> Self {
+        self.oidc = Some(idem_api::OidcSpec { audience });
+        self
     }
 
     /// Sets the method.
@@ -226,6 +237,7 @@ impl NewTarget {
             url: self.url.clone(),
             method: self.method.clone(),
             headers: self.headers.clone(),
+            oidc: self.oidc.clone(),
             ..TargetSpec::default()
         };
         let mut upload = None;

@@ -153,6 +153,10 @@ pub struct TargetSpec {
     )]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub json: Option<Box<RawValue>>,
+    /// Sends an OIDC ID token signed by the organization as
+    /// `Authorization: Bearer …` with each delivery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<OidcSpec>,
 }
 
 // `RawValue` has no `PartialEq`: a JSON body compares by its text.
@@ -164,8 +168,31 @@ impl PartialEq for TargetSpec {
             && self.body == other.body
             && self.body_base64 == other.body_base64
             && self.json.as_ref().map(|j| j.get()) == other.json.as_ref().map(|j| j.get())
+            && self.oidc == other.oidc
     }
 }
+
+/// A target's request for an OIDC ID token, as sent in a create request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct OidcSpec {
+    /// The token's `aud`; by default the target URL's origin
+    /// (`https://example.com:8443`). At most 512 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+}
+
+/// The ID token a target receives with each delivery, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Oidc {
+    /// The token's `aud`.
+    pub audience: String,
+}
+
+/// Longest audience a target may ask for: it travels in every token.
+pub const MAX_OIDC_AUDIENCE_BYTES: usize = 512;
 
 /// `Some` whenever the field is present, so that `"json": null` is the JSON
 /// value null rather than an absent body.
@@ -180,6 +207,9 @@ pub struct Target {
     pub method: String,
     pub headers: BTreeMap<String, String>,
     pub body: Option<(BodyForm, Vec<u8>)>,
+    /// Whether deliveries carry an ID token, and for which audience.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<Oidc>,
 }
 
 impl TargetSpec {
@@ -232,6 +262,11 @@ impl TargetSpec {
                 errors.push(field, "is reserved: Idem sets it on every delivery");
             } else if TRANSPORT_HEADERS.contains(&lower.as_str()) {
                 errors.push(field, "is set by the HTTP client and may not be given");
+            } else if self.oidc.is_some() && lower == "authorization" {
+                errors.push(
+                    field,
+                    "conflicts with oidc, which sends the Authorization header",
+                );
             } else if http::HeaderValue::from_str(value).is_err() {
                 errors.push(field, "value must be visible ASCII, spaces or tabs");
             }
@@ -284,6 +319,9 @@ impl TargetSpec {
                 format!("a {method} request has no body"),
             );
         }
+        let oidc = self
+            .oidc
+            .and_then(|spec| resolve_oidc(spec, &self.url, prefix, errors));
         let mut headers = self.headers;
         // A JSON body says so, unless the target chose a `+json` type.
         if let Some((BodyForm::Json, _)) = &body
@@ -298,8 +336,50 @@ impl TargetSpec {
             method,
             headers,
             body,
+            oidc,
         })
     }
+}
+
+/// The audience given, or the URL's origin.
+fn resolve_oidc(spec: OidcSpec, url: &str, prefix: &str, errors: &mut FieldErrors) -> Option<Oidc> {
+    let field = format!("{prefix}.oidc.audience");
+    let audience = match spec.audience {
+        Some(audience) => audience,
+        // A URL that does not parse was named already.
+        None => return url_origin(url).map(|audience| Oidc { audience }),
+    };
+    if audience.trim().is_empty() {
+        errors.push(field, "must not be empty");
+    } else if audience.len() > MAX_OIDC_AUDIENCE_BYTES {
+        errors.push(
+            field,
+            format!(
+                "at most {MAX_OIDC_AUDIENCE_BYTES} bytes, got {}",
+                audience.len()
+            ),
+        );
+    } else if audience.chars().any(char::is_control) {
+        errors.push(field, "must not contain control characters");
+    } else {
+        return Some(Oidc { audience });
+    }
+    None
+}
+
+/// `scheme://host[:port]` as RFC 6454 serializes an origin: lowercase, the
+/// scheme's default port left out.
+pub fn url_origin(url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let host = uri.host().filter(|h| !h.is_empty())?.to_ascii_lowercase();
+    let port = uri
+        .port_u16()
+        .filter(|p| !matches!((scheme.as_str(), p), ("http", 80) | ("https", 443)));
+    Some(match port {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
 }
 
 fn is_json_media_type(v: &str) -> bool {
@@ -383,6 +463,54 @@ mod tests {
 
     fn fields(errors: &FieldErrors) -> Vec<&str> {
         errors.0.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    #[test]
+    fn an_oidc_audience_defaults_to_the_target_s_origin() {
+        let mut errors = FieldErrors::new();
+        for (url, origin) in [
+            (
+                "https://Run.Example.com/hook?x=1",
+                "https://run.example.com",
+            ),
+            (
+                "https://run.example.com:443/hook",
+                "https://run.example.com",
+            ),
+            ("http://127.0.0.1:8080/a/b", "http://127.0.0.1:8080"),
+            ("http://[::1]:80/", "http://[::1]"),
+        ] {
+            let t = spec(&format!(r#"{{"url":"{url}","oidc":{{}}}}"#))
+                .resolve("target", &mut errors)
+                .unwrap();
+            assert_eq!(t.oidc.unwrap().audience, origin, "{url}");
+        }
+        let t = spec(r#"{"url":"http://a/","oidc":{"audience":"api://orders"}}"#)
+            .resolve("target", &mut errors)
+            .unwrap();
+        assert_eq!(t.oidc.unwrap().audience, "api://orders");
+        assert!(errors.is_empty());
+        let t = spec(r#"{"url":"http://a/"}"#)
+            .resolve("target", &mut errors)
+            .unwrap();
+        assert_eq!(t.oidc, None);
+    }
+
+    #[test]
+    fn a_bad_oidc_audience_is_named() {
+        let long = "a".repeat(MAX_OIDC_AUDIENCE_BYTES + 1);
+        for audience in ["", "  ", long.as_str(), r"a\u0000b"] {
+            let mut errors = FieldErrors::new();
+            let json = format!(r#"{{"url":"http://a/","oidc":{{"audience":"{audience}"}}}}"#);
+            assert!(spec(&json).resolve("target", &mut errors).is_none());
+            assert_eq!(fields(&errors), ["target.oidc.audience"], "{audience:?}");
+        }
+        let mut errors = FieldErrors::new();
+        let json = r#"{"url":"http://a/","oidc":{"aud":"x"}}"#;
+        assert!(serde_json::from_str::<TargetSpec>(json).is_err());
+        let json = r#"{"url":"http://a/","headers":{"Authorization":"Bearer x"},"oidc":{}}"#;
+        assert!(spec(json).resolve("target", &mut errors).is_none());
+        assert_eq!(fields(&errors), ["target.headers.Authorization"]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod api;
 mod auth;
 mod context;
 pub mod dispatch;
+pub mod oidc;
 pub mod scheduler;
 pub mod sweeper;
 pub mod telemetry;
@@ -68,6 +69,9 @@ pub struct Options {
     pub metrics: telemetry::MetricsOptions,
     /// The console at `/ui`: its session cookie and lifetime.
     pub console: ui::ConsoleOptions,
+    /// The issuer, key rotation and lifetime of the ID tokens sent to
+    /// targets that ask for them.
+    pub oidc: oidc::OidcOptions,
 }
 
 impl Default for Options {
@@ -93,6 +97,7 @@ impl Default for Options {
             request_timeout: Duration::from_secs(60),
             metrics: Default::default(),
             console: Default::default(),
+            oidc: Default::default(),
         }
     }
 }
@@ -106,6 +111,9 @@ pub struct App {
     pub dispatch: dispatch::Handle,
     /// Job change wake-ups; see [`scheduler::Handle`].
     pub scheduler: scheduler::Handle,
+    /// Signs the ID tokens of deliveries; serves the discovery document
+    /// and the JWKS.
+    pub oidc: Arc<oidc::Issuer>,
     auth: auth::AuthCache,
     metrics: telemetry::Metrics,
 }
@@ -118,6 +126,11 @@ impl App {
             metrics: telemetry::Metrics::new(&options.metrics),
             dispatch: dispatch::Handle::default(),
             scheduler: scheduler::Handle::default(),
+            oidc: Arc::new(oidc::Issuer::new(
+                options.oidc.clone(),
+                store.clone(),
+                clock.clone(),
+            )),
             store,
             clock,
             options,

@@ -32,6 +32,7 @@ pub mod error;
 pub mod events;
 pub mod idempotency;
 pub mod jobs;
+pub mod oidc;
 mod operations;
 pub mod postgres;
 pub mod quotas;
@@ -132,6 +133,23 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// Refuses to delete the organization's last secret: deliveries would go
     /// out unsigned.
     async fn signing_secret_delete(&self, org: &str, id: &str) -> Result<()>;
+
+    /// The organization's OIDC signing key younger than `rotation`; when it
+    /// has none, `candidate` becomes it (one key however many nodes ask at
+    /// once) and its keys older than `keep` are deleted.
+    async fn oidc_key_current(
+        &self,
+        org: &str,
+        rotation: std::time::Duration,
+        keep: std::time::Duration,
+        candidate: oidc::NewOidcKey,
+    ) -> Result<oidc::OidcKey>;
+    /// Every organization's OIDC keys younger than `keep`, newest first:
+    /// what the JWKS publishes.
+    async fn oidc_key_published(
+        &self,
+        keep: std::time::Duration,
+    ) -> Result<Vec<oidc::OidcPublicKey>>;
 
     /// Adds an event webhook; the caller validated `url` and `events`. A
     /// completion is recorded with the new webhook's ID.

@@ -23,7 +23,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{events, jobs, queues, stats, tasks, tenancy};
+            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -195,6 +195,28 @@ macro_rules! store_operations {
                         tenancy::signing_secret_delete(c, &org, &id).await
                     })
                     .await
+                }
+
+                async fn oidc_key_current(
+                    &self,
+                    org: &str,
+                    rotation: std::time::Duration,
+                    keep: std::time::Duration,
+                    candidate: $crate::oidc::NewOidcKey,
+                ) -> Result<$crate::oidc::OidcKey> {
+                    let org = org.to_string();
+                    self.write(None, async move |c, now, _| {
+                        oidc_keys::current(c, &org, rotation, keep, candidate, now).await
+                    })
+                    .await
+                }
+
+                async fn oidc_key_published(
+                    &self,
+                    keep: std::time::Duration,
+                ) -> Result<Vec<$crate::oidc::OidcPublicKey>> {
+                    self.read(async move |c, now| oidc_keys::published(c, keep, now).await)
+                        .await
                 }
 
                 async fn webhook_create(

@@ -136,6 +136,8 @@ pub(crate) struct StoredTarget {
     /// was created; absent is `idem`, so other targets store nothing more.
     #[serde(default, skip_serializing_if = "is_idem")]
     pub header_style: HeaderStyle,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<idem_core::task::Oidc>,
 }
 
 fn is_idem(style: &HeaderStyle) -> bool {
@@ -185,6 +187,7 @@ pub(crate) fn target_with_callbacks(
         method: stored.method,
         headers: stored.headers,
         body,
+        oidc: stored.oidc,
     };
     Ok((target, stored.callbacks, stored.header_style))
 }
@@ -206,6 +209,7 @@ pub(crate) fn task_target_columns(
         headers: t.headers.clone(),
         callbacks: callbacks.clone(),
         header_style,
+        oidc: t.oidc.clone(),
     };
     (
         to_json(&stored),

@@ -98,6 +98,9 @@ fn target() -> Target {
         method: "POST".into(),
         headers: BTreeMap::from([("X-Trace".into(), "1".into())]),
         body: Some((BodyForm::Base64, vec![0, 159, 146, 150])),
+        oidc: Some(idem_core::task::Oidc {
+            audience: "https://hook.example".into(),
+        }),
     }
 }
 
@@ -475,6 +478,86 @@ async fn signing_secrets_rotate_and_keep_at_least_one(h: Harness) {
         h.store.signing_secret_delete("acme", "ss_nope").await,
         Err(Error::NotFound { .. })
     ));
+}
+
+fn oidc_key(kid: &str) -> idem_store::oidc::NewOidcKey {
+    idem_store::oidc::NewOidcKey {
+        kid: kid.into(),
+        algorithm: "ES256".into(),
+        private_key: format!("private of {kid}"),
+        public_jwk: format!(r#"{{"kid":"{kid}"}}"#),
+    }
+}
+
+/// One key per organization and rotation period, whoever asks; published
+/// until `keep` after its creation, then deleted with the next rotation.
+async fn oidc_keys_rotate_and_stay_published_until_their_tokens_expired(h: Harness) {
+    use std::time::Duration;
+    h.org("acme").await;
+    h.org("other").await;
+    let (rotation, keep) = (Duration::from_secs(100), Duration::from_secs(250));
+    let first = h
+        .store
+        .oidc_key_current("acme", rotation, keep, oidc_key("k1"))
+        .await
+        .unwrap();
+    assert_eq!(first.kid, "k1");
+    assert_eq!(first.private_key, "private of k1");
+    assert_eq!(first.created_at, h.clock.now());
+    h.advance(50);
+    let again = h
+        .store
+        .oidc_key_current("acme", rotation, keep, oidc_key("unused"))
+        .await
+        .unwrap();
+    assert_eq!(
+        again, first,
+        "a young key is kept; the candidate is dropped"
+    );
+    let theirs = h
+        .store
+        .oidc_key_current("other", rotation, keep, oidc_key("o1"))
+        .await
+        .unwrap();
+    assert_eq!(theirs.kid, "o1", "each organization has its own");
+
+    h.advance(60);
+    let second = h
+        .store
+        .oidc_key_current("acme", rotation, keep, oidc_key("k2"))
+        .await
+        .unwrap();
+    assert_eq!(second.kid, "k2", "past the rotation period, a new key");
+    let kids = |keys: Vec<idem_store::oidc::OidcPublicKey>| {
+        keys.into_iter().map(|k| k.kid).collect::<Vec<_>>()
+    };
+    let published = h.store.oidc_key_published(keep).await.unwrap();
+    assert_eq!(kids(published.clone()), ["k2", "o1", "k1"], "newest first");
+    assert_eq!(published[2].public_jwk, r#"{"kid":"k1"}"#);
+
+    // k1 is 260 s old: past `keep`, it is no longer published, and the
+    // next key made for its organization deletes it.
+    h.advance(150);
+    assert_eq!(
+        kids(h.store.oidc_key_published(keep).await.unwrap()),
+        ["k2", "o1"]
+    );
+    let third = h
+        .store
+        .oidc_key_current("acme", rotation, keep, oidc_key("k3"))
+        .await
+        .unwrap();
+    assert_eq!(third.kid, "k3");
+    assert_eq!(
+        kids(
+            h.store
+                .oidc_key_published(Duration::from_secs(10_000))
+                .await
+                .unwrap()
+        ),
+        ["k3", "k2", "o1"],
+        "k1 was deleted, k2 kept"
+    );
 }
 
 async fn queues_are_created_listed_updated_and_deleted(h: Harness) {
@@ -1312,6 +1395,7 @@ idem_testkit::backend_tests! {
     principals_are_created_listed_paged_and_changed,
     api_keys_authenticate_until_revoked,
     signing_secrets_rotate_and_keep_at_least_one,
+    oidc_keys_rotate_and_stay_published_until_their_tokens_expired,
     queues_are_created_listed_updated_and_deleted,
     organizations_are_isolated,
     task_counts_and_metric_scopes_follow_the_queues,

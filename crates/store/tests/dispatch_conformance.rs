@@ -58,6 +58,7 @@ impl Harness {
                     method: "POST".into(),
                     headers: BTreeMap::new(),
                     body: None,
+                    oidc: None,
                 },
                 schedule_time,
                 dispatch_deadline_s: Some(1),
@@ -829,6 +830,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
                 method: "POST".into(),
                 headers: BTreeMap::new(),
                 body: None,
+                oidc: None,
             },
             schedule_time: None,
             dispatch_deadline_s: None,
@@ -939,6 +941,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
         method: "POST".into(),
         headers: BTreeMap::new(),
         body: None,
+        oidc: None,
     };
     let mut writers = Vec::new();
     for w in 0..8u32 {

@@ -22,6 +22,7 @@ fn target(url: &str) -> Target {
         method: "POST".into(),
         headers: BTreeMap::new(),
         body: None,
+        oidc: None,
     }
 }
 

@@ -152,6 +152,13 @@ pub struct TargetArgs {
     /// numbers spelled as given.
     #[arg(long, group = "payload")]
     body_json: Option<String>,
+    /// Send an OIDC ID token signed by the organization with each delivery
+    /// (`Authorization: Bearer …`), its audience the URL's origin.
+    #[arg(long)]
+    oidc: bool,
+    /// Send an OIDC ID token with each delivery, for this audience.
+    #[arg(long)]
+    oidc_audience: Option<String>,
 }
 
 impl TargetArgs {
@@ -159,6 +166,9 @@ impl TargetArgs {
     pub fn target(&self) -> anyhow::Result<NewTarget> {
         let mut target = NewTarget::new(&self.url);
         target.method = self.method.clone();
+        if self.oidc || self.oidc_audience.is_some() {
+            target = target.oidc(self.oidc_audience.clone());
+        }
         for (name, value) in &self.headers {
             target = target.header(name, value);
         }

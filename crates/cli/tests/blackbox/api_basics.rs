@@ -495,6 +495,8 @@ async fn openapi_document_is_public_and_3_1(s: Server) {
 
 /// The routes of the contract, with path parameters written as `{}`.
 const ROUTES: &[(&str, &str)] = &[
+    ("get", "/.well-known/openid-configuration"),
+    ("get", "/.well-known/jwks.json"),
     ("get", "/v1/queues"),
     ("post", "/v1/queues"),
     ("get", "/v1/queues/{}"),

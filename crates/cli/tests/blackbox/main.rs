@@ -30,6 +30,7 @@ mod inputs;
 mod lockout;
 mod logs;
 mod metrics;
+mod oidc;
 mod queue_stats;
 mod queues;
 mod redrive;

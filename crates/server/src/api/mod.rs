@@ -5,6 +5,7 @@ pub mod extract;
 pub mod idempotency;
 mod jobs;
 mod objects;
+mod oidc;
 mod openapi;
 pub mod problem;
 mod queues;
@@ -471,6 +472,22 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             request: None, response: (OK, Some("IdempotencyKeyView"))),
             get(idempotency::get),
         ),
+        (
+            Operation {
+                authenticated: false,
+                ..op!(GET "/.well-known/openid-configuration", "getOpenIdConfiguration", "The OpenID Provider configuration: the issuer of the ID tokens sent to targets and where its keys are", idempotent: false,
+                request: None, response: (OK, Some("OpenIdConfiguration")))
+            },
+            get(oidc::configuration),
+        ),
+        (
+            Operation {
+                authenticated: false,
+                ..op!(GET "/.well-known/jwks.json", "getJwks", "Every organization's public keys that signed ID tokens which may not have expired", idempotent: false,
+                request: None, response: (OK, Some("Jwks")))
+            },
+            get(oidc::jwks),
+        ),
     ]
 }
 
@@ -482,7 +499,12 @@ pub fn catalog() -> Vec<Operation> {
 pub fn router(app: Arc<App>) -> Router {
     let keys = idempotency::layer(&app);
     let mut v1 = Router::new();
+    let mut public = Router::new();
     for (op, handler) in operations() {
+        if !op.authenticated {
+            public = public.route(op.path, handler);
+            continue;
+        }
         // The mark in the table is what makes an operation honour keys.
         let handler = if op.idempotent {
             handler.layer(keys.clone())
@@ -523,7 +545,8 @@ pub fn router(app: Arc<App>) -> Router {
         &catalog(),
         app.options.request_id_header.as_str(),
     ));
-    v1.route("/healthz", get(healthz))
+    v1.merge(public)
+        .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(crate::telemetry::render))
         .route(

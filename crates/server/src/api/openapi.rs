@@ -528,6 +528,11 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema_from::<CatchUp>()
         .schema_from::<PreviewRequest>()
         .schema_from::<Preview>()
+        .schema_from::<Oidc>()
+        .schema_from::<OidcSpec>()
+        .schema_from::<OpenIdConfiguration>()
+        .schema_from::<Jwks>()
+        .schema_from::<Jwk>()
         .schema("JobList", list_schema("JobView"))
         .schema("RunList", list_schema("RunView"))
         .schema("QueueList", list_schema("QueueView"))
@@ -685,6 +690,29 @@ mod tests {
                 assert!(schemas.contains_key(name), "{}: {name}", op.id);
             }
         }
+    }
+
+    #[test]
+    fn the_openid_routes_are_described_without_authentication() {
+        let doc = super::document(&super::super::catalog());
+        for (path, id, schema) in [
+            (
+                "/.well-known/openid-configuration",
+                "getOpenIdConfiguration",
+                "OpenIdConfiguration",
+            ),
+            ("/.well-known/jwks.json", "getJwks", "Jwks"),
+        ] {
+            let op = &doc["paths"][path]["get"];
+            assert_eq!(op["operationId"], id);
+            assert!(op.get("security").is_none(), "{path} needs no key");
+            assert_eq!(
+                op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+                format!("#/components/schemas/{schema}")
+            );
+        }
+        let target = &doc["components"]["schemas"]["TargetSpec"]["properties"];
+        assert!(target.get("oidc").is_some());
     }
 
     #[test]

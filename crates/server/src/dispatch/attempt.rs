@@ -23,6 +23,8 @@ pub(super) struct Attempt {
     /// Earlier attempts the target answered other than 5xx; counted only
     /// for a retry that sends Cloud Tasks' headers ([`executions`]).
     pub(super) executions: u32,
+    /// Signs the ID token of a target that asks for one.
+    pub(super) oidc: Arc<crate::oidc::Issuer>,
 }
 
 /// Cloud Tasks' execution count: the earlier attempts that got an answer
@@ -134,7 +136,14 @@ impl Attempt {
     async fn exchange(&self) -> client::Answer {
         let task = &self.claimed.task;
         let deadline = Duration::from_secs(u64::from(task.dispatch_deadline_s));
-        match self.request() {
+        let token = match &task.target.oidc {
+            Some(oidc) => match self.oidc.token(&self.claimed.org, &oidc.audience).await {
+                Ok(token) => Some(token),
+                Err(error) => return client::Answer::failed(error),
+            },
+            None => None,
+        };
+        match self.request(token.as_deref()) {
             // A URL with an IP literal is connected to without resolving,
             // so the policy's resolver never sees it.
             Ok(request) if !self.policy.permits_literal(request.url()) => client::Answer::refused(),
@@ -143,15 +152,20 @@ impl Attempt {
         }
     }
 
-    fn request(&self) -> Result<reqwest::Request, String> {
+    fn request(&self, token: Option<&str>) -> Result<reqwest::Request, String> {
         let target = &self.claimed.task.target;
         let method = reqwest::Method::from_bytes(target.method.as_bytes())
             .map_err(|_| format!("invalid method {:?}", target.method))?;
         let url = reqwest::Url::parse(&target.url)
             .map_err(|e| format!("invalid target URL {:?}: {e}", target.url))?;
         let timestamp = self.clock.now().as_second();
-        let headers =
+        let mut headers =
             headers::delivery_headers(&self.claimed, &self.secrets, timestamp, self.executions)?;
+        if let Some(token) = token {
+            let value = reqwest::header::HeaderValue::try_from(format!("Bearer {token}"))
+                .map_err(|_| "the OIDC token is not a header value".to_string())?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
         let mut request = reqwest::Request::new(method, url);
         *request.headers_mut() = headers;
         if let Some((_, body)) = &target.body {

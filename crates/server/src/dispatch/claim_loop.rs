@@ -120,6 +120,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                 claimed,
                 secrets,
                 executions: 0,
+                oidc: app.oidc.clone(),
             };
             let results = results_tx.clone();
             let abandon = abandon_rx.clone();

@@ -199,6 +199,7 @@ mod tests {
                     method: "POST".into(),
                     headers,
                     body: None,
+                    oidc: None,
                 },
                 schedule_time: now,
                 next_attempt_at: now,

@@ -473,6 +473,7 @@ mod tests {
                 method: "POST".into(),
                 headers: BTreeMap::new(),
                 body: None,
+                oidc: None,
             },
             schedule_time: None,
             dispatch_deadline_s: None,

@@ -42,6 +42,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/008_events.sql"),
     include_str!("migrations/009_queue_stats.sql"),
     include_str!("migrations/010_person_admins.sql"),
+    include_str!("migrations/011_oidc_keys.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;

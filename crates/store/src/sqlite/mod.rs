@@ -212,6 +212,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/008_events.sql"),
     include_str!("migrations/009_queue_stats.sql"),
     include_str!("migrations/010_person_admins.sql"),
+    include_str!("migrations/011_oidc_keys.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

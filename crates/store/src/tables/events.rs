@@ -134,6 +134,7 @@ pub(crate) async fn on_final<C: Conn>(
                 method: "POST".into(),
                 headers: Default::default(),
                 body: None,
+                oidc: None,
             };
             deliveries.push((webhook_run_key(&source_key, event, &hook.id), target));
         }

@@ -6,6 +6,7 @@ pub(crate) mod dispatch;
 pub(crate) mod events;
 pub(crate) mod idempotency;
 pub(crate) mod jobs;
+pub(crate) mod oidc_keys;
 pub(crate) mod queues;
 pub(crate) mod stats;
 pub(crate) mod tasks;

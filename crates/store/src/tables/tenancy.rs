@@ -43,7 +43,7 @@ pub(crate) async fn bootstrap<C: Conn>(c: &C, key: &NewApiKey, now: i64) -> Resu
 /// without an admin key (a demotion, a revocation) run one at a time and
 /// each sees what the one before committed; `false` if there is none. A
 /// `NO KEY` lock, so that it does not hold up rows that refer to it.
-async fn lock_organization<C: Conn>(c: &C, org: &str) -> Result<bool> {
+pub(crate) async fn lock_organization<C: Conn>(c: &C, org: &str) -> Result<bool> {
     let sql = format!(
         "SELECT 1 FROM organizations WHERE name = $1 {}",
         c.lock("FOR NO KEY UPDATE")
