@@ -107,7 +107,9 @@ struct Keys {
     fetched_at: Option<Instant>,
 }
 
-struct Inner {
+/// What the verifier is configured with.
+#[derive(Clone)]
+struct Settings {
     issuer: String,
     audiences: Vec<String>,
     subjects: Vec<String>,
@@ -115,9 +117,26 @@ struct Inner {
     leeway: Duration,
     refetch_interval: Duration,
     client: reqwest::Client,
+}
+
+struct Inner {
+    settings: Settings,
     keys: tokio::sync::RwLock<Keys>,
     /// One fetch at a time; a request that waited on it looks again first.
     fetching: tokio::sync::Mutex<()>,
+}
+
+impl Inner {
+    fn new(settings: Settings) -> Inner {
+        Inner {
+            settings,
+            keys: tokio::sync::RwLock::new(Keys {
+                by_kid: HashMap::new(),
+                fetched_at: None,
+            }),
+            fetching: tokio::sync::Mutex::new(()),
+        }
+    }
 }
 
 /// Checks OIDC ID tokens of one issuer; cheap to clone (the key cache is
@@ -129,11 +148,12 @@ pub struct OidcVerifier {
 
 impl std::fmt::Debug for OidcVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.inner.settings;
         f.debug_struct("OidcVerifier")
-            .field("issuer", &self.inner.issuer)
-            .field("audiences", &self.inner.audiences)
-            .field("subjects", &self.inner.subjects)
-            .field("emails", &self.inner.emails)
+            .field("issuer", &s.issuer)
+            .field("audiences", &s.audiences)
+            .field("subjects", &s.subjects)
+            .field("emails", &s.emails)
             .finish_non_exhaustive()
     }
 }
@@ -144,12 +164,18 @@ impl OidcVerifier {
     /// [`OidcVerifier::with_subjects`] or [`OidcVerifier::with_emails`]
     /// narrows it.
     pub fn new(issuer: impl Into<String>, audiences: Vec<String>) -> Self {
+        // In a workspace build reqwest carries rustls without a crypto
+        // provider of its own, and a client built before one is installed
+        // fails: ring, as the Redis store does.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()
             .unwrap_or_default();
         OidcVerifier {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Inner::new(Settings {
                 issuer: issuer.into(),
                 audiences,
                 subjects: Vec::new(),
@@ -157,19 +183,17 @@ impl OidcVerifier {
                 leeway: DEFAULT_LEEWAY,
                 refetch_interval: DEFAULT_REFETCH_INTERVAL,
                 client,
-                keys: tokio::sync::RwLock::new(Keys {
-                    by_kid: HashMap::new(),
-                    fetched_at: None,
-                }),
-                fetching: tokio::sync::Mutex::new(()),
-            }),
+            })),
         }
     }
 
-    fn configure(mut self, f: impl FnOnce(&mut Inner)) -> Self {
-        let inner = Arc::get_mut(&mut self.inner).expect("configured before use");
-        f(inner);
-        self
+    /// A verifier with changed settings and keys of its own to fetch.
+    fn configure(self, f: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = self.inner.settings.clone();
+        f(&mut settings);
+        OidcVerifier {
+            inner: Arc::new(Inner::new(settings)),
+        }
     }
 
     /// Accepts only these `sub` values (or an email of
@@ -203,7 +227,7 @@ impl OidcVerifier {
 
     /// The configured issuer.
     pub fn issuer(&self) -> &str {
-        &self.inner.issuer
+        &self.inner.settings.issuer
     }
 
     /// Checks the bearer token of a request's headers.
@@ -226,7 +250,7 @@ impl OidcVerifier {
             .kid
             .ok_or_else(|| OidcError::Malformed("the token names no key (kid)".into()))?;
         let (key, alg) = self.key(&kid).await?;
-        let inner = &self.inner;
+        let inner = &self.inner.settings;
         // The key's algorithm, not the token's: a token cannot choose how
         // it is checked.
         let mut validation = Validation::new(alg);
@@ -274,7 +298,7 @@ impl OidcVerifier {
             let keys = inner.keys.read().await;
             if keys
                 .fetched_at
-                .is_some_and(|at| at.elapsed() < inner.refetch_interval)
+                .is_some_and(|at| at.elapsed() < inner.settings.refetch_interval)
             {
                 return keys
                     .by_kid
@@ -304,7 +328,7 @@ impl OidcVerifier {
     }
 
     async fn fetch(&self) -> Result<HashMap<String, (DecodingKey, Algorithm)>, OidcError> {
-        let inner = &self.inner;
+        let inner = &self.inner.settings;
         let url = format!(
             "{}/.well-known/openid-configuration",
             inner.issuer.trim_end_matches('/')
@@ -344,6 +368,7 @@ impl OidcVerifier {
         let unavailable = |e: String| OidcError::Unavailable(format!("{url}: {e}"));
         let response = self
             .inner
+            .settings
             .client
             .get(url)
             .send()
