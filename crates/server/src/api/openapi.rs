@@ -694,7 +694,7 @@ mod tests {
 
     #[test]
     fn the_openid_routes_are_described_without_authentication() {
-        let doc = super::document(&super::super::catalog());
+        let doc = super::document(&super::super::catalog(), "x-fc-request-id");
         for (path, id, schema) in [
             (
                 "/.well-known/openid-configuration",
