@@ -1,10 +1,10 @@
 //! Field-level validation errors, reported to API callers as
 //! `extensions.errors: [{"field", "message"}]`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One invalid field, named by its dotted path in the request (`target.url`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
     pub field: String,
     pub message: String,
@@ -35,6 +35,19 @@ impl FieldErrors {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// The same errors, each field named under `parent` (`tasks[3]` makes
+    /// `target.url` into `tasks[3].target.url`).
+    pub fn under(mut self, parent: &str) -> Self {
+        for e in &mut self.0 {
+            e.field = if e.field.is_empty() {
+                parent.to_string()
+            } else {
+                format!("{parent}.{}", e.field)
+            };
+        }
+        self
     }
 
     /// `Ok(())` when nothing was pushed.

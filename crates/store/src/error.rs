@@ -33,6 +33,11 @@ pub enum Error {
     /// Input that fails validation against stored state.
     #[error("invalid: {0}")]
     Invalid(FieldErrors),
+    /// An item of an all-or-nothing batch could not be created (`error`
+    /// says why: [`Error::TaskExists`] or [`Error::Invalid`]); nothing of
+    /// the batch was written.
+    #[error("tasks[{index}]: {error}")]
+    BatchItem { index: usize, error: Box<Error> },
     /// The database cannot be reached or refused the operation.
     #[error("store unavailable: {0}")]
     Unavailable(String),

@@ -201,6 +201,17 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// tombstone inside its dedup window ([`Error::TaskExists`]). A
     /// tombstone past its window is replaced in the same transaction.
     async fn task_create(&self, params: TaskCreate) -> Result<Task>;
+    /// Creates a batch of tasks into one queue with one commit, each item
+    /// under the rules of [`Store::task_create`], answered in request
+    /// order. A missing queue fails the whole batch; so does the first item
+    /// not created when the batch is atomic ([`Error::BatchItem`]), and
+    /// then nothing is written.
+    async fn task_create_batch(&self, batch: TaskBatch) -> Result<BatchCreated>;
+    /// Whether the queue was paused when this store last read it for a
+    /// create: exact on SQLite, up to a second old on PostgreSQL, and
+    /// `false` for a queue it has not read. A create into a paused queue
+    /// need not wake the dispatcher, which could claim none of it.
+    fn queue_paused_hint(&self, org: &str, queue: &str) -> bool;
     async fn task_get(&self, org: &str, queue: &str, task_id: &str) -> Result<Task>;
     async fn task_list(
         &self,

@@ -6,6 +6,7 @@
 //! write outside a transaction on PostgreSQL, a job of SQLite's writer).
 //! The few operations whose dialects differ are the backend's own
 //! (`ping_database`, `bootstrap_once`, `delete_queue`, `create_task`,
+//! `create_tasks`, `queue_paused_hint`,
 //! `forget_queue_config`, `ids_bytewise`).
 //!
 //! Arguments are moved into the operation, since SQLite runs it on
@@ -309,7 +310,9 @@ macro_rules! store_operations {
                     done: Option<KeyCompletion>,
                 ) -> Result<Queue> {
                     let (org, name) = (org.to_string(), name.to_string());
+                    let forget = self.forget_queue_config(&org, &name);
                     self.write(done, async move |c, now, _| {
+                        forget();
                         queues::set_state(c, &org, &name, state, now).await
                     })
                     .await
@@ -334,6 +337,14 @@ macro_rules! store_operations {
 
                 async fn task_create(&self, p: TaskCreate) -> Result<Task> {
                     self.create_task(p).await
+                }
+
+                async fn task_create_batch(&self, batch: TaskBatch) -> Result<BatchCreated> {
+                    self.create_tasks(batch).await
+                }
+
+                fn queue_paused_hint(&self, org: &str, queue: &str) -> bool {
+                    self.queue_paused_hint(org, queue)
                 }
 
                 async fn task_get(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {

@@ -116,6 +116,76 @@ pub struct TaskCreate {
     pub completion: Option<crate::idempotency::KeyCompletion>,
 }
 
+/// A batch create: up to [`MAX_BATCH_TASKS`] creates into one queue, in
+/// request order, committed together.
+#[derive(Debug, Clone)]
+pub struct TaskBatch {
+    pub org: String,
+    pub queue: String,
+    /// Each create, or the fields the caller already found invalid; such an
+    /// item is answered as it is and takes no part in the batch.
+    pub tasks: Vec<Result<TaskCreate, idem_core::FieldErrors>>,
+    /// All or nothing: the first item that cannot be created fails the
+    /// whole batch ([`crate::Error::BatchItem`]) and nothing is written.
+    pub atomic: bool,
+    /// The Idempotency-Key record to complete with the batch; its body is
+    /// the store's record of each item's outcome ([`BatchRecord`]).
+    pub completion: Option<crate::idempotency::KeyCompletion>,
+}
+
+/// Most tasks in one batch create.
+pub const MAX_BATCH_TASKS: usize = 1000;
+
+/// What became of one item of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchItem {
+    Created(Box<Task>),
+    /// The ID is taken by this task (a live one or a tombstone inside its
+    /// window), which may be an earlier item of the same batch.
+    Exists(Box<Task>),
+    Invalid(idem_core::FieldErrors),
+}
+
+/// A committed batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchCreated {
+    /// One per item, in request order.
+    pub items: Vec<BatchItem>,
+    /// The queue was paused when the batch committed: nothing of it can be
+    /// dispatched yet.
+    pub queue_paused: bool,
+}
+
+/// An item's outcome as a batch's Idempotency-Key record keeps it, so that
+/// a replay repeats each item's status: the task is read again as it is
+/// now, and `uid` tells whether it is still the one this batch met.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BatchRecord {
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<idem_core::field::FieldError>,
+}
+
+impl BatchRecord {
+    pub fn of(item: &BatchItem) -> BatchRecord {
+        let (status, task, errors) = match item {
+            BatchItem::Created(t) => (201, Some(t), Vec::new()),
+            BatchItem::Exists(t) => (409, Some(t), Vec::new()),
+            BatchItem::Invalid(e) => (400, None, e.0.clone()),
+        };
+        BatchRecord {
+            status,
+            task_id: task.map(|t| t.task_id.clone()),
+            uid: task.map(|t| t.uid.clone()),
+            errors,
+        }
+    }
+}
+
 /// How many tasks of one queue are in one state (final tasks still held as
 /// tombstones included); what the queue depth metric reports.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use crate::Error;
 use crate::records::{Task, TaskSummary};
 use crate::sql as rows;
 use crate::tables::tasks;
-use deadpool_postgres::{Object, Pool};
+use deadpool_postgres::{GenericClient, Object, Pool};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::{Mutex, mpsc, oneshot};
@@ -84,6 +84,23 @@ pub(super) struct Row {
 }
 
 impl Row {
+    /// The row of a resolved create, its values copied.
+    pub(super) fn of(p: &crate::records::TaskCreate, ins: &tasks::TaskInsert, now: i64) -> Row {
+        Row {
+            org: p.org.clone(),
+            queue: p.queue.clone(),
+            task_id: p.task_id.clone(),
+            uid: ins.uid.clone(),
+            target: ins.target.clone(),
+            body_form: ins.body_form,
+            body: ins.body.clone(),
+            schedule_time: ins.schedule_time,
+            dispatch_deadline_s: ins.dispatch_deadline_s,
+            retry_config: ins.retry_config.clone(),
+            created_at: now,
+        }
+    }
+
     fn id(&self) -> (&str, &str, &str) {
         (&self.org, &self.queue, &self.task_id)
     }
@@ -246,7 +263,10 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
 }
 
 /// Runs [`SQL_INSERT_TASKS`]: the uids of the rows inserted.
-async fn insert(client: &Object, rows: &[&Row]) -> Result<HashSet<String>, Error> {
+pub(super) async fn insert<C: GenericClient>(
+    client: &C,
+    rows: &[&Row],
+) -> Result<HashSet<String>, Error> {
     let org: Vec<&str> = rows.iter().map(|r| r.org.as_str()).collect();
     let queue: Vec<&str> = rows.iter().map(|r| r.queue.as_str()).collect();
     let task_id: Vec<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
@@ -292,6 +312,14 @@ async fn existing(
 ) -> Result<HashMap<(String, String, String), Task>, Error> {
     let mut ids: Vec<(&str, &str, &str)> = jobs.iter().map(|j| j.row.id()).collect();
     ids.dedup();
+    existing_ids(client, &ids).await
+}
+
+/// The tasks now holding `ids` (organization, queue, task ID), by ID.
+pub(super) async fn existing_ids<C: GenericClient>(
+    client: &C,
+    ids: &[(&str, &str, &str)],
+) -> Result<HashMap<(String, String, String), Task>, Error> {
     let org: Vec<&str> = ids.iter().map(|i| i.0).collect();
     let queue: Vec<&str> = ids.iter().map(|i| i.1).collect();
     let task_id: Vec<&str> = ids.iter().map(|i| i.2).collect();

@@ -9,9 +9,15 @@ const QUEUE_DELETE_TRIES: u32 = 6;
 
 impl PostgresStore {
     /// Other nodes change queues too: the configuration cache of task
-    /// creates ([`super::tasks`]) expires by time instead.
-    pub(super) fn forget_queue_config(&self, _org: &str, _name: &str) -> impl FnOnce() + use<> {
-        || {}
+    /// creates ([`super::tasks`]) expires by time. A change made through
+    /// this node drops its entry as well, so that this node's own pause or
+    /// resume reaches its next create at once.
+    pub(super) fn forget_queue_config(&self, org: &str, name: &str) -> impl FnOnce() + use<> {
+        let cache = self.queue_configs.clone();
+        let id = (org.to_string(), name.to_string());
+        move || {
+            cache.lock().expect("queue config cache").remove(&id);
+        }
     }
 
     pub(super) async fn delete_queue(&self, org: &str, name: &str) -> Result<()> {

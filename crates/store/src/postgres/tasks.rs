@@ -14,8 +14,9 @@ use crate::tables::idempotency::micros;
 use crate::tables::tasks::TaskInsert;
 use crate::tables::{self, queues};
 use crate::{Error, Result};
-use idem_core::queue::QueueConfig;
+use idem_core::queue::{QueueConfig, QueueState};
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// A task insert that checks its queue in the same statement: one round
@@ -31,8 +32,8 @@ pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue
      WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
      ON CONFLICT (org, queue, task_id) DO NOTHING";
 
-/// (organization, queue) → configuration and when it was read.
-pub(super) type QueueConfigCache = HashMap<(String, String), (QueueConfig, Instant)>;
+/// (organization, queue) → configuration, state and when they were read.
+pub(super) type QueueConfigCache = HashMap<(String, String), (QueueConfig, QueueState, Instant)>;
 
 /// [`SQL_INSERT_TASK_IF_QUEUE`] together with the completion of the
 /// request's Idempotency-Key record, in one statement: the insert happens
@@ -97,15 +98,62 @@ impl PostgresStore {
 }
 
 impl PostgresStore {
+    fn cache_queue(&self, org: &str, q: &Queue) {
+        let mut cache = self.queue_configs.lock().expect("queue config cache");
+        if cache.len() > 10_000 {
+            cache.clear();
+        }
+        cache.insert(
+            (org.to_string(), q.name.clone()),
+            (q.config.clone(), q.state, Instant::now()),
+        );
+    }
+
+    /// Whether the queue was paused when a create last read it, within the
+    /// cache's second: another node's resume wakes every node itself.
+    pub(super) fn queue_paused_hint(&self, org: &str, queue: &str) -> bool {
+        self.queue_configs
+            .lock()
+            .expect("queue config cache")
+            .get(&(org.to_string(), queue.to_string()))
+            .is_some_and(|(_, state, at)| {
+                *state == QueueState::Paused && at.elapsed() < QUEUE_CONFIG_TTL
+            })
+    }
+
+    /// A batch in one transaction with a fixed number of statements, set
+    /// based: the queue read under `FOR KEY SHARE` (it cannot go while the
+    /// batch inserts), one multi-row insert of the first item of each ID,
+    /// and one read of the tasks holding the IDs that were taken. Only an
+    /// ID held by a tombstone past its window (replaced) or by a row gone
+    /// since costs statements of its own.
+    pub(super) async fn create_tasks(&self, mut batch: TaskBatch) -> Result<BatchCreated> {
+        let key = batch.completion.take();
+        let created = self
+            .write(key, async |c, now, keyed| {
+                let queue = queues::get(c, &batch.org, &batch.queue, "FOR KEY SHARE").await?;
+                let items = create_many(c, &batch, &queue.config, now).await?;
+                keyed.set_body(|| tables::tasks::batch_record(&items));
+                Ok((items, queue))
+            })
+            .await;
+        let (items, queue) = created?;
+        self.cache_queue(&batch.org, &queue);
+        Ok(BatchCreated {
+            items,
+            queue_paused: queue.state == QueueState::Paused,
+        })
+    }
+
     /// The queue's configuration from the cache, or read and cached; `None`
     /// when the queue is missing.
     async fn queue_config(&self, org: &str, queue: &str) -> Result<Option<QueueConfig>> {
         let id = (org.to_string(), queue.to_string());
         {
             let cache = self.queue_configs.lock().expect("queue config cache");
-            if let Some((c, _)) = cache
+            if let Some((c, _, _)) = cache
                 .get(&id)
-                .filter(|(_, at)| at.elapsed() < QUEUE_CONFIG_TTL)
+                .filter(|(_, _, at)| at.elapsed() < QUEUE_CONFIG_TTL)
             {
                 return Ok(Some(c.clone()));
             }
@@ -115,11 +163,7 @@ impl PostgresStore {
             .await
         {
             Ok(q) => {
-                let mut cache = self.queue_configs.lock().expect("queue config cache");
-                if cache.len() > 10_000 {
-                    cache.clear();
-                }
-                cache.insert(id, (q.config.clone(), Instant::now()));
+                self.cache_queue(org, &q);
                 Ok(Some(q.config))
             }
             Err(Error::NotFound { .. }) => Ok(None),
@@ -201,4 +245,101 @@ impl PostgresStore {
             }
         })
     }
+}
+
+/// The items of `batch`, created in the current transaction (see
+/// [`PostgresStore::create_tasks`]).
+async fn create_many<C: deadpool_postgres::GenericClient>(
+    c: &Pg<'_, C>,
+    batch: &TaskBatch,
+    config: &QueueConfig,
+    now: i64,
+) -> Result<Vec<BatchItem>> {
+    let mut items: Vec<Option<BatchItem>> = Vec::with_capacity(batch.tasks.len());
+    let mut resolved: Vec<(usize, &TaskCreate, TaskInsert)> = Vec::new();
+    // The first item of each ID is the one inserted; a later one meets it.
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut later: Vec<(usize, usize)> = Vec::new();
+    for (index, task) in batch.tasks.iter().enumerate() {
+        let p = match task {
+            Err(errors) => {
+                items.push(Some(BatchItem::Invalid(errors.clone())));
+                continue;
+            }
+            Ok(p) => p,
+        };
+        match TaskInsert::resolve(p, config, now) {
+            Err(Error::Invalid(errors)) => items.push(Some(BatchItem::Invalid(
+                errors.under(&format!("tasks[{index}]")),
+            ))),
+            Err(e) => return Err(e),
+            Ok(ins) => {
+                items.push(None);
+                match first.get(p.task_id.as_str()) {
+                    Some(&earlier) => later.push((index, earlier)),
+                    None => {
+                        first.insert(&p.task_id, index);
+                        resolved.push((index, p, ins));
+                    }
+                }
+            }
+        }
+    }
+    // One lock order for every batch and batcher: two inserting some of the
+    // same IDs wait for each other in the same order and cannot deadlock.
+    resolved.sort_by(|a, b| a.1.task_id.cmp(&b.1.task_id));
+    let rows: Vec<batch::Row> = resolved
+        .iter()
+        .map(|(_, p, ins)| batch::Row::of(p, ins, now))
+        .collect();
+    let inserted = if rows.is_empty() {
+        HashSet::new()
+    } else {
+        batch::insert(c.0, &rows.iter().collect::<Vec<_>>()).await?
+    };
+    let taken: Vec<(&str, &str, &str)> = resolved
+        .iter()
+        .filter(|(_, _, ins)| !inserted.contains(&ins.uid))
+        .map(|(_, p, _)| (p.org.as_str(), p.queue.as_str(), p.task_id.as_str()))
+        .collect();
+    let mut holders = if taken.is_empty() {
+        HashMap::new()
+    } else {
+        batch::existing_ids(c.0, &taken).await?
+    };
+    for (index, p, ins) in &resolved {
+        let item = if inserted.contains(&ins.uid) {
+            BatchItem::Created(Box::new(ins.task(p, now)))
+        } else {
+            let id = (p.org.clone(), p.queue.clone(), p.task_id.clone());
+            match holders.remove(&id) {
+                Some(t) if !tables::tasks::tombstone_expired(&t, now) => {
+                    BatchItem::Exists(Box::new(t))
+                }
+                // A tombstone to replace, or a row gone since the insert.
+                _ => match tables::tasks::insert_or_existing(c, p, ins, None, now).await? {
+                    Ok(t) => BatchItem::Created(Box::new(t)),
+                    Err(t) => BatchItem::Exists(Box::new(t)),
+                },
+            }
+        };
+        items[*index] = Some(item);
+    }
+    for (index, earlier) in later {
+        let task = match &items[earlier] {
+            Some(BatchItem::Created(t) | BatchItem::Exists(t)) => t.clone(),
+            _ => return Err(Error::Internal("a batch item lost its outcome".into())),
+        };
+        items[index] = Some(BatchItem::Exists(task));
+    }
+    let items: Vec<BatchItem> = items
+        .into_iter()
+        .map(|i| i.expect("every item decided"))
+        .collect();
+    if batch.atomic {
+        for (index, item) in items.iter().enumerate() {
+            tables::tasks::check_atomic(index, item, now)?;
+        }
+    }
+    Ok(items)
 }

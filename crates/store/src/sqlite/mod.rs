@@ -19,7 +19,6 @@ use crate::tables::idempotency::Keyed;
 use crate::{Error, Result};
 use idem_core::Clock;
 use idem_core::clock::to_micros;
-use idem_core::queue::QueueConfig;
 use jiff::Timestamp;
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 use std::collections::HashMap;
@@ -44,11 +43,11 @@ struct Inner {
     clock: Arc<dyn Clock>,
     /// In-progress Idempotency-Key locks (see `idempotency`).
     locks: Mutex<HashMap<idempotency::LockId, idempotency::Lock>>,
-    /// Queue configurations as the writer last read them, so that a task
-    /// create costs the single writer no queue lookup. Exact: every change
-    /// of a queue's configuration or existence goes through this store and
-    /// drops the entry.
-    queue_configs: Arc<Mutex<HashMap<(String, String), QueueConfig>>>,
+    /// Queue configurations and states as the writer last read them, so
+    /// that a task create costs the single writer no queue lookup. Exact:
+    /// every change of a queue's configuration, state or existence goes
+    /// through this store and drops the entry.
+    queue_configs: tasks::QueueCache,
     quotas: std::sync::RwLock<crate::Quotas>,
     /// The attempts each queue started in the last minute.
     dispatched: dispatched::Dispatched,

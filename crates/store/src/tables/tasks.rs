@@ -273,16 +273,84 @@ pub(crate) async fn create<C: Conn>(
     now: i64,
 ) -> Result<Task> {
     let ins = TaskInsert::resolve(p, config, now)?;
-    let params = insert_args(p, &ins, now);
+    insert_or_existing(c, p, &ins, own_uid, now)
+        .await?
+        .map_err(|t| Error::TaskExists(Box::new(summary(&t, now))))
+}
+
+/// Creates each task of a batch in the current transaction, in request
+/// order, one statement each: what SQLite's single writer does cheaply
+/// (PostgreSQL has a set-based form of its own). An item whose ID an
+/// earlier one took meets that task, as a later request would. In an
+/// atomic batch the first item that cannot be created is the error, which
+/// rolls back every other.
+pub(crate) async fn create_batch<C: Conn>(
+    c: &C,
+    batch: &TaskBatch,
+    config: &QueueConfig,
+    now: i64,
+) -> Result<Vec<BatchItem>> {
+    let mut items = Vec::with_capacity(batch.tasks.len());
+    for (index, task) in batch.tasks.iter().enumerate() {
+        let item = match task {
+            Err(errors) => BatchItem::Invalid(errors.clone()),
+            Ok(p) => match TaskInsert::resolve(p, config, now) {
+                Err(Error::Invalid(errors)) => {
+                    BatchItem::Invalid(errors.under(&format!("tasks[{index}]")))
+                }
+                Err(e) => return Err(e),
+                Ok(ins) => match insert_or_existing(c, p, &ins, None, now).await? {
+                    Ok(t) => BatchItem::Created(Box::new(t)),
+                    Err(t) => BatchItem::Exists(Box::new(t)),
+                },
+            },
+        };
+        if batch.atomic {
+            check_atomic(index, &item, now)?;
+        }
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// In an atomic batch, an item not created is the batch's error.
+pub(crate) fn check_atomic(index: usize, item: &BatchItem, now: i64) -> Result<()> {
+    let error = match item {
+        BatchItem::Created(_) => return Ok(()),
+        BatchItem::Exists(t) => Error::TaskExists(Box::new(summary(t, now))),
+        BatchItem::Invalid(errors) => Error::Invalid(errors.clone()),
+    };
+    Err(Error::BatchItem {
+        index,
+        error: Box::new(error),
+    })
+}
+
+/// The body of a batch's Idempotency-Key record: each item's outcome.
+pub(crate) fn batch_record(items: &[BatchItem]) -> String {
+    let records: Vec<BatchRecord> = items.iter().map(BatchRecord::of).collect();
+    to_json(&records)
+}
+
+/// Inserts the resolved task unless its ID is taken: `Err` holds the task
+/// that takes it (a live one, or a tombstone inside its window). An expired
+/// tombstone is replaced; the row `own_uid` names is this request's own,
+/// committed by an earlier try.
+pub(crate) async fn insert_or_existing<C: Conn>(
+    c: &C,
+    p: &TaskCreate,
+    ins: &TaskInsert,
+    own_uid: Option<&str>,
+    now: i64,
+) -> Result<std::result::Result<Task, Task>> {
+    let params = insert_args(p, ins, now);
     for _ in 0..4 {
         if c.execute(SQL_INSERT_TASK, &params).await? == 1 {
-            return Ok(ins.task(p, now));
+            return Ok(Ok(ins.task(p, now)));
         }
         match get(c, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await? {
-            Some(t) if own_uid == Some(t.uid.as_str()) => return Ok(t),
-            Some(t) if !tombstone_expired(&t, now) => {
-                return Err(Error::TaskExists(Box::new(summary(&t, now))));
-            }
+            Some(t) if own_uid == Some(t.uid.as_str()) => return Ok(Ok(t)),
+            Some(t) if !tombstone_expired(&t, now) => return Ok(Err(t)),
             // An expired tombstone: the ID is free.
             Some(t) => delete(c, &t.uid).await?,
             // A row deleted between the insert and the lock (by a sweep, or

@@ -55,6 +55,11 @@ impl Harness {
         }
     }
 
+    /// The PostgreSQL database's URL, when the store is PostgreSQL.
+    pub fn postgres_url(&self) -> Option<&str> {
+        self._db.as_ref().map(|db| db.url.as_str())
+    }
+
     pub async fn sqlite() -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(start());
