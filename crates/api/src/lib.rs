@@ -34,7 +34,7 @@ pub use list::List;
 pub use oidc::{Jwk, Jwks, OpenIdConfiguration};
 pub use problem::{Problem, ProblemCode};
 pub use queues::{CreateQueue, Purged, Queue, QueueStats, RedriveTasks, Redriven, TaskCounts};
-pub use tasks::{CreateTask, Target, Task};
+pub use tasks::{BatchResult, BatchResults, CreateTask, CreateTasks, Target, Task};
 pub use tenancy::{
     ApiKey, CreateOrganization, CreatePrincipal, NewApiKey, Organization, Principal, SigningSecret,
     SigningSecrets, UpdatePrincipal,

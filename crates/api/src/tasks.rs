@@ -38,6 +38,36 @@ pub struct CreateTask {
     pub header_style: Option<HeaderStyle>,
 }
 
+/// `POST /v1/queues/{queue}/tasks:batch` as JSON: 1–1000 creates, each as
+/// `POST /v1/queues/{queue}/tasks` takes it, committed together.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateTasks {
+    pub tasks: Vec<CreateTask>,
+    /// All or nothing: the first item that cannot be created is the
+    /// answer, and no task is created.
+    #[serde(default)]
+    pub atomic: bool,
+}
+
+/// The answer to a batch create: one result per item, in request order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BatchResults {
+    pub results: Vec<BatchResult>,
+}
+
+/// One item's result: 201 with the task created, 409 with the task that
+/// holds its ID, or 400 with the problem naming the item's fields.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BatchResult {
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Task>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<crate::Problem>,
+}
+
 /// A target as the API shows it, its body in the form it was given.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TargetView))]

@@ -75,6 +75,10 @@ pub fn handle() -> &'static PrometheusHandle {
 
 fn describe() {
     metrics::describe_counter!(
+        "idem_dispatch_wakeups_total",
+        "Wake-ups of the dispatchers for new or newly due work (creates, runs, redrives, resumes, cron runs)."
+    );
+    metrics::describe_counter!(
         "idem_idempotency_total",
         "Idempotency-Key outcomes other than a first execution: replayed, mismatch, in_progress."
     );

@@ -313,6 +313,17 @@ impl idem_http::Replayer for Replays {
                         view,
                     )
                 }
+                "task_batch" => {
+                    let Some(stored) = &record.response else {
+                        return Ok(gone(kind, id));
+                    };
+                    let ndjson = parts
+                        .headers
+                        .get(header::CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|v| v.starts_with(super::batch::NDJSON));
+                    super::batch::replay(app, org, id, &stored.body, ndjson).await?
+                }
                 "job" => {
                     let job = app.store.job_get(org, id).await?;
                     ours(job.created_at)?;

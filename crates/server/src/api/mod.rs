@@ -1,6 +1,7 @@
 //! The HTTP API: one table of operations drives both the router and the
 //! OpenAPI document, so the two cannot drift apart.
 
+mod batch;
 pub mod extract;
 pub mod idempotency;
 mod jobs;
@@ -154,6 +155,13 @@ const TASK_LIST_QUERY: &[Param] = &[
     },
 ];
 
+/// The query of `POST /v1/queues/{queue}/tasks:batch`.
+const BATCH_QUERY: &[Param] = &[Param {
+    name: "atomic",
+    description: "For an NDJSON body only: all or nothing (true) or item by item (false, the default)",
+    schema: r#"{"type": "boolean", "default": false}"#,
+}];
+
 /// Every `/v1` operation with its handler.
 fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
     vec![
@@ -219,6 +227,15 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 request: Some("CreateTask"), response: (CREATED, Some("TaskView")))
             },
             post(tasks::create),
+        ),
+        (
+            Operation {
+                query: BATCH_QUERY,
+                problems: &[ProblemCode::TaskAlreadyExists],
+                ..op!(POST "/v1/queues/{queue}/tasks:batch", "createTasks", "Create up to 1000 tasks with one commit (JSON or NDJSON), answered item by item", idempotent: true,
+                request: Some("CreateTasks"), response: (OK, Some("TaskBatchResults")))
+            },
+            post(batch::create),
         ),
         (
             Operation {

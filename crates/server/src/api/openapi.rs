@@ -504,6 +504,8 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema_from::<RetryConfigPatch>()
         .schema_from::<QueueConfigPatch>()
         .schema_from::<CreateTask>()
+        .schema_from::<CreateTasks>()
+        .schema("TaskBatchResults", batch_results_schema())
         .schema_from::<TargetSpec>()
         .schema_from::<Attempt>()
         .schema_from::<QueueState>()
@@ -559,7 +561,7 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         let method = op.method.as_str().to_ascii_lowercase();
         paths[op.path][method] = operation(op, request_id_header);
     }
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Idem",
@@ -568,7 +570,9 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         },
         "paths": paths,
         "components": components,
-    })
+    });
+    describe_ndjson_batches(&mut doc);
+    doc
 }
 
 /// `docs/ERRORS.md`: every problem code with its status, its meaning and
@@ -627,6 +631,54 @@ fn error_catalogue(ops: &[Operation]) -> String {
         }
     }
     out
+}
+
+/// A batch create also takes NDJSON: one `CreateTask` per line, `atomic`
+/// in the query.
+fn describe_ndjson_batches(doc: &mut serde_json::Value) {
+    let content =
+        &mut doc["paths"]["/v1/queues/{queue}/tasks:batch"]["post"]["requestBody"]["content"];
+    if content.is_object() {
+        content[super::batch::NDJSON] = serde_json::json!({
+            "schema": {
+                "type": "string",
+                "description": "One CreateTask JSON object per line (1 to 1000 lines); \
+                    `atomic` goes in the query. Problems name an item `line[n]`, counted from 1.",
+            },
+            "itemSchema": {"$ref": "#/components/schemas/CreateTask"},
+        });
+    }
+}
+
+/// `{"results": [...]}`: one result per item, in request order.
+fn batch_results_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::Ref;
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    let result = ObjectBuilder::new()
+        .description(Some(
+            "201 with the task created; 409 (TASK_ALREADY_EXISTS) with the problem and the \
+             task holding the ID; 400 with the problem naming the item's fields as tasks[i].…; \
+             on a replay, 410 (IDEMPOTENT_RESOURCE_GONE) for a task gone since",
+        ))
+        .property(
+            "status",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .enum_values(Some([201, 400, 409, 410])),
+        )
+        .required("status")
+        .property("task", Ref::from_schema_name("TaskView"))
+        .property("problem", Ref::from_schema_name("Problem"));
+    ObjectBuilder::new()
+        .property(
+            "results",
+            ArrayBuilder::new()
+                .items(result)
+                .min_items(Some(1))
+                .max_items(Some(1000)),
+        )
+        .required("results")
+        .build()
 }
 
 fn list_schema(item: &str) -> utoipa::openapi::schema::Object {
@@ -713,6 +765,39 @@ mod tests {
         }
         let target = &doc["components"]["schemas"]["TargetSpec"]["properties"];
         assert!(target.get("oidc").is_some());
+    }
+
+    #[test]
+    fn the_batch_create_takes_json_and_ndjson_and_describes_its_results() {
+        let doc = super::document(&super::super::catalog(), "x-fc-request-id");
+        let batch = &doc["paths"]["/v1/queues/{queue}/tasks:batch"]["post"];
+        assert_eq!(batch["x-idempotent"], true);
+        let content = &batch["requestBody"]["content"];
+        assert_eq!(
+            content["application/json"]["schema"]["$ref"],
+            "#/components/schemas/CreateTasks"
+        );
+        assert_eq!(
+            content["application/x-ndjson"]["itemSchema"]["$ref"],
+            "#/components/schemas/CreateTask"
+        );
+        assert_eq!(
+            batch["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/TaskBatchResults"
+        );
+        let results = &doc["components"]["schemas"]["TaskBatchResults"]["properties"]["results"];
+        assert_eq!(
+            results["items"]["properties"]["task"]["$ref"],
+            "#/components/schemas/TaskView"
+        );
+        let query: Vec<&str> = batch["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(query, ["atomic"]);
     }
 
     #[test]

@@ -149,6 +149,13 @@ impl From<StoreError> for Problem {
                 Problem::new(ProblemCode::ResourceExhausted, e.to_string())
                     .with_extensions(json!({"limit": e.quota.as_str(), "max": e.limit}))
             }
+            StoreError::BatchItem { index, error } => {
+                let mut p = Problem::from(*error);
+                let mut ext = p.extensions.take().unwrap_or_else(|| json!({}));
+                ext["index"] = json!(index);
+                p.detail = format!("tasks[{index}]: {}", p.detail);
+                p.with_extensions(ext)
+            }
             StoreError::Unavailable(msg) => {
                 tracing::warn!(error = %msg, "store unavailable");
                 Problem::unavailable("the store is unreachable or busy; retry shortly")
@@ -160,10 +167,11 @@ impl From<StoreError> for Problem {
     }
 }
 
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
+impl Problem {
+    /// The document as a client reads it, with the request's ID and path.
+    pub fn document(self) -> idem_api::Problem {
         let ctx = context::current();
-        let body = idem_api::Problem {
+        idem_api::Problem {
             code: self.code.as_str().to_string(),
             title: self
                 .status
@@ -175,18 +183,25 @@ impl IntoResponse for Problem {
             request_id: ctx.as_ref().map(|c| c.request_id.clone()),
             instance: ctx.as_ref().map(|c| c.path.clone()),
             extensions: self.extensions,
-        };
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let (status, retry_after) = (self.status, self.retry_after);
+        let body = self.document();
         let body = serde_json::to_string(&body).expect("a problem document serializes");
-        let mut response = (self.status, body).into_response();
+        let mut response = (status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
-        if let Some(secs) = self.retry_after {
+        if let Some(secs) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
-        match self.status {
+        match status {
             // RFC 9110 §15.5.2: say which scheme to authenticate with.
             StatusCode::UNAUTHORIZED => {
                 headers.insert(

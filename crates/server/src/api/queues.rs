@@ -159,7 +159,10 @@ pub async fn resume(
     keyed: Keyed,
     Path(name): Path<String>,
 ) -> ApiResult<axum::Json<Queue>> {
-    set_state(&app, &auth, &keyed, &name, QueueState::Running).await
+    let queue = set_state(&app, &auth, &keyed, &name, QueueState::Running).await?;
+    // Its due tasks woke no dispatcher while it was paused.
+    app.dispatch.work_available();
+    Ok(queue)
 }
 
 pub async fn purge(

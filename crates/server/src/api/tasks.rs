@@ -233,17 +233,15 @@ async fn read_create(app: &App, req: Request) -> ApiResult<CreateTask> {
     Ok(task)
 }
 
-pub async fn create(
-    State(app): State<Arc<App>>,
-    auth: Auth<Writer>,
-    keyed: Keyed,
-    Path(queue): Path<String>,
-    RawQuery(query): RawQuery,
-    req: Request,
-) -> ApiResult<Response> {
-    let wait = wait_ms(query.as_deref())?;
-    let mut body = read_create(&app, req).await?;
-    // A header-given ID is in the body by now (`task_id_into_body`).
+/// A create's body checked as far as it can be before the store, as the
+/// store's request (without its Idempotency-Key completion); every bad
+/// field is named at once.
+pub(super) fn resolve_create(
+    app: &App,
+    org: &str,
+    queue: &str,
+    mut body: CreateTask,
+) -> Result<TaskCreate, FieldErrors> {
     let task_id = body
         .task_id
         .take()
@@ -274,8 +272,34 @@ pub async fn create(
     {
         errors.0.push(e);
     }
-    errors.into_result().map_err(Problem::fields)?;
-    let target = target.expect("validated");
+    errors.into_result()?;
+    Ok(TaskCreate {
+        org: org.to_string(),
+        queue: queue.to_string(),
+        task_id,
+        completion: None,
+        target: target.expect("validated"),
+        schedule_time: body.schedule_time,
+        dispatch_deadline_s: body.dispatch_deadline_s,
+        retry_config: body.retry_config.unwrap_or_default(),
+        callbacks,
+        header_style: body.header_style,
+    })
+}
+
+pub async fn create(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    keyed: Keyed,
+    Path(queue): Path<String>,
+    RawQuery(query): RawQuery,
+    req: Request,
+) -> ApiResult<Response> {
+    let wait = wait_ms(query.as_deref())?;
+    let body = read_create(&app, req).await?;
+    // A header-given ID is in the body by now (`task_id_into_body`).
+    let mut params =
+        resolve_create(&app, &auth.caller.org, &queue, body).map_err(Problem::fields)?;
     // A waiting create's replay answers by the task's state at that time.
     let status = if wait.is_some() {
         StatusCode::ACCEPTED
@@ -283,28 +307,14 @@ pub async fn create(
         StatusCode::CREATED
     };
     let queue_name = queue.clone();
-    let done = keyed.completion(
+    params.completion = keyed.completion(
         &app,
         &auth.caller,
         status,
         "task",
-        format!("{queue}/{task_id}"),
+        format!("{queue}/{}", params.task_id),
     );
-    let created = app
-        .store
-        .task_create(TaskCreate {
-            org: auth.caller.org.clone(),
-            queue,
-            task_id,
-            completion: done,
-            target,
-            schedule_time: body.schedule_time,
-            dispatch_deadline_s: body.dispatch_deadline_s,
-            retry_config: body.retry_config.unwrap_or_default(),
-            callbacks,
-            header_style: body.header_style,
-        })
-        .await;
+    let created = app.store.task_create(params).await;
     let task = match created {
         Err(idem_store::Error::TaskExists(existing)) => {
             app.metrics.count(
@@ -318,12 +328,11 @@ pub async fn create(
         }
         other => other?,
     };
-    // Only a task due now needs the dispatcher at once; a scheduled one is
-    // found by its periodic look, and waking it per create would cost a
-    // claim per request.
-    if task.next_attempt_at <= app.clock.now() {
-        app.dispatch.work_available();
-    }
+    app.dispatch.tasks_created(
+        app.store.queue_paused_hint(&auth.caller.org, &task.queue),
+        Some(task.next_attempt_at),
+        app.clock.now(),
+    );
     app.metrics.count(
         "idem_tasks_created_total",
         &auth.caller.org,

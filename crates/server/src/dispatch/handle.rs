@@ -5,6 +5,7 @@ use super::POLL_INTERVAL;
 use super::in_flight::InFlight;
 use idem_store::dispatch::TaskFinished;
 use idem_store::{Status, Store, Task};
+use jiff::Timestamp;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
@@ -36,8 +37,21 @@ impl Handle {
     /// New or newly due work (a create, a run-now): wakes this node's loop
     /// at once and, on a multi-node store, the other nodes.
     pub fn work_available(&self) {
+        metrics::counter!("idem_dispatch_wakeups_total").increment(1);
         self.local_work.notify_one();
         self.remote_work.notify_one();
+    }
+
+    /// Tasks were created (`earliest`: the soonest any of them is due):
+    /// wakes the dispatchers only if they may claim one of them now or
+    /// before their next periodic look. A task due later is found by that
+    /// look, and a paused queue's by the resume that wakes them; waking for
+    /// either would cost every node a claim that finds nothing.
+    pub fn tasks_created(&self, queue_paused: bool, earliest: Option<Timestamp>, now: Timestamp) {
+        let soon = now + POLL_INTERVAL;
+        if !queue_paused && earliest.is_some_and(|t| t <= soon) {
+            self.work_available();
+        }
     }
 
     /// A cancel has committed: `task` is as the store left it. When the
