@@ -111,16 +111,19 @@ pub use jobs::{JobConfig, JobUpdate, NewJob, RunState};
 pub use list::ListOptions;
 pub use queues::NewQueue;
 pub use retry::RetryPolicy;
-pub use tasks::{Body, CreateOptions, NewTarget, NewTask, RedriveOptions, TaskFilter};
+pub use tasks::{
+    BatchOptions, Body, CreateOptions, NewTarget, NewTask, RedriveOptions, TaskFilter,
+};
 
 /// The wire format, re-exported so that callers need not depend on
 /// `idem-api`: what the calls return, and the parts of what they send.
 pub use idem_api::{
-    ApiKey, Attempt, CatchUp, EventType, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch,
-    JobRunEvent, JobState, List, NewApiKey, Organization, Preview, Principal, PrincipalKind,
-    ProblemCode, Purged, Queue, QueueConfigPatch, QueueState, QueueStats, RateLimits,
-    RateLimitsPatch, Redriven, RetryConfig, RetryConfigPatch, Role, Run, RunKind, SigningSecret,
-    SigningSecrets, Target, TargetSpec, Task, TaskCounts, TaskEvent, TaskState, Webhook,
+    ApiKey, Attempt, BatchResult, BatchResults, CatchUp, CreateTask, EventType, HeaderStyle, Job,
+    JobRetryConfig, JobRetryConfigPatch, JobRunEvent, JobState, List, NewApiKey, Organization,
+    Preview, Principal, PrincipalKind, ProblemCode, Purged, Queue, QueueConfigPatch, QueueState,
+    QueueStats, RateLimits, RateLimitsPatch, Redriven, RetryConfig, RetryConfigPatch, Role, Run,
+    RunKind, SigningSecret, SigningSecrets, Target, TargetSpec, Task, TaskCounts, TaskEvent,
+    TaskState, Webhook,
 };
 /// Request bodies under the names this client has always given them.
 pub use idem_api::{CreatePrincipal as NewPrincipal, PreviewRequest as SchedulePreview};

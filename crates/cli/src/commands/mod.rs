@@ -196,6 +196,19 @@ impl std::fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
+/// A command that ran but did not fully succeed, with its exit code (a
+/// batch some of whose tasks were refused).
+#[derive(Debug)]
+pub struct Failed(pub u8, pub String);
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.1)
+    }
+}
+
+impl std::error::Error for Failed {}
+
 /// Reads a file named on the command line (`-` for stdin).
 pub fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
     if path == "-" {
@@ -210,6 +223,9 @@ pub fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
 pub fn exit_code(error: &anyhow::Error) -> u8 {
     if error.downcast_ref::<Usage>().is_some() {
         return 2;
+    }
+    if let Some(Failed(code, _)) = error.downcast_ref::<Failed>() {
+        return *code;
     }
     let Some(api) = error.downcast_ref::<Error>() else {
         return 1;

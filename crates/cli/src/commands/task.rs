@@ -2,14 +2,15 @@
 
 use super::queue::ListArgs;
 use super::{
-    ApiArgs, Context, Usage, deadline_seconds, fields, hint_on_lost_answer, or_dash, read_input,
-    table,
+    ApiArgs, Context, Failed, Usage, deadline_seconds, fields, hint_on_lost_answer, or_dash,
+    read_input, table,
 };
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    Attempt, Body, CreateOptions, NewTarget, NewTask, RedriveOptions, RetryConfigPatch, Target,
-    Task, TaskFilter, TaskState, Timestamp, Upload, new_idempotency_key,
+    Attempt, BatchOptions, BatchResult, Body, CreateOptions, CreateTask, NewTarget, NewTask,
+    RedriveOptions, RetryConfigPatch, Target, Task, TaskFilter, TaskState, Timestamp, Upload,
+    new_idempotency_key,
 };
 use std::time::Duration;
 
@@ -127,14 +128,27 @@ struct CreateArgs {
     /// (Cloud Tasks' X-CloudTasks-* headers); the queue's when unset.
     #[arg(long, value_parser = super::queue::parse_task_header_style)]
     header_style: Option<idem_client::HeaderStyle>,
+    /// Create the tasks of a file (`-` for stdin) instead: a JSON array of
+    /// tasks, or NDJSON (one task per line), each as the API's create takes
+    /// it. Sent in batches of 1000, each committed at once; prints each
+    /// task's result.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "url", "method", "headers", "body", "body_file", "body_json", "schedule_time",
+        "task_id", "dispatch_deadline", "max_attempts", "wait", "on_success", "on_failure",
+        "header_style",
+    ])]
+    from_file: Option<String>,
+    /// With --from-file: each batch of 1000 is created whole or not at all.
+    #[arg(long, requires = "from_file")]
+    atomic: bool,
 }
 
 /// The HTTP request a task or a job's runs deliver.
 #[derive(Args, Debug)]
 pub struct TargetArgs {
-    /// Where to deliver (http or https).
+    /// Where to deliver (http or https); required.
     #[arg(long)]
-    url: String,
+    url: Option<String>,
     /// HTTP method of the delivery (default POST).
     #[arg(long)]
     method: Option<String>,
@@ -164,7 +178,11 @@ pub struct TargetArgs {
 impl TargetArgs {
     /// The target; a --body-file is read here and becomes an upload.
     pub fn target(&self) -> anyhow::Result<NewTarget> {
-        let mut target = NewTarget::new(&self.url);
+        let url = self
+            .url
+            .as_ref()
+            .ok_or_else(|| Usage("--url is required".into()))?;
+        let mut target = NewTarget::new(url);
         target.method = self.method.clone();
         if self.oidc || self.oidc_audience.is_some() {
             target = target.oidc(self.oidc_audience.clone());
@@ -300,7 +318,108 @@ fn show_task(t: &Task) {
     ]);
 }
 
+/// The tasks of a `--from-file` file: a JSON array, or one task per line.
+fn tasks_from_file(bytes: &[u8]) -> anyhow::Result<Vec<CreateTask>> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| Usage("--from-file: not UTF-8 text".into()))?;
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str(text)
+            .map_err(|e| Usage(format!("--from-file: not a JSON array of tasks: {e}")).into());
+    }
+    let mut tasks = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let task = serde_json::from_str(line)
+            .map_err(|e| Usage(format!("--from-file: line {}: {e}", n + 1)))?;
+        tasks.push(task);
+    }
+    Ok(tasks)
+}
+
+/// `idem task create --from-file`: batches of [`BATCH`] tasks, one
+/// Idempotency-Key each, so that a batch whose answer was lost is retried
+/// without creating anything twice.
+async fn create_from_file(cx: &Context, args: &CreateArgs, path: &str) -> anyhow::Result<()> {
+    const BATCH: usize = 1000;
+    let tasks = tasks_from_file(&read_input(path)?)?;
+    if tasks.is_empty() {
+        return Err(Usage(format!("--from-file: {path} holds no task")).into());
+    }
+    let base = args
+        .idempotency_key
+        .clone()
+        .unwrap_or_else(new_idempotency_key);
+    let (mut invalid, mut taken) = (0usize, 0usize);
+    let mut rows = Vec::new();
+    let chunks = tasks.len().div_ceil(BATCH);
+    let mut tasks = tasks.into_iter();
+    for chunk in 0..chunks {
+        let batch: Vec<CreateTask> = tasks.by_ref().take(BATCH).collect();
+        let key = if chunks == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{chunk}")
+        };
+        let options = BatchOptions {
+            atomic: args.atomic,
+            idempotency_key: Some(key.clone()),
+        };
+        let answer = match cx
+            .client
+            .create_tasks_batch_wire(&args.queue, batch, &options)
+            .await
+        {
+            Ok(answer) => answer,
+            Err(e) => {
+                if chunk > 0 {
+                    eprintln!("note: the first {} tasks were sent", chunk * BATCH);
+                }
+                hint_on_lost_answer(&e, "the batch", &key);
+                return Err(e.into());
+            }
+        };
+        for (i, result) in answer.value.results.iter().enumerate() {
+            match result.status {
+                201 => {}
+                409 => taken += 1,
+                _ => invalid += 1,
+            }
+            rows.push(batch_row(chunk * BATCH + i + 1, result));
+        }
+        if cx.json {
+            cx.show(&answer, |_| {})?;
+        }
+    }
+    if !cx.json {
+        table(&["#", "STATUS", "TASK", "STATE OR PROBLEM"], &rows);
+    }
+    match (invalid, taken) {
+        (0, 0) => Ok(()),
+        (0, n) => Err(Failed(5, format!("{n} of the tasks exist already")).into()),
+        (n, _) => Err(Failed(3, format!("{n} of the tasks were refused")).into()),
+    }
+}
+
+fn batch_row(n: usize, r: &BatchResult) -> Vec<String> {
+    let task = r
+        .task
+        .as_ref()
+        .map(|t| t.task_id.clone())
+        .unwrap_or_else(|| "-".into());
+    let what = match (&r.task, &r.problem) {
+        (Some(t), None) => t.state.as_str().to_string(),
+        (_, Some(p)) => format!("{}: {}", p.code, p.detail.as_deref().unwrap_or("")),
+        (None, None) => "-".into(),
+    };
+    vec![n.to_string(), r.status.to_string(), task, what]
+}
+
 async fn create(cx: &Context, args: CreateArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.from_file {
+        return create_from_file(cx, &args, path).await;
+    }
     let task = args.task()?;
     // The key is chosen here rather than in the client so that it can be
     // printed when every attempt failed: re-running with it is safe.
