@@ -6,6 +6,7 @@
 mod harness;
 
 mod api_basics;
+mod batch;
 mod callbacks;
 mod cli_jobs;
 mod cli_proxy;
