@@ -56,6 +56,34 @@ enum Command {
         #[arg(long, default_value = "2099-01-01T00:00:00Z")]
         schedule_time: String,
     },
+    /// Creates tasks in batches (`POST …/tasks:batch`), every ID new; the
+    /// rate counts tasks, not requests.
+    BatchCreates {
+        /// host:port of a running `idem serve`.
+        #[arg(long)]
+        addr: String,
+        /// API key of a writer.
+        #[arg(long)]
+        key: String,
+        /// Queue to create tasks in; created if missing.
+        #[arg(long, default_value = "bench")]
+        queue: String,
+        /// Tasks in all.
+        #[arg(long, default_value_t = 200_000)]
+        total: u64,
+        /// Tasks per request (at most 1000).
+        #[arg(long, default_value_t = 1000)]
+        batch: u64,
+        /// Requests in flight.
+        #[arg(long, default_value_t = 1)]
+        concurrency: u64,
+        /// Prefix of task IDs, so runs against one server do not collide.
+        #[arg(long, default_value = "b")]
+        prefix: String,
+        /// The tasks' schedule time; `now` sends none, so they are due.
+        #[arg(long, default_value = "2099-01-01T00:00:00Z")]
+        schedule_time: String,
+    },
     /// Latency of the reads of one full queue: its resource with `stats`,
     /// the first page of its tasks, a page from the middle (reached through
     /// page tokens) and the first page of its queued tasks.
@@ -128,6 +156,25 @@ impl Conn {
             .header("host", &self.host)
             .header("authorization", format!("Bearer {key}"))
             .body(Full::new(Bytes::new()))?;
+        self.sender.ready().await?;
+        let resp = self.sender.send_request(req).await?;
+        let status = resp.status().as_u16();
+        let body = resp.into_body().collect().await?.to_bytes();
+        Ok((status, body))
+    }
+
+    /// A JSON POST: its status and body.
+    async fn post_read(
+        &mut self,
+        path: &str,
+        key: &str,
+        body: Vec<u8>,
+    ) -> anyhow::Result<(u16, Bytes)> {
+        let req = Request::post(path)
+            .header("host", &self.host)
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))?;
         self.sender.ready().await?;
         let resp = self.sender.send_request(req).await?;
         let status = resp.status().as_u16();
@@ -268,6 +315,111 @@ async fn creates(
     );
     if other > 0 {
         bail!("{other} requests got neither 201 nor 409");
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn batch_creates(
+    addr: String,
+    key: String,
+    queue: String,
+    total: u64,
+    batch: u64,
+    concurrency: u64,
+    prefix: String,
+    schedule_time: String,
+) -> anyhow::Result<()> {
+    let mut setup = Conn::open(&addr).await?;
+    let (status, _) = setup
+        .post(
+            "/v1/queues",
+            &key,
+            None,
+            serde_json::to_vec(&serde_json::json!({"name": queue}))?,
+        )
+        .await?;
+    if status != 201 && status != 409 {
+        bail!("creating queue {queue}: HTTP {status}");
+    }
+    let path = format!("/v1/queues/{queue}/tasks:batch");
+    let requests = total.div_ceil(batch);
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (addr, key, path, prefix, next, schedule_time) = (
+            addr.clone(),
+            key.clone(),
+            path.clone(),
+            prefix.clone(),
+            next.clone(),
+            schedule_time.clone(),
+        );
+        workers.push(tokio::spawn(async move {
+            let mut conn = Conn::open(&addr).await?;
+            let mut latencies = Vec::new();
+            let (mut created, mut other) = (0u64, 0u64);
+            loop {
+                let r = next.fetch_add(1, Ordering::Relaxed);
+                if r >= requests {
+                    break;
+                }
+                let first = r * batch;
+                let tasks: Vec<serde_json::Value> = (first..(first + batch).min(total))
+                    .map(|id| {
+                        let mut task = serde_json::json!({
+                            "task_id": format!("{prefix}-{id}"),
+                            "target": {"url": "http://127.0.0.1:9/hook", "json": {"n": id}},
+                        });
+                        if schedule_time != "now" {
+                            task["schedule_time"] = schedule_time.as_str().into();
+                        }
+                        task
+                    })
+                    .collect();
+                let body = serde_json::to_vec(&serde_json::json!({ "tasks": tasks }))?;
+                let t0 = Instant::now();
+                let (status, answer) = conn.post_read(&path, &key, body).await?;
+                latencies.push(t0.elapsed());
+                if status != 200 {
+                    bail!(
+                        "batch {r}: HTTP {status}: {}",
+                        String::from_utf8_lossy(&answer)
+                    );
+                }
+                let answer: serde_json::Value = serde_json::from_slice(&answer)?;
+                let results = answer["results"].as_array().cloned().unwrap_or_default();
+                for item in results {
+                    if item["status"] == 201 {
+                        created += 1;
+                    } else {
+                        other += 1;
+                    }
+                }
+            }
+            anyhow::Ok((latencies, created, other))
+        }));
+    }
+    let mut latencies = Vec::new();
+    let (mut created, mut other) = (0, 0);
+    for w in workers {
+        let (l, c, o) = w.await??;
+        latencies.extend(l);
+        created += c;
+        other += o;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    latencies.sort();
+    println!(
+        "tasks={total} batch={batch} concurrency={concurrency} elapsed={secs:.2}s \
+         tasks_per_s={:.0} created={created} other={other} batch_p50_ms={:.1} batch_p99_ms={:.1}",
+        created as f64 / secs,
+        percentile(&latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+    );
+    if other > 0 {
+        bail!("{other} tasks were not created");
     }
     Ok(())
 }
@@ -440,6 +592,25 @@ fn main() -> anyhow::Result<()> {
             duplicate_every,
             prefix,
             with_keys,
+            schedule_time,
+        )),
+        Command::BatchCreates {
+            addr,
+            key,
+            queue,
+            total,
+            batch,
+            concurrency,
+            prefix,
+            schedule_time,
+        } => rt.block_on(batch_creates(
+            addr,
+            key,
+            queue,
+            total,
+            batch,
+            concurrency,
+            prefix,
             schedule_time,
         )),
         Command::QueueReads {
