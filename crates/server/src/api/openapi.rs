@@ -645,7 +645,7 @@ fn describe_ndjson_batches(doc: &mut serde_json::Value) {
                 "description": "One CreateTask JSON object per line (1 to 1000 lines); \
                     `atomic` goes in the query. Problems name an item `line[n]`, counted from 1.",
             },
-            "itemSchema": {"$ref": "#/components/schemas/CreateTask"},
+            "x-item-schema": {"$ref": "#/components/schemas/CreateTask"},
         });
     }
 }
@@ -778,7 +778,7 @@ mod tests {
             "#/components/schemas/CreateTasks"
         );
         assert_eq!(
-            content["application/x-ndjson"]["itemSchema"]["$ref"],
+            content["application/x-ndjson"]["x-item-schema"]["$ref"],
             "#/components/schemas/CreateTask"
         );
         assert_eq!(
