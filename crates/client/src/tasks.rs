@@ -319,6 +319,7 @@ impl NewTask {
                 .as_ref()
                 .map(NewTarget::wire_inline)
                 .transpose()?,
+            header_style: self.header_style,
         })
     }
 

@@ -32,6 +32,7 @@ fn create(task_id: &str) -> TaskCreate {
         retry_config: RetryConfigPatch::default(),
         completion: None,
         callbacks: Default::default(),
+        header_style: None,
     }
 }
 
