@@ -26,6 +26,7 @@ pub mod problem;
 mod queues;
 mod tasks;
 mod tenancy;
+pub mod work;
 
 pub use events::{CreateWebhook, JobRunEvent, TaskEvent, Webhook};
 pub use idempotency::{IdempotencyKey, Resource};
@@ -34,10 +35,14 @@ pub use list::List;
 pub use oidc::{Jwk, Jwks, OpenIdConfiguration};
 pub use problem::{Problem, ProblemCode};
 pub use queues::{CreateQueue, Purged, Queue, QueueStats, RedriveTasks, Redriven, TaskCounts};
-pub use tasks::{BatchResult, BatchResults, CreateTask, CreateTasks, Target, Task};
+pub use tasks::{BatchResult, BatchResults, CreateTask, CreateTasks, Lease, Payload, Target, Task};
 pub use tenancy::{
     ApiKey, CreateOrganization, CreatePrincipal, NewApiKey, Organization, Principal, SigningSecret,
     SigningSecrets, UpdatePrincipal,
+};
+pub use work::{
+    AssignTask, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask, FailTask, Heartbeat,
+    ReassignTask, ReleaseTask,
 };
 
 pub use idem_core::event::EventType;
@@ -45,8 +50,9 @@ pub use idem_core::job::{
     CreateJob, HeaderStyle, JobRetryConfig, JobRetryConfigPatch, JobState, RunKind, UpdateJob,
 };
 pub use idem_core::queue::{
-    QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
+    QueueConfigPatch, QueueMode, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
+    RetryConfigPatch,
 };
 pub use idem_core::schedule::CatchUp;
-pub use idem_core::task::{Attempt, Oidc, OidcSpec, TargetSpec, TaskState};
+pub use idem_core::task::{Attempt, Oidc, OidcSpec, PayloadSpec, TargetSpec, TaskState};
 pub use idem_core::tenancy::{PrincipalKind, Role};

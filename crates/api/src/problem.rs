@@ -33,6 +33,11 @@ pub enum ProblemCode {
     /// A well-formed request the resource's current state does not allow
     /// (a finished task run again, the last signing secret or admin key).
     FailedPrecondition,
+    /// A pull task is leased, also to the caller; `extensions.claim` gives
+    /// `claimant` and `lease_expires_at`.
+    WorkAlreadyClaimed,
+    /// The `attempt_id` is not the task's current lease; nothing changed.
+    LeaseLost,
     /// What the key's request created or changed no longer exists.
     IdempotentResourceGone,
     PayloadTooLarge,
@@ -65,6 +70,8 @@ impl ProblemCode {
         Self::IdempotencyKeyInProgress,
         Self::StaleVersion,
         Self::FailedPrecondition,
+        Self::WorkAlreadyClaimed,
+        Self::LeaseLost,
         Self::IdempotentResourceGone,
         Self::PayloadTooLarge,
         Self::UnsupportedMediaType,
@@ -93,6 +100,8 @@ impl ProblemCode {
             Self::IdempotencyKeyInProgress => "IDEMPOTENCY_KEY_IN_PROGRESS",
             Self::StaleVersion => "STALE_VERSION",
             Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::WorkAlreadyClaimed => "WORK_ALREADY_CLAIMED",
+            Self::LeaseLost => "LEASE_LOST",
             Self::IdempotentResourceGone => "IDEMPOTENT_RESOURCE_GONE",
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
@@ -153,6 +162,12 @@ impl ProblemCode {
             Self::FailedPrecondition => {
                 "A well-formed request the resource's current state does not allow: running a task that has ended, redriving one that has not, removing an organization's last admin key or last signing secret."
             }
+            Self::WorkAlreadyClaimed => {
+                "A pull task is leased (also when the caller holds the lease: a retried claim answers this). `extensions.claim` gives `claimant` and `lease_expires_at`; read the task to see whether the lease is yours."
+            }
+            Self::LeaseLost => {
+                "The `attempt_id` is not the task's current lease: it expired, was released or reassigned, or the task finished. Nothing changed; read the task."
+            }
             Self::IdempotentResourceGone => {
                 "The request this `Idempotency-Key` made succeeded, but what it made is gone (deleted, or made again under the same name since) or no longer visible to the caller. `extensions.idempotency` names it (`resource_kind`, `resource_id`)."
             }
@@ -194,7 +209,9 @@ impl ProblemCode {
             | Self::OrganizationAlreadyExists
             | Self::IdempotencyKeyInProgress
             | Self::StaleVersion
-            | Self::FailedPrecondition => StatusCode::CONFLICT,
+            | Self::FailedPrecondition
+            | Self::WorkAlreadyClaimed
+            | Self::LeaseLost => StatusCode::CONFLICT,
             Self::IdempotentResourceGone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

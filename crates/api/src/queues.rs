@@ -3,7 +3,8 @@
 use crate::Target;
 use idem_core::job::HeaderStyle;
 use idem_core::queue::{
-    QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig, RetryConfigPatch,
+    QueueConfigPatch, QueueMode, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
+    RetryConfigPatch,
 };
 use idem_core::task::TargetSpec;
 use jiff::Timestamp;
@@ -19,6 +20,15 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct CreateQueue {
     pub name: String,
+    /// `push` (default): Idem delivers each task to its target; `pull`:
+    /// workers claim the tasks, which carry a payload instead. Fixed at
+    /// creation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<QueueMode>,
+    /// Pull queues only: completing or failing a task is then a
+    /// person-only action (403 `USER_IDENTITY_REQUIRED` to a service key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person_only: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limits: Option<RateLimitsPatch>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,6 +56,8 @@ impl CreateQueue {
     pub fn new(name: impl Into<String>, config: QueueConfigPatch) -> Self {
         CreateQueue {
             name: name.into(),
+            mode: config.mode,
+            person_only: config.person_only,
             rate_limits: config.rate_limits,
             retry_config: config.retry_config,
             dispatch_deadline_s: config.dispatch_deadline_s,
@@ -60,6 +72,8 @@ impl CreateQueue {
     /// The settings, to apply over the defaults.
     pub fn config(&self) -> QueueConfigPatch {
         QueueConfigPatch {
+            mode: self.mode,
+            person_only: self.person_only,
             rate_limits: self.rate_limits,
             retry_config: self.retry_config,
             dispatch_deadline_s: self.dispatch_deadline_s,
@@ -80,6 +94,12 @@ pub struct Queue {
     pub name: String,
     /// `running` or `paused`.
     pub state: QueueState,
+    /// `push` or `pull`.
+    #[serde(default)]
+    pub mode: QueueMode,
+    /// Completing or failing a task needs a person (pull queues).
+    #[serde(default)]
+    pub person_only: bool,
     /// Token bucket and concurrency limits.
     pub rate_limits: RateLimits,
     /// How failed deliveries are retried.

@@ -2,7 +2,7 @@
 
 use idem_core::job::HeaderStyle;
 use idem_core::queue::{RetryConfig, RetryConfigPatch};
-use idem_core::task::{Attempt, TargetSpec, TaskState};
+use idem_core::task::{Attempt, PayloadSpec, TargetSpec, TaskState};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -16,7 +16,16 @@ use std::collections::BTreeMap;
 pub struct CreateTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
-    pub target: TargetSpec,
+    /// Where a push queue's task is delivered; required there, refused by
+    /// a pull queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetSpec>,
+    /// A pull queue's task: the work the worker that claims it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<PayloadSpec>,
+    /// A pull queue's task: a name claims may filter on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub schedule_time: Option<Timestamp>,
@@ -151,8 +160,22 @@ pub struct Task {
     pub queue: String,
     /// Where the task is in its life.
     pub state: TaskState,
-    /// What it delivers.
-    pub target: Target,
+    /// What it delivers; null for a pull queue's task.
+    pub target: Option<Target>,
+    /// A pull queue's task: its work, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Payload>,
+    /// A pull queue's task: its tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// A pull queue's task: the worker's lease while it is running, else
+    /// null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
+    /// A pull queue's task: what its worker reported on completing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub result: Option<Box<RawValue>>,
     /// When it is (or was) due.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub schedule_time: Timestamp,
@@ -180,4 +203,44 @@ pub struct Task {
     /// queue's when it was created): `idem` or `cloud_tasks`.
     #[serde(default)]
     pub header_style: HeaderStyle,
+}
+
+/// A pull task's payload as the API shows it, in the form it was given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PayloadView))]
+pub struct Payload {
+    /// Text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Bytes, base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_base64: Option<String>,
+    /// A JSON value, with its numbers spelled as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub json: Option<Box<RawValue>>,
+}
+
+impl From<Target> for Payload {
+    fn from(t: Target) -> Payload {
+        Payload {
+            body: t.body,
+            body_base64: t.body_base64,
+            json: t.json,
+        }
+    }
+}
+
+/// A worker's lease on a pull task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Lease {
+    /// The lease's token: heartbeat, complete, fail, release and reassign
+    /// name it.
+    pub attempt_id: String,
+    /// The principal holding the task.
+    pub claimant: String,
+    /// When the task goes back to the queue unless the lease is extended.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub lease_expires_at: Timestamp,
 }

@@ -101,6 +101,7 @@ mod queues;
 pub mod retry;
 mod tasks;
 mod tenancy;
+mod work;
 
 pub use client::{
     Client, ClientBuilder, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, REQUEST_ID, Response, Upload,
@@ -114,16 +115,17 @@ pub use retry::RetryPolicy;
 pub use tasks::{
     BatchOptions, Body, CreateOptions, NewTarget, NewTask, RedriveOptions, TaskFilter,
 };
+pub use work::ClaimOptions;
 
 /// The wire format, re-exported so that callers need not depend on
 /// `idem-api`: what the calls return, and the parts of what they send.
 pub use idem_api::{
-    ApiKey, Attempt, BatchResult, BatchResults, CatchUp, CreateTask, EventType, HeaderStyle, Job,
-    JobRetryConfig, JobRetryConfigPatch, JobRunEvent, JobState, List, NewApiKey, Organization,
-    Preview, Principal, PrincipalKind, ProblemCode, Purged, Queue, QueueConfigPatch, QueueState,
-    QueueStats, RateLimits, RateLimitsPatch, Redriven, RetryConfig, RetryConfigPatch, Role, Run,
-    RunKind, SigningSecret, SigningSecrets, Target, TargetSpec, Task, TaskCounts, TaskEvent,
-    TaskState, Webhook,
+    ApiKey, Attempt, BatchResult, BatchResults, CatchUp, ClaimedTasks, CreateTask, EventType,
+    HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch, JobRunEvent, JobState, Lease, List,
+    NewApiKey, Organization, Payload, Preview, Principal, PrincipalKind, ProblemCode, Purged,
+    Queue, QueueConfigPatch, QueueMode, QueueState, QueueStats, RateLimits, RateLimitsPatch,
+    Redriven, RetryConfig, RetryConfigPatch, Role, Run, RunKind, SigningSecret, SigningSecrets,
+    Target, TargetSpec, Task, TaskCounts, TaskEvent, TaskState, Webhook,
 };
 /// Request bodies under the names this client has always given them.
 pub use idem_api::{CreatePrincipal as NewPrincipal, PreviewRequest as SchedulePreview};

@@ -6,8 +6,8 @@ use crate::list::ListOptions;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use idem_api::{
-    Attempt, BatchResults, CreateTask, CreateTasks, List, RedriveTasks, Redriven, RetryConfigPatch,
-    TargetSpec, Task, TaskState,
+    Attempt, BatchResults, CreateTask, CreateTasks, List, PayloadSpec, RedriveTasks, Redriven,
+    RetryConfigPatch, TargetSpec, Task, TaskState,
 };
 use jiff::Timestamp;
 use reqwest::Method;
@@ -22,8 +22,13 @@ pub struct NewTask {
     /// 1–500 of `[A-Za-z0-9_-]`, unique per queue; the server generates one
     /// (which deduplicates nothing) when unset.
     pub task_id: Option<String>,
-    /// What to deliver.
-    pub target: NewTarget,
+    /// What to deliver: set for a push queue's task, unset for a pull
+    /// queue's ([`NewTask::work`]).
+    pub target: Option<NewTarget>,
+    /// A pull queue's task: the work its worker reads.
+    pub payload: Option<Body>,
+    /// A pull queue's task: a name claims may filter on.
+    pub tag: Option<String>,
     /// When to deliver; now when unset.
     pub schedule_time: Option<Timestamp>,
     /// 1–1800 seconds; the queue's when unset.
@@ -45,8 +50,19 @@ impl NewTask {
     /// A task delivering `target` now, with a generated ID.
     pub fn new(target: NewTarget) -> Self {
         NewTask {
+            target: Some(target),
+            ..NewTask::work(None)
+        }
+    }
+
+    /// A task for a pull queue, carrying `payload` (if any), due now, with
+    /// a generated ID: workers claim it.
+    pub fn work(payload: Option<Body>) -> Self {
+        NewTask {
             task_id: None,
-            target,
+            target: None,
+            payload,
+            tag: None,
             schedule_time: None,
             dispatch_deadline_s: None,
             retry_config: None,
@@ -54,6 +70,12 @@ impl NewTask {
             on_failure: None,
             header_style: None,
         }
+    }
+
+    /// Tags a pull queue's task, for claims that filter on it.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tag = Some(tag.into());
+        self
     }
 
     /// Sets the task ID: the same ID twice within the dedup window is
@@ -296,8 +318,23 @@ impl NewTask {
     /// The task as a batch item carries it: a body to upload is sent
     /// inline, base64.
     pub fn to_wire(&self) -> Result<CreateTask, Error> {
+        let payload = self.payload.as_ref().map(|body| {
+            let mut p = PayloadSpec::default();
+            match body {
+                Body::Text(s) => p.body = Some(s.clone()),
+                Body::Bytes(b) => p.body_base64 = Some(STANDARD.encode(b)),
+                Body::Json(raw) => p.json = Some(raw.clone()),
+                Body::Upload(u) => p.body_base64 = Some(STANDARD.encode(&u.bytes)),
+            }
+            p
+        });
         Ok(CreateTask {
-            target: self.target.wire_inline()?,
+            target: self
+                .target
+                .as_ref()
+                .map(NewTarget::wire_inline)
+                .transpose()?,
+            payload,
             ..self.wire_without_target()?
         })
     }
@@ -305,7 +342,9 @@ impl NewTask {
     fn wire_without_target(&self) -> Result<CreateTask, Error> {
         Ok(CreateTask {
             task_id: self.task_id.clone(),
-            target: TargetSpec::default(),
+            target: None,
+            payload: None,
+            tag: self.tag.clone(),
             schedule_time: self.schedule_time,
             dispatch_deadline_s: self.dispatch_deadline_s,
             retry_config: self.retry_config,
@@ -324,10 +363,32 @@ impl NewTask {
     }
 
     fn payload(&self) -> Result<Payload, Error> {
-        let (target, upload) = self.target.wire()?;
+        let (target, upload) = match &self.target {
+            Some(t) => {
+                let (spec, upload) = t.wire()?;
+                (Some(spec), upload)
+            }
+            None => (None, None),
+        };
+        let (payload, upload) = match (&self.payload, upload) {
+            (None, upload) => (None, upload),
+            (Some(body), _) => {
+                let mut p = PayloadSpec::default();
+                let mut upload = None;
+                match body {
+                    Body::Text(s) => p.body = Some(s.clone()),
+                    Body::Bytes(b) => p.body_base64 = Some(STANDARD.encode(b)),
+                    Body::Json(raw) => p.json = Some(raw.clone()),
+                    Body::Upload(u) => upload = Some(u),
+                }
+                (Some(p), upload)
+            }
+        };
         let wire = CreateTask {
             task_id: self.task_id.clone(),
             target,
+            payload,
+            tag: self.tag.clone(),
             schedule_time: self.schedule_time,
             dispatch_deadline_s: self.dispatch_deadline_s,
             retry_config: self.retry_config,

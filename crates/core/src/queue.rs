@@ -244,9 +244,53 @@ impl QueueState {
     }
 }
 
+/// How a queue's tasks are worked: delivered by Idem to their targets, or
+/// claimed by workers (API.md §11). Fixed when the queue is created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum QueueMode {
+    /// The dispatcher delivers each task to its target.
+    #[default]
+    Push,
+    /// Workers claim tasks, which carry a payload and no target.
+    Pull,
+}
+
+impl QueueMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Push => "push",
+            Self::Pull => "pull",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "push" => Some(Self::Push),
+            "pull" => Some(Self::Pull),
+            _ => None,
+        }
+    }
+}
+
+fn is_push(mode: &QueueMode) -> bool {
+    *mode == QueueMode::Push
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Everything configurable about a queue, fully resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueConfig {
+    /// Configurations stored before pull queues existed are push queues.
+    #[serde(default, skip_serializing_if = "is_push")]
+    pub mode: QueueMode,
+    /// Completing or failing a task of this (pull) queue needs a person.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub person_only: bool,
     pub rate_limits: RateLimits,
     pub retry_config: RetryConfig,
     pub dispatch_deadline_s: u32,
@@ -286,6 +330,8 @@ impl QueueConfig {
 impl Default for QueueConfig {
     fn default() -> Self {
         Self {
+            mode: QueueMode::Push,
+            person_only: false,
             rate_limits: RateLimits::default(),
             retry_config: RetryConfig::default(),
             dispatch_deadline_s: DEFAULT_DISPATCH_DEADLINE_S,
@@ -304,6 +350,13 @@ impl Default for QueueConfig {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct QueueConfigPatch {
+    /// `push` (default) or `pull`; fixed when the queue is created, so an
+    /// update may only repeat it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<QueueMode>,
+    /// Pull queues only: completing or failing a task needs a person's key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person_only: Option<bool>,
     /// Rate and concurrency limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limits: Option<RateLimitsPatch>,
@@ -366,10 +419,38 @@ where
 }
 
 impl QueueConfig {
+    /// The configuration of a new queue: the defaults with `patch` applied,
+    /// in the mode it asks for.
+    pub fn new(patch: &QueueConfigPatch) -> Result<QueueConfig, FieldErrors> {
+        QueueConfig {
+            mode: patch.mode.unwrap_or_default(),
+            ..QueueConfig::default()
+        }
+        .apply(patch)
+    }
+
     /// Applies `patch` and validates the result; the error names every bad
     /// field.
     pub fn apply(&self, patch: &QueueConfigPatch) -> Result<QueueConfig, FieldErrors> {
         let mut next = self.clone();
+        let mut errors = FieldErrors::new();
+        if let Some(mode) = patch.mode
+            && mode != self.mode
+        {
+            errors.push(
+                "mode",
+                format!(
+                    "is fixed when the queue is created; this queue is a {} queue",
+                    self.mode.as_str()
+                ),
+            );
+        }
+        if let Some(v) = patch.person_only {
+            next.person_only = v;
+        }
+        if next.person_only && next.mode != QueueMode::Pull {
+            errors.push("person_only", "only a pull queue can be person-only");
+        }
         if let Some(p) = &patch.rate_limits {
             next.rate_limits = next.rate_limits.apply(p);
         }
@@ -385,7 +466,6 @@ impl QueueConfig {
         if let Some(v) = patch.failed_retention_s {
             next.failed_retention_s = v;
         }
-        let mut errors = FieldErrors::new();
         if let Some(spec) = &patch.on_success {
             next.callbacks.on_success = spec
                 .clone()

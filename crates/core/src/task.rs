@@ -212,6 +212,83 @@ pub struct Target {
     pub oidc: Option<Oidc>,
 }
 
+impl Target {
+    /// What a pull task stores in place of a target: its payload alone,
+    /// with no URL, which is what tells a pull task apart.
+    pub fn payload(body: Option<(BodyForm, Vec<u8>)>) -> Target {
+        Target {
+            url: String::new(),
+            method: String::new(),
+            headers: BTreeMap::new(),
+            body,
+            oidc: None,
+        }
+    }
+}
+
+/// A pull task's payload as sent: at most one of text, base64 bytes and
+/// any JSON value, which the worker that claims it reads back as given.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PayloadSpec {
+    /// UTF-8 text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Bytes, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_base64: Option<String>,
+    /// Any JSON value (`null` included).
+    #[serde(
+        default,
+        deserialize_with = "present_json",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub json: Option<Box<RawValue>>,
+}
+
+impl PayloadSpec {
+    /// Validates the payload; `prefix` is its field path (`payload`).
+    pub fn resolve(self, prefix: &str, errors: &mut FieldErrors) -> Option<(BodyForm, Vec<u8>)> {
+        let given: Vec<&str> = [
+            self.body.as_ref().map(|_| "body"),
+            self.body_base64.as_ref().map(|_| "body_base64"),
+            self.json.as_ref().map(|_| "json"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if given.len() > 1 {
+            errors.push(
+                format!("{prefix}.{}", given[1]),
+                format!(
+                    "give at most one of body, body_base64 and json (got {})",
+                    given.join(", ")
+                ),
+            );
+            return None;
+        }
+        if let Some(text) = self.body {
+            return Some((BodyForm::Text, text.into_bytes()));
+        }
+        if let Some(b64) = self.body_base64 {
+            return match STANDARD.decode(b64.as_bytes()) {
+                Ok(bytes) => Some((BodyForm::Base64, bytes)),
+                Err(e) => {
+                    errors.push(
+                        format!("{prefix}.body_base64"),
+                        format!("is not base64: {e}"),
+                    );
+                    None
+                }
+            };
+        }
+        self.json
+            .map(|json| (BodyForm::Json, json.get().as_bytes().to_vec()))
+    }
+}
+
 impl TargetSpec {
     /// Validates and resolves the target; `prefix` is the field path of the
     /// target in the request (`target`).

@@ -30,6 +30,24 @@ pub enum Error {
     /// The organization is at one of its quotas; nothing was written.
     #[error("{0}")]
     ResourceExhausted(crate::quotas::QuotaExceeded),
+    /// A pull task is leased, the caller's own claim included: who holds
+    /// it and until when.
+    #[error("task '{task_id}' is claimed by '{claimant}'")]
+    WorkClaimed {
+        task_id: String,
+        claimant: String,
+        lease_expires_at: jiff::Timestamp,
+    },
+    /// The `attempt_id` an action named is not the task's current lease
+    /// (expired, released, reassigned or finished); nothing changed.
+    #[error("{0}")]
+    LeaseLost(String),
+    /// The caller's role or relation to the resource does not allow this.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// Only a person may do this (a `person_only` queue's completions).
+    #[error("{0}")]
+    PersonRequired(String),
     /// Input that fails validation against stored state.
     #[error("invalid: {0}")]
     Invalid(FieldErrors),

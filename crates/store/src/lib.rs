@@ -276,6 +276,22 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// metric.
     async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>>;
 
+    /// Claims up to `claim.max_tasks` due tasks of a pull queue in schedule
+    /// order, in one statement and one commit (API.md §11). Concurrent
+    /// claims never take one task twice.
+    async fn work_claim(&self, claim: WorkClaim) -> Result<Vec<Task>>;
+
+    /// One action on one task of a pull queue, in one transaction: the task
+    /// as it left it and, when the action ended the task, its final state
+    /// (announced on PostgreSQL by the transaction itself).
+    async fn work_act(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        action: WorkAction,
+    ) -> Result<(Task, Option<dispatch::TaskFinished>)>;
+
     /// The names of every organization and queue; the metrics drop the
     /// series of those that are gone.
     async fn metric_scopes(&self) -> Result<MetricScopes>;

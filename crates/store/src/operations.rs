@@ -24,7 +24,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy};
+            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy, work};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -462,6 +462,38 @@ macro_rules! store_operations {
                 async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {
                     self.read(async |c, _| tasks::counts_by_state(c).await)
                         .await
+                }
+
+                async fn work_claim(&self, claim: WorkClaim) -> Result<Vec<Task>> {
+                    let (org, queue) = (claim.org.clone(), claim.queue.clone());
+                    let claimed = self
+                        .write(None, async move |c, now, _| {
+                            work::claim(c, &claim, now).await
+                        })
+                        .await?;
+                    self.record_dispatched(&org, &queue, claimed.len() as u64);
+                    Ok(claimed)
+                }
+
+                async fn work_act(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    task_id: &str,
+                    action: WorkAction,
+                ) -> Result<(Task, Option<$crate::dispatch::TaskFinished>)> {
+                    let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
+                    let claims =
+                        matches!(action, WorkAction::Claim { .. } | WorkAction::Assign { .. });
+                    let done = self
+                        .write(None, async move |c, now, _| {
+                            work::act(c, &o, &q, &t, action, now).await
+                        })
+                        .await?;
+                    if claims {
+                        self.record_dispatched(org, queue, 1);
+                    }
+                    Ok(done)
                 }
 
                 async fn metric_scopes(&self) -> Result<MetricScopes> {

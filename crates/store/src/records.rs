@@ -112,6 +112,12 @@ pub struct TaskCreate {
     pub callbacks: idem_core::event::Callbacks,
     /// `None` takes the queue's.
     pub header_style: Option<HeaderStyle>,
+    /// A task for a pull queue: `target` carries only its payload
+    /// ([`Target::payload`]); a pull queue takes only these, a push queue
+    /// none.
+    pub pull: bool,
+    /// A pull task's tag, which claims may filter on.
+    pub tag: Option<String>,
     /// The Idempotency-Key record to complete with the task.
     pub completion: Option<crate::idempotency::KeyCompletion>,
 }
@@ -283,6 +289,22 @@ pub struct Task {
     pub run: Option<RunInfo>,
     /// The compatibility headers of its deliveries (a run's: its job's).
     pub header_style: HeaderStyle,
+    /// A pull task's tag.
+    pub tag: Option<String>,
+    /// The worker's lease on a pull task while it is running.
+    pub lease: Option<Lease>,
+    /// What the worker reported on completing a pull task (JSON text).
+    pub result: Option<String>,
+}
+
+/// A worker's claim on a pull task (API.md §11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The lease's token: every action on the claim names it.
+    pub attempt_id: String,
+    /// The principal holding the task.
+    pub claimant: String,
+    pub lease_expires_at: Timestamp,
 }
 
 impl Job {
@@ -322,6 +344,12 @@ pub struct Job {
 }
 
 impl Task {
+    /// Whether the task belongs to a pull queue: it has a payload and no
+    /// target to deliver to.
+    pub fn is_pull(&self) -> bool {
+        self.target.url.is_empty()
+    }
+
     /// The state the API shows at `now`: a pending task that has never been
     /// attempted and whose time has not come is `scheduled`.
     pub fn state(&self, now: Timestamp) -> TaskState {
@@ -392,4 +420,60 @@ pub struct RedriveFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Redriven {
     pub count: u64,
+}
+
+/// A claim of a pull queue's due tasks (API.md §11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkClaim {
+    pub org: String,
+    pub queue: String,
+    /// The principal the leases go to.
+    pub claimant: String,
+    /// Most tasks to take (1–100).
+    pub max_tasks: u32,
+    /// Each lease lasts this long from the claim, unless extended.
+    pub lease_s: u32,
+    /// Only tasks with this tag.
+    pub tag: Option<String>,
+    /// Attempts kept per task, as the dispatcher keeps them.
+    pub attempts_kept: u32,
+}
+
+/// What a worker, or an admin, does to one pull task. Every action but
+/// [`WorkAction::Claim`] and [`WorkAction::Assign`] names the lease it acts
+/// on; a lease that is not the task's current one ([`crate::Error::LeaseLost`])
+/// changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkAction {
+    /// Leases the task, if nobody holds it, to `claimant`.
+    Claim { claimant: String, lease_s: u32 },
+    /// Extends the lease to `lease_s` from now.
+    Heartbeat { attempt_id: String, lease_s: u32 },
+    /// Ends the task `succeeded`, with the worker's result (JSON text).
+    /// `person`: whether the caller is a person (a `person_only` queue
+    /// takes no other).
+    Complete {
+        attempt_id: String,
+        result: Option<String>,
+        person: bool,
+    },
+    /// Ends the attempt failed: the retry policy decides between a retry
+    /// and `failed`.
+    Fail {
+        attempt_id: String,
+        error: String,
+        person: bool,
+    },
+    /// Gives the task back, due now; the attempt does not count.
+    Release { attempt_id: String },
+    /// Hands the lease, with a fresh term, to `principal`. `holder`, when
+    /// set, must be the lease's claimant (a caller who is not an admin).
+    Reassign {
+        attempt_id: String,
+        principal: String,
+        holder: Option<String>,
+        lease_s: u32,
+    },
+    /// Leases a task nobody holds to `principal`.
+    Assign { principal: String, lease_s: u32 },
 }

@@ -147,10 +147,10 @@ fn is_idem(style: &HeaderStyle) -> bool {
 pub(crate) const TASK_COLUMNS: &str = "queue, task_id, uid, status, target, body_form, body, \
      schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
      cancel_requested, created_at, finished_at, last_attempt, dedup_expires_at, \
-     job, run_kind, header_style";
+     job, run_kind, header_style, tag, attempt_id, claimant, lease_expires_at, result";
 /// How many columns [`TASK_COLUMNS`] lists: the index of whatever a query
 /// selects after them.
-pub(crate) const TASK_COLUMN_COUNT: usize = 20;
+pub(crate) const TASK_COLUMN_COUNT: usize = 25;
 
 /// [`TASK_COLUMNS`] qualified with `alias.`, for queries over several
 /// relations where a bare name could be ambiguous.
@@ -260,11 +260,22 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
     };
     let (target, callbacks, stored_style) = target_with_callbacks(r, 4)?;
     let header_style = run.as_ref().map_or(stored_style, |r| r.header_style);
+    let status = Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?;
+    // A lease is shown while it is held: a recovered or finished claim
+    // leaves its columns behind until the next claim overwrites them.
+    let lease = match (status, r.opt_text(21)?, r.opt_text(22)?, r.opt_i64(23)?) {
+        (Status::Running, Some(attempt_id), Some(claimant), Some(until)) => Some(Lease {
+            attempt_id,
+            claimant,
+            lease_expires_at: from_micros(until),
+        }),
+        _ => None,
+    };
     Ok(Task {
         queue: r.text(0)?,
         task_id: r.text(1)?,
         uid: r.text(2)?,
-        status: Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?,
+        status,
         target,
         callbacks,
         schedule_time: from_micros(r.i64(7)?),
@@ -282,6 +293,9 @@ pub(crate) fn task(r: &impl Row) -> Result<Task> {
         dedup_expires_at: r.opt_i64(16)?.map(from_micros),
         run,
         header_style,
+        tag: r.opt_text(20)?,
+        lease,
+        result: r.opt_text(24)?,
     })
 }
 

@@ -31,6 +31,8 @@ fn create(task_id: &str) -> TaskCreate {
         dispatch_deadline_s: None,
         retry_config: RetryConfigPatch::default(),
         completion: None,
+        pull: false,
+        tag: None,
         callbacks: Default::default(),
         header_style: None,
     }

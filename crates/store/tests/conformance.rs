@@ -71,6 +71,8 @@ impl Harness {
 
     async fn queue(&self, org: &str, name: &str, dedup_window_s: u64) -> Queue {
         let config = QueueConfig {
+            mode: Default::default(),
+            person_only: false,
             dedup_window_s,
             ..QueueConfig::default()
         };
@@ -115,6 +117,8 @@ fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
         dispatch_deadline_s: None,
         retry_config: RetryConfigPatch::default(),
         completion: None,
+        pull: false,
+        tag: None,
         callbacks: Default::default(),
     }
 }

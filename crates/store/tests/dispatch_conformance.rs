@@ -64,6 +64,8 @@ impl Harness {
                 dispatch_deadline_s: Some(1),
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                pull: false,
+                tag: None,
                 callbacks: Default::default(),
             })
             .await
@@ -121,6 +123,8 @@ fn ids(batch: &ClaimedBatch) -> Vec<String> {
 /// Limits that never get in the way, and fast retries.
 fn open_config() -> QueueConfig {
     QueueConfig {
+        mode: Default::default(),
+        person_only: false,
         rate_limits: RateLimits {
             max_dispatches_per_second: 10_000.0,
             max_burst_size: 10_000,
@@ -144,6 +148,8 @@ fn open_config() -> QueueConfig {
 
 fn with_limits(rate: f64, burst: u32, concurrency: u32) -> QueueConfig {
     QueueConfig {
+        mode: Default::default(),
+        person_only: false,
         rate_limits: RateLimits {
             max_dispatches_per_second: rate,
             max_burst_size: burst,
@@ -378,6 +384,8 @@ async fn final_states_set_the_dedup_expiry(h: Harness) {
                 dispatch_deadline_s: None,
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                pull: false,
+                tag: None,
                 callbacks: Default::default(),
             })
             .await
@@ -836,6 +844,8 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
             dispatch_deadline_s: None,
             retry_config: RetryConfigPatch::default(),
             completion: None,
+            pull: false,
+            tag: None,
             callbacks: Default::default(),
         })
         .await;
@@ -967,6 +977,8 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                         dispatch_deadline_s: None,
                         retry_config: RetryConfigPatch::default(),
                         completion: None,
+                        pull: false,
+                        tag: None,
                         callbacks: Default::default(),
                     })
                     .await;
@@ -1355,6 +1367,8 @@ async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Ha
             retry_config: RetryConfigPatch::default(),
             callbacks: Default::default(),
             completion: None,
+            pull: false,
+            tag: None,
         })
         .await
         .unwrap_err();

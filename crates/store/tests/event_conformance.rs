@@ -29,6 +29,8 @@ fn target(url: &str) -> Target {
 /// One attempt per task, so a failure is final at once.
 fn config(callbacks: Callbacks) -> QueueConfig {
     QueueConfig {
+        mode: Default::default(),
+        person_only: false,
         rate_limits: RateLimits {
             max_dispatches_per_second: 10_000.0,
             max_burst_size: 10_000,
@@ -59,6 +61,8 @@ impl Harness {
                 dispatch_deadline_s: None,
                 retry_config: RetryConfigPatch::default(),
                 completion: None,
+                pull: false,
+                tag: None,
                 callbacks,
             })
             .await

@@ -4,8 +4,8 @@ use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_sec
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    HeaderStyle, ListOptions, NewQueue, Queue, QueueConfigPatch, RateLimitsPatch, RetryConfigPatch,
-    TargetSpec, TaskCounts,
+    HeaderStyle, ListOptions, NewQueue, Queue, QueueConfigPatch, QueueMode, RateLimitsPatch,
+    RetryConfigPatch, TargetSpec, TaskCounts,
 };
 use std::time::Duration;
 
@@ -78,6 +78,13 @@ struct CreateArgs {
     /// X-CloudTasks-* headers).
     #[arg(long, value_parser = parse_task_header_style)]
     header_style: Option<HeaderStyle>,
+    /// `push` (default): Idem delivers each task to its target; `pull`:
+    /// workers claim the tasks (`idem task claim`). Fixed at creation.
+    #[arg(long, value_parser = parse_mode)]
+    mode: Option<QueueMode>,
+    /// Pull queues: only a person's key may complete or fail their tasks.
+    #[arg(long)]
+    person_only: bool,
 }
 
 #[derive(Args, Debug)]
@@ -95,6 +102,10 @@ pub fn parse_task_header_style(s: &str) -> Result<HeaderStyle, String> {
         Some(style @ (HeaderStyle::Idem | HeaderStyle::CloudTasks)) => Ok(style),
         _ => Err("must be one of idem, cloud_tasks".to_string()),
     }
+}
+
+fn parse_mode(s: &str) -> Result<QueueMode, String> {
+    QueueMode::parse(s).ok_or_else(|| "must be push or pull".to_string())
 }
 
 /// How retries are spaced: flags shared by queues and jobs.
@@ -174,6 +185,8 @@ impl CreateArgs {
         Ok(NewQueue {
             name: self.name.clone(),
             config: QueueConfigPatch {
+                mode: self.mode,
+                person_only: self.person_only.then_some(true),
                 rate_limits: (rate != RateLimitsPatch::default()).then_some(rate),
                 retry_config: (!retry.is_empty()).then_some(retry),
                 dispatch_deadline_s,
@@ -218,6 +231,14 @@ fn show_queue(q: &Queue) {
     fields(&[
         ("name", q.name.clone()),
         ("state", q.state.as_str().into()),
+        (
+            "mode",
+            if q.person_only {
+                format!("{} (person-only)", q.mode.as_str())
+            } else {
+                q.mode.as_str().into()
+            },
+        ),
         (
             "rate limits",
             format!(

@@ -8,9 +8,9 @@ use super::{
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    Attempt, BatchOptions, BatchResult, Body, CreateOptions, CreateTask, NewTarget, NewTask,
-    RedriveOptions, RetryConfigPatch, Target, Task, TaskFilter, TaskState, Timestamp, Upload,
-    new_idempotency_key,
+    Attempt, BatchOptions, BatchResult, Body, ClaimOptions, CreateOptions, CreateTask, NewTarget,
+    NewTask, Payload, RedriveOptions, RetryConfigPatch, Target, Task, TaskFilter, TaskState,
+    Timestamp, Upload, new_idempotency_key,
 };
 use std::time::Duration;
 
@@ -69,6 +69,63 @@ enum TaskCommand {
     /// at most 1000 tasks as it takes; only tasks that ended before the
     /// command started, so that one failing again is not redriven twice.
     RedriveAll(RedriveAllArgs),
+    /// Pull queues: lease due tasks, in schedule order. Prints each task's
+    /// ID, its attempt ID (which complete, fail, release and heartbeat
+    /// name) and its payload; nothing when none came within --wait.
+    Claim {
+        queue: String,
+        /// Most tasks to take (1-100).
+        #[arg(long, default_value_t = 1)]
+        max_tasks: u32,
+        /// Wait this long (at most 30s) for a task when none is due.
+        #[arg(long, value_parser = parse_duration)]
+        wait: Option<Duration>,
+        /// How long each lease lasts unless extended (`60s`, 1s-1h).
+        #[arg(long, value_parser = parse_duration)]
+        lease: Option<Duration>,
+        /// Only tasks with this tag.
+        #[arg(long)]
+        tag: Option<String>,
+    },
+    /// Pull queues: extend a lease.
+    Heartbeat {
+        queue: String,
+        task_id: String,
+        #[arg(long)]
+        attempt_id: String,
+        /// The lease then ends this long from now (`60s`).
+        #[arg(long, value_parser = parse_duration)]
+        lease: Option<Duration>,
+    },
+    /// Pull queues: end a leased task succeeded.
+    Complete {
+        queue: String,
+        task_id: String,
+        #[arg(long)]
+        attempt_id: String,
+        /// The result to record, as JSON text (at most 64 KiB).
+        #[arg(long)]
+        result: Option<String>,
+    },
+    /// Pull queues: fail a leased attempt; the retry policy decides what
+    /// follows.
+    Fail {
+        queue: String,
+        task_id: String,
+        #[arg(long)]
+        attempt_id: String,
+        /// Why it failed.
+        #[arg(long, default_value = "")]
+        error: String,
+    },
+    /// Pull queues: give a leased task back, due now (the attempt does not
+    /// count).
+    Release {
+        queue: String,
+        task_id: String,
+        #[arg(long)]
+        attempt_id: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -135,18 +192,22 @@ struct CreateArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = [
         "url", "method", "headers", "body", "body_file", "body_json", "schedule_time",
         "task_id", "dispatch_deadline", "max_attempts", "wait", "on_success", "on_failure",
-        "header_style",
+        "header_style", "tag",
     ])]
     from_file: Option<String>,
     /// With --from-file: each batch of 1000 is created whole or not at all.
     #[arg(long, requires = "from_file")]
     atomic: bool,
+    /// A pull queue's task: a tag claims may filter on.
+    #[arg(long)]
+    tag: Option<String>,
 }
 
 /// The HTTP request a task or a job's runs deliver.
 #[derive(Args, Debug)]
 pub struct TargetArgs {
-    /// Where to deliver (http or https); required.
+    /// Where to deliver (http or https). A task without one is a pull
+    /// queue's: its body is then the payload workers claim.
     #[arg(long)]
     url: Option<String>,
     /// HTTP method of the delivery (default POST).
@@ -190,7 +251,14 @@ impl TargetArgs {
         for (name, value) in &self.headers {
             target = target.header(name, value);
         }
-        target.body = if let Some(text) = &self.body {
+        target.body = self.body()?;
+        Ok(target)
+    }
+
+    /// The body given, if any; a --body-file is read here and becomes an
+    /// upload.
+    fn body(&self) -> anyhow::Result<Option<Body>> {
+        Ok(if let Some(text) = &self.body {
             Some(Body::Text(text.clone()))
         } else if let Some(json) = &self.body_json {
             Some(Body::json_text(json.clone()).map_err(|e| Usage(format!("--body-json: {e}")))?)
@@ -209,8 +277,7 @@ impl TargetArgs {
             }))
         } else {
             None
-        };
-        Ok(target)
+        })
     }
 }
 
@@ -259,7 +326,17 @@ pub fn parse_time(s: &str) -> Result<Timestamp, String> {
 
 impl CreateArgs {
     fn task(&self) -> anyhow::Result<NewTask> {
-        let mut task = NewTask::new(self.target.target()?);
+        let mut task = if self.target.url.is_some() {
+            if self.tag.is_some() {
+                return Err(
+                    Usage("--tag is for a pull queue's task, which has no --url".into()).into(),
+                );
+            }
+            NewTask::new(self.target.target()?)
+        } else {
+            NewTask::work(self.target.body()?)
+        };
+        task.tag = self.tag.clone();
         task.on_success = self.on_success.clone().map(NewTarget::new);
         task.on_failure = self.on_failure.clone().map(NewTarget::new);
         task.task_id = self.task_id.clone();
@@ -298,6 +375,19 @@ pub fn describe_body(target: &Target) -> String {
     }
 }
 
+/// A pull task's payload, for a `body:` line.
+pub fn describe_payload(p: &Payload) -> String {
+    if let Some(b) = &p.body {
+        b.clone()
+    } else if let Some(j) = &p.json {
+        j.get().to_string()
+    } else if let Some(b) = &p.body_base64 {
+        format!("base64 {b}")
+    } else {
+        "-".into()
+    }
+}
+
 /// A target's method and URL, for tables.
 pub fn describe_target(target: &Target) -> String {
     format!("{} {}", target.method, target.url)
@@ -308,8 +398,29 @@ fn show_task(t: &Task) {
         ("task", t.task_id.clone()),
         ("queue", t.queue.clone()),
         ("state", t.state.as_str().into()),
-        ("target", describe_target(&t.target)),
-        ("body", describe_body(&t.target)),
+        (
+            "target",
+            t.target.as_ref().map_or("-".into(), describe_target),
+        ),
+        (
+            "body",
+            match (&t.target, &t.payload) {
+                (Some(target), _) => describe_body(target),
+                (None, Some(p)) => describe_payload(p),
+                (None, None) => "-".into(),
+            },
+        ),
+        ("tag", or_dash(t.tag.as_deref())),
+        (
+            "lease",
+            t.lease.as_ref().map_or("-".into(), |l| {
+                format!(
+                    "{} held by {} until {}",
+                    l.attempt_id, l.claimant, l.lease_expires_at
+                )
+            }),
+        ),
+        ("result", or_dash(t.result.as_ref().map(|r| r.get()))),
         ("schedule time", t.schedule_time.to_string()),
         ("attempts", t.attempt_count.to_string()),
         ("last attempt", last_status(t.last_attempt.as_ref())),
@@ -475,7 +586,7 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
                             t.attempt_count.to_string(),
                             last_status(t.last_attempt.as_ref()),
                             t.schedule_time.to_string(),
-                            describe_target(&t.target),
+                            t.target.as_ref().map_or("-".into(), describe_target),
                         ]
                     })
                     .collect();
@@ -545,6 +656,73 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
             cx.show(&c.redrive_task(&queue, &task_id).await?, show_task)
         }
         TaskCommand::RedriveAll(args) => redrive_all(&cx, args).await,
+        TaskCommand::Claim {
+            queue,
+            max_tasks,
+            wait,
+            lease,
+            tag,
+        } => {
+            let options = ClaimOptions {
+                max_tasks,
+                wait: wait.unwrap_or_default(),
+                lease: lease.unwrap_or(Duration::from_secs(60)),
+                tag,
+            };
+            cx.show(&c.claim_tasks(&queue, &options).await?, |claimed| {
+                for t in &claimed.tasks {
+                    let attempt_id = t.lease.as_ref().map_or("-", |l| l.attempt_id.as_str());
+                    let payload = t.payload.as_ref().map_or("-".into(), describe_payload);
+                    println!("{}\t{attempt_id}\t{payload}", t.task_id);
+                }
+            })
+        }
+        TaskCommand::Heartbeat {
+            queue,
+            task_id,
+            attempt_id,
+            lease,
+        } => {
+            let lease = lease.unwrap_or(Duration::from_secs(60));
+            let answer = c
+                .heartbeat_task(&queue, &task_id, &attempt_id, lease)
+                .await?;
+            cx.show(&answer, show_task)
+        }
+        TaskCommand::Complete {
+            queue,
+            task_id,
+            attempt_id,
+            result,
+        } => {
+            let result = result
+                .map(|r| {
+                    serde_json::value::RawValue::from_string(r)
+                        .map_err(|e| Usage(format!("--result is not JSON: {e}")))
+                })
+                .transpose()?;
+            let answer = c
+                .complete_task(&queue, &task_id, &attempt_id, result)
+                .await?;
+            cx.show(&answer, show_task)
+        }
+        TaskCommand::Fail {
+            queue,
+            task_id,
+            attempt_id,
+            error,
+        } => cx.show(
+            &c.fail_task(&queue, &task_id, &attempt_id, &error).await?,
+            show_task,
+        ),
+        TaskCommand::Release {
+            queue,
+            task_id,
+            attempt_id,
+        } => cx.show(
+            &c.release_task(&queue, &task_id, &attempt_id).await?,
+            show_task,
+        ),
     }
 }
 

@@ -111,13 +111,18 @@ async fn task_routes() {
         (t.task_id.as_str(), t.state),
         ("pay-1", TaskState::Scheduled)
     );
-    assert_eq!(t.target.method, "PUT");
+    assert_eq!(t.target.as_ref().unwrap().method, "PUT");
     assert_eq!(
-        t.target.json.as_ref().unwrap().get(),
+        t.target.as_ref().unwrap().json.as_ref().unwrap().get(),
         r#"{"amount": 100.0}"#
     );
     assert_eq!(
-        t.target.headers.get("X-Trace").map(String::as_str),
+        t.target
+            .as_ref()
+            .unwrap()
+            .headers
+            .get("X-Trace")
+            .map(String::as_str),
         Some("t1")
     );
 
@@ -212,9 +217,17 @@ async fn uploads_are_sent_as_multipart_and_become_the_body() {
         .task_id("img")
         .schedule_time(in_an_hour());
     let t = c.create_task(&queue, &task).await.unwrap().value;
-    assert_eq!(t.target.body_base64.as_deref(), Some("AAEC//4A"));
     assert_eq!(
-        t.target.headers.get("Content-Type").map(String::as_str),
+        t.target.as_ref().unwrap().body_base64.as_deref(),
+        Some("AAEC//4A")
+    );
+    assert_eq!(
+        t.target
+            .as_ref()
+            .unwrap()
+            .headers
+            .get("Content-Type")
+            .map(String::as_str),
         Some("image/png")
     );
 }

@@ -159,7 +159,12 @@ async fn lost_answer_of_an_upload_is_retried_with_the_same_key() {
         .value;
     assert_eq!(tasks.items.len(), 1);
     assert_eq!(
-        tasks.items[0].target.body_base64.as_deref(),
+        tasks.items[0]
+            .target
+            .as_ref()
+            .unwrap()
+            .body_base64
+            .as_deref(),
         Some("AAEC/w==")
     );
 }

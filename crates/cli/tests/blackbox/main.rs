@@ -32,6 +32,7 @@ mod lockout;
 mod logs;
 mod metrics;
 mod oidc;
+mod pull;
 mod queue_stats;
 mod queues;
 mod redrive;

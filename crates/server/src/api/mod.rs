@@ -14,6 +14,7 @@ mod tasks;
 mod tenancy;
 pub mod views;
 mod webhooks;
+mod work;
 
 use crate::App;
 use axum::Router;
@@ -283,6 +284,92 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 request: Some("RedriveTasks"), response: (OK, Some("RedriveView")))
             },
             post(tasks::redrive_many),
+        ),
+        (
+            Operation {
+                request_optional: true,
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/queues/{queue}/tasks:claim", "claimTasks", "Pull queues: lease up to max_tasks due tasks in schedule order, waiting up to wait_ms for one (writer; Idempotency-Key is ignored)", idempotent: false,
+                request: Some("ClaimTasks"), response: (OK, Some("ClaimedTasks")))
+            },
+            post(work::claim_many),
+        ),
+        (
+            Operation {
+                request_optional: true,
+                problems: &[
+                    ProblemCode::WorkAlreadyClaimed,
+                    ProblemCode::FailedPrecondition,
+                ],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/claim", "claimTask", "Pull queues: lease one task; 409 WORK_ALREADY_CLAIMED if it is leased, to the caller too (writer)", idempotent: false,
+                request: Some("ClaimTask"), response: (OK, Some("TaskView")))
+            },
+            post(work::claim),
+        ),
+        (
+            Operation {
+                request_optional: false,
+                problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/heartbeat", "heartbeatTask", "Pull queues: extend the lease attempt_id names; 409 LEASE_LOST if it is not the current one (writer)", idempotent: false,
+                request: Some("Heartbeat"), response: (OK, Some("TaskView")))
+            },
+            post(work::heartbeat),
+        ),
+        (
+            Operation {
+                request_optional: false,
+                problems: &[
+                    ProblemCode::LeaseLost,
+                    ProblemCode::UserIdentityRequired,
+                    ProblemCode::FailedPrecondition,
+                ],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/complete", "completeTask", "Pull queues: end the leased task succeeded, with an optional result (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false,
+                request: Some("CompleteTask"), response: (OK, Some("TaskView")))
+            },
+            post(work::complete),
+        ),
+        (
+            Operation {
+                request_optional: false,
+                problems: &[
+                    ProblemCode::LeaseLost,
+                    ProblemCode::UserIdentityRequired,
+                    ProblemCode::FailedPrecondition,
+                ],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/fail", "failTask", "Pull queues: fail the leased attempt; the retry policy queues the task again or fails it (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false,
+                request: Some("FailTask"), response: (OK, Some("TaskView")))
+            },
+            post(work::fail),
+        ),
+        (
+            Operation {
+                request_optional: false,
+                problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/release", "releaseTask", "Pull queues: give the leased task back, due now; the attempt does not count (writer)", idempotent: false,
+                request: Some("ReleaseTask"), response: (OK, Some("TaskView")))
+            },
+            post(work::release),
+        ),
+        (
+            Operation {
+                request_optional: false,
+                problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/reassign", "reassignTask", "Pull queues: hand the lease, same attempt_id and a fresh term, to another principal (its holder or an admin)", idempotent: false,
+                request: Some("ReassignTask"), response: (OK, Some("TaskView")))
+            },
+            post(work::reassign),
+        ),
+        (
+            Operation {
+                request_optional: false,
+                problems: &[
+                    ProblemCode::WorkAlreadyClaimed,
+                    ProblemCode::FailedPrecondition,
+                ],
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/assign", "assignTask", "Pull queues: lease a task nobody holds to a principal; 409 WORK_ALREADY_CLAIMED if leased (admin)", idempotent: false,
+                request: Some("AssignTask"), response: (OK, Some("TaskView")))
+            },
+            post(work::assign),
         ),
         (
             Operation {

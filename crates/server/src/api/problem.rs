@@ -139,6 +139,20 @@ impl From<StoreError> for Problem {
                 Problem::new(ProblemCode::FailedPrecondition, msg)
             }
             StoreError::Stale(msg) => Problem::new(ProblemCode::StaleVersion, msg),
+            StoreError::WorkClaimed {
+                task_id,
+                claimant,
+                lease_expires_at,
+            } => Problem::new(
+                ProblemCode::WorkAlreadyClaimed,
+                format!("task '{task_id}' is claimed by '{claimant}' until {lease_expires_at}"),
+            )
+            .with_extensions(json!({
+                "claim": {"claimant": claimant, "lease_expires_at": lease_expires_at}
+            })),
+            StoreError::LeaseLost(msg) => Problem::new(ProblemCode::LeaseLost, msg),
+            StoreError::PermissionDenied(msg) => Problem::new(ProblemCode::PermissionDenied, msg),
+            StoreError::PersonRequired(msg) => Problem::new(ProblemCode::UserIdentityRequired, msg),
             StoreError::KeyLost(msg) => {
                 let mut p = Problem::new(ProblemCode::IdempotencyKeyInProgress, msg);
                 p.retry_after = Some(1);

@@ -27,7 +27,7 @@ pub async fn create(
     }
     let patch = req.config();
     check_callback_addresses(&app, &patch, &mut errors);
-    let config = match QueueConfig::default().apply(&patch) {
+    let config = match QueueConfig::new(&patch) {
         Ok(c) => Some(c),
         Err(e) => {
             errors.0.extend(e.0);

@@ -214,20 +214,36 @@ async fn read_create(app: &App, req: Request) -> ApiResult<CreateTask> {
         task.task_id = task_id_part;
     }
     if let Some((bytes, content_type)) = body {
-        let t = &task.target;
-        if t.body.is_some() || t.body_base64.is_some() || t.json.is_some() {
-            return Err(Problem::field(
-                "target.body",
-                "give the body either in the 'body' part or in the task, not both",
-            ));
-        }
         use base64::Engine;
-        task.target.body_base64 = Some(base64::engine::general_purpose::STANDARD.encode(&bytes));
-        if let Some(ct) = content_type {
-            task.target
-                .headers
-                .retain(|k, _| !k.eq_ignore_ascii_case("content-type"));
-            task.target.headers.insert("Content-Type".into(), ct);
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        match &mut task.target {
+            Some(target) => {
+                if target.body.is_some() || target.body_base64.is_some() || target.json.is_some() {
+                    return Err(Problem::field(
+                        "target.body",
+                        "give the body either in the 'body' part or in the task, not both",
+                    ));
+                }
+                target.body_base64 = Some(encoded);
+                if let Some(ct) = content_type {
+                    target
+                        .headers
+                        .retain(|k, _| !k.eq_ignore_ascii_case("content-type"));
+                    target.headers.insert("Content-Type".into(), ct);
+                }
+            }
+            // A pull task: the part is its payload.
+            None => {
+                let payload = task.payload.get_or_insert_default();
+                if payload.body.is_some() || payload.body_base64.is_some() || payload.json.is_some()
+                {
+                    return Err(Problem::field(
+                        "payload.body",
+                        "give the payload either in the 'body' part or in the task, not both",
+                    ));
+                }
+                payload.body_base64 = Some(encoded);
+            }
         }
     }
     Ok(task)
@@ -251,11 +267,41 @@ pub(super) fn resolve_create(
         errors.0.push(e);
     }
     validate_dispatch_deadline(body.dispatch_deadline_s, &mut errors);
-    app.options
-        .target_policy
-        .check_target_url("target.url", &body.target.url, &mut errors);
     idem_core::task::validate_schedule_time(body.schedule_time, app.clock.now(), &mut errors);
-    let target = std::mem::take(&mut body.target).resolve("target", &mut errors);
+    // No target makes a pull queue's task, which carries a payload and may
+    // carry a tag; the store checks the queue's mode agrees.
+    let pull = body.target.is_none();
+    let target = match body.target.take() {
+        Some(spec) => {
+            app.options
+                .target_policy
+                .check_target_url("target.url", &spec.url, &mut errors);
+            for (field, given) in [
+                ("payload", body.payload.is_some()),
+                ("tag", body.tag.is_some()),
+            ] {
+                if given {
+                    errors.push(
+                        field,
+                        "only a pull queue's task carries one; a push task's body is in its target",
+                    );
+                }
+            }
+            spec.resolve("target", &mut errors)
+        }
+        None => {
+            if let Some(tag) = &body.tag
+                && let Err(e) = idem_core::names::check_identifier("tag", tag, 100)
+            {
+                errors.0.push(e);
+            }
+            let payload = body
+                .payload
+                .take()
+                .and_then(|p| p.resolve("payload", &mut errors));
+            Some(idem_core::task::Target::payload(payload))
+        }
+    };
     let mut callback = |spec: Option<TargetSpec>, field: &str| {
         let spec = spec?;
         app.options
@@ -284,6 +330,8 @@ pub(super) fn resolve_create(
         retry_config: body.retry_config.unwrap_or_default(),
         callbacks,
         header_style: body.header_style,
+        pull,
+        tag: body.tag.take(),
     })
 }
 

@@ -20,6 +20,8 @@ pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
     api::Queue {
         name: q.name,
         state: q.state,
+        mode: q.config.mode,
+        person_only: q.config.person_only,
         rate_limits: q.config.rate_limits,
         retry_config: q.config.retry_config,
         dispatch_deadline_s: q.config.dispatch_deadline_s,
@@ -52,11 +54,29 @@ pub fn target(t: Target) -> api::Target {
 }
 
 pub fn task(t: Task, now: Timestamp) -> api::Task {
+    let state = t.state(now);
+    // A pull task keeps its payload where a push task keeps its target.
+    let (target_view, payload) = if t.is_pull() {
+        let payload = t.target.body.is_some().then(|| target(t.target).into());
+        (None, payload)
+    } else {
+        (Some(target(t.target)), None)
+    };
     api::Task {
-        state: t.state(now),
+        state,
         task_id: t.task_id,
         queue: t.queue,
-        target: target(t.target),
+        target: target_view,
+        payload,
+        tag: t.tag,
+        lease: t.lease.map(|l| api::Lease {
+            attempt_id: l.attempt_id,
+            claimant: l.claimant,
+            lease_expires_at: l.lease_expires_at,
+        }),
+        result: t
+            .result
+            .and_then(|r| serde_json::value::RawValue::from_string(r).ok()),
         schedule_time: t.schedule_time,
         dispatch_deadline_s: t.dispatch_deadline_s,
         retry_config: t.retry_config,

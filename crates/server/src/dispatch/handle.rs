@@ -18,6 +18,8 @@ pub struct Handle {
     /// Wakes the task that tells other nodes (see `signals`).
     pub(super) remote_work: Notify,
     finished: broadcast::Sender<TaskFinished>,
+    /// Wakes the claims of pull workers waiting for work (`wait_ms`).
+    pull_work: Notify,
     /// This node's attempts, for a cancel to abort.
     pub(super) in_flight: Arc<InFlight>,
 }
@@ -28,6 +30,7 @@ impl Default for Handle {
             local_work: Notify::new(),
             remote_work: Notify::new(),
             finished: broadcast::channel(4096).0,
+            pull_work: Notify::new(),
             in_flight: Arc::default(),
         }
     }
@@ -40,6 +43,21 @@ impl Handle {
         metrics::counter!("idem_dispatch_wakeups_total").increment(1);
         self.local_work.notify_one();
         self.remote_work.notify_one();
+        self.pull_work.notify_waiters();
+    }
+
+    /// Work may have come from another node: wakes this node's loop and
+    /// its waiting pull claims.
+    pub(super) fn remote_work_arrived(&self) {
+        self.local_work.notify_one();
+        self.pull_work.notify_waiters();
+    }
+
+    /// Resolves at the next [`Handle::work_available`] (here or, on
+    /// PostgreSQL, on any node) after it is enabled: a waiting pull claim
+    /// enables it before it looks, so that no wake-up falls between.
+    pub fn pull_work(&self) -> tokio::sync::futures::Notified<'_> {
+        self.pull_work.notified()
     }
 
     /// Tasks were created (`earliest`: the soonest any of them is due):
@@ -161,7 +179,7 @@ impl Handle {
     }
 
     /// Announces a task's new state to subscribers, if it is final.
-    pub(super) fn publish(&self, finished: TaskFinished) {
+    pub fn publish(&self, finished: TaskFinished) {
         if finished.is_final() {
             // No subscriber is not an error: nobody is waiting.
             let _ = self.finished.send(finished);

@@ -27,9 +27,9 @@ pub(super) async fn spawn(app: &Arc<App>) -> Vec<tokio::task::JoinHandle<()>> {
         tokio::spawn(async move {
             while let Some(signal) = signals.recv().await {
                 match signal {
-                    DispatchSignal::Work => app.dispatch.local_work.notify_one(),
+                    DispatchSignal::Work => app.dispatch.remote_work_arrived(),
                     DispatchSignal::Listening => {
-                        app.dispatch.local_work.notify_one();
+                        app.dispatch.remote_work_arrived();
                         // A cancel of one of our attempts may have been
                         // missed: ask the store, off this loop.
                         let app = app.clone();

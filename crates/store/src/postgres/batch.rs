@@ -507,6 +507,8 @@ mod tests {
             dispatch_deadline_s: None,
             retry_config: RetryConfigPatch::default(),
             completion: None,
+            pull: false,
+            tag: None,
             callbacks: Default::default(),
         }
     }

@@ -211,7 +211,7 @@ async fn claim<C: GenericClient>(
     let candidates = c
         .query(
             "SELECT q.org, q.name FROM queues q \
-             WHERE q.state = 'running' AND EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org \
+             WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org \
              AND t.queue = q.name AND t.status = 'pending' AND t.next_attempt_at <= $1) \
              ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
             &args![now],

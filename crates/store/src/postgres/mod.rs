@@ -43,6 +43,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/009_queue_stats.sql"),
     include_str!("migrations/010_person_admins.sql"),
     include_str!("migrations/011_oidc_keys.sql"),
+    include_str!("migrations/012_pull_queues.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
@@ -300,6 +301,9 @@ impl PostgresStore {
     fn dispatched_in_memory(&self, _org: &str, _queue: &str) -> Option<u64> {
         None
     }
+
+    /// A trigger counts the attempts a claim started.
+    fn record_dispatched(&self, _org: &str, _queue: &str, _n: u64) {}
 
     /// Runs `body` on a pooled connection, outside a transaction.
     async fn read<T>(

@@ -185,6 +185,11 @@ impl PostgresStore {
             return Ok(Fast::Fallback { uid: None });
         };
         let mut ins = TaskInsert::resolve(p, &config, now)?;
+        // The one-statement creates have no tag column: a tagged (pull)
+        // task takes the transactional path.
+        if p.tag.is_some() {
+            return Ok(Fast::Fallback { uid: None });
+        }
         if let Some(k) = key {
             let client = self.pool.get().await?;
             let expires_at = now.saturating_add(micros(k.retain_for));
@@ -297,6 +302,22 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
     } else {
         batch::insert(c.0, &rows.iter().collect::<Vec<_>>()).await?
     };
+    // The set-based insert has no tag column: the tagged (pull) tasks it
+    // inserted get theirs in one more statement, only when there are any.
+    let (tag_uids, tags): (Vec<&str>, Vec<&str>) = resolved
+        .iter()
+        .filter(|(_, _, ins)| inserted.contains(&ins.uid))
+        .filter_map(|(_, p, ins)| Some((ins.uid.as_str(), p.tag.as_deref()?)))
+        .unzip();
+    if !tag_uids.is_empty() {
+        let stmt =
+            c.0.prepare_cached(
+                "UPDATE tasks SET tag = x.tag FROM unnest($1::text[], $2::text[]) AS x(uid, tag) \
+                 WHERE tasks.uid = x.uid",
+            )
+            .await?;
+        c.0.execute(&stmt, &[&tag_uids, &tags]).await?;
+    }
     let taken: Vec<(&str, &str, &str)> = resolved
         .iter()
         .filter(|(_, _, ins)| !inserted.contains(&ins.uid))

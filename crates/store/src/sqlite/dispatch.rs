@@ -94,7 +94,7 @@ async fn claim(
     let queues = c
         .query(
             "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at \
-             FROM queues q WHERE q.state = 'running' AND EXISTS (SELECT 1 FROM tasks t \
+             FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t \
              WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
              AND t.next_attempt_at <= $1) \
              ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",

@@ -100,6 +100,14 @@ impl SqliteStore {
         Some(self.inner.dispatched.last_minute(org, queue, now))
     }
 
+    /// Counts attempts a worker's claim started.
+    fn record_dispatched(&self, org: &str, queue: &str, n: u64) {
+        if n > 0 {
+            let now = idem_core::clock::to_micros(self.now());
+            self.inner.dispatched.record(org, queue, now, n);
+        }
+    }
+
     /// Runs `body` on the writer thread, in the transaction of its batch
     /// (a savepoint of its own), and completes the Idempotency-Key record
     /// `key` in it: the record commits with the effect or neither does,
@@ -212,6 +220,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/009_queue_stats.sql"),
     include_str!("migrations/010_person_admins.sql"),
     include_str!("migrations/011_oidc_keys.sql"),
+    include_str!("migrations/012_pull_queues.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

@@ -107,6 +107,8 @@ pub(crate) struct NextState {
     pub finished_at: Option<i64>,
     pub dedup_expires_at: Option<i64>,
     pub attempt: Attempt,
+    /// What a pull task's worker reported on completing it (JSON text).
+    pub result: Option<String>,
 }
 
 impl RunningRow {
@@ -146,6 +148,7 @@ impl RunningRow {
                         finished_at: None,
                         dedup_expires_at: None,
                         attempt: self.attempt(result, now),
+                        result: None,
                     };
                 }
             }
@@ -157,10 +160,11 @@ impl RunningRow {
             finished_at: Some(now),
             dedup_expires_at: Some(now.saturating_add(window)),
             attempt: self.attempt(result, now),
+            result: None,
         }
     }
 
-    fn attempt(&self, result: &AttemptResult, now: i64) -> Attempt {
+    pub(crate) fn attempt(&self, result: &AttemptResult, now: i64) -> Attempt {
         Attempt {
             attempt: self.attempt_count,
             started_at: from_micros(self.started_at.unwrap_or(now)),
@@ -357,14 +361,24 @@ pub(crate) async fn leases_lost<C: Conn>(
 }
 
 /// Records the attempt and moves the task on; the caller checked the lease
-/// (under a row lock, on PostgreSQL). The two statements are pipelined.
+/// (under a row lock, on PostgreSQL).
 async fn apply<C: Conn>(
     c: &C,
     now: i64,
     row: &RunningRow,
     result: &AttemptResult,
 ) -> Result<TaskFinished> {
-    let next = row.outcome(result, now);
+    apply_next(c, now, row, row.outcome(result, now)).await
+}
+
+/// Writes the state an attempt's end decided, and raises the events of a
+/// final state in the same transaction. The two statements are pipelined.
+pub(crate) async fn apply_next<C: Conn>(
+    c: &C,
+    now: i64,
+    row: &RunningRow,
+    next: NextState,
+) -> Result<TaskFinished> {
     let attempt_json = rows::to_json(&next.attempt);
     let task_args = args![
         next.status.as_str(),
@@ -372,12 +386,13 @@ async fn apply<C: Conn>(
         next.finished_at,
         next.dedup_expires_at,
         &attempt_json,
+        &next.result,
         &row.uid,
     ];
     let task = c.execute(
         "UPDATE tasks SET status = $1, next_attempt_at = COALESCE($2, next_attempt_at), \
-         finished_at = $3, dedup_expires_at = $4, lease_expires_at = NULL, last_attempt = $5 \
-         WHERE uid = $6",
+         finished_at = $3, dedup_expires_at = $4, lease_expires_at = NULL, last_attempt = $5, \
+         result = COALESCE($6, result) WHERE uid = $7",
         &task_args,
     );
     let attempt_args = args![
@@ -587,7 +602,7 @@ impl Claim {
         let next_due = c.query_opt(
             "SELECT t.next_attempt_at FROM tasks t WHERE t.status = 'pending' \
              AND t.next_attempt_at > $1 AND EXISTS (SELECT 1 FROM queues q \
-             WHERE q.org = t.org AND q.name = t.queue AND q.state = 'running') \
+             WHERE q.org = t.org AND q.name = t.queue AND q.state = 'running' AND q.mode = 'push') \
              ORDER BY t.next_attempt_at LIMIT 1",
             &now_arg,
             |r| r.i64(0),

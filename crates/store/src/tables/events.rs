@@ -206,13 +206,30 @@ fn event_body(org: &str, event: EventType, task: Task) -> Result<(String, Vec<u8
     Ok((key, body.into_bytes()))
 }
 
-/// A final task as the API shows it.
+/// A final task as the API shows it: a pull task with its payload, tag
+/// and result in place of a target.
 fn task_view(t: Task) -> idem_api::Task {
+    let state = t.state(t.finished_at.unwrap_or(t.created_at));
+    let (target, payload) = if t.is_pull() {
+        let payload = t.target.body.is_some().then(|| {
+            let view: idem_api::Target = t.target.into();
+            view.into()
+        });
+        (None, payload)
+    } else {
+        (Some(t.target.into()), None)
+    };
     idem_api::Task {
-        state: t.state(t.finished_at.unwrap_or(t.created_at)),
+        state,
         task_id: t.task_id,
         queue: t.queue,
-        target: t.target.into(),
+        target,
+        payload,
+        tag: t.tag,
+        lease: None,
+        result: t
+            .result
+            .and_then(|r| serde_json::value::RawValue::from_string(r).ok()),
         schedule_time: t.schedule_time,
         dispatch_deadline_s: t.dispatch_deadline_s,
         retry_config: t.retry_config,

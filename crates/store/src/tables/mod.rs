@@ -11,6 +11,7 @@ pub(crate) mod queues;
 pub(crate) mod stats;
 pub(crate) mod tasks;
 pub(crate) mod tenancy;
+pub(crate) mod work;
 
 use crate::Error;
 use crate::driver::{Conn, args};

@@ -27,17 +27,20 @@ pub(crate) async fn create<C: Conn>(
     );
     within_quota(c, quotas, Quota::Queues, org, &count).await?;
     let sql = format!(
-        "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
-         VALUES ($1, $2, 'running', $3, $4, $4) ON CONFLICT DO NOTHING RETURNING {}",
+        "INSERT INTO queues (org, name, state, config, created_at, updated_at, mode) \
+         VALUES ($1, $2, 'running', $3, $4, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
         rows::QUEUE_COLUMNS
     );
+    let mode = config.mode.as_str();
     let config = rows::to_json(config);
-    c.query_opt(&sql, &args![org, name, &config, now], |r| rows::queue(r))
-        .await?
-        .ok_or_else(|| Error::AlreadyExists {
-            kind: "queue",
-            id: name.to_string(),
-        })
+    c.query_opt(&sql, &args![org, name, &config, now, mode], |r| {
+        rows::queue(r)
+    })
+    .await?
+    .ok_or_else(|| Error::AlreadyExists {
+        kind: "queue",
+        id: name.to_string(),
+    })
 }
 
 /// The queue, read under the row lock `lock` names (PostgreSQL only).

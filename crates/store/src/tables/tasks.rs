@@ -11,7 +11,7 @@ use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::job::HeaderStyle;
-use idem_core::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S, QueueConfig, RetryConfig};
+use idem_core::queue::{MAX_DEADLINE_S, MIN_DEADLINE_S, QueueConfig, QueueMode, RetryConfig};
 use idem_core::task::TaskState;
 
 /// A create request resolved against its queue, as column values.
@@ -33,6 +33,24 @@ impl TaskInsert {
     /// result: the task carries the policy it was accepted with.
     pub(crate) fn resolve(p: &TaskCreate, queue: &QueueConfig, now: i64) -> Result<TaskInsert> {
         let mut errors = FieldErrors::new();
+        match (queue.mode, p.pull) {
+            (QueueMode::Pull, false) => errors.push(
+                "target",
+                format!(
+                    "queue '{}' is a pull queue: its tasks have no target; \
+                     give the work in 'payload'",
+                    p.queue
+                ),
+            ),
+            (QueueMode::Push, true) => errors.push(
+                "target",
+                format!(
+                    "is required: queue '{}' is a push queue, which delivers each task to its target",
+                    p.queue
+                ),
+            ),
+            _ => {}
+        }
         let retry = queue.retry_config.apply(&p.retry_config);
         retry.validate("retry_config", &mut errors);
         let deadline = p.dispatch_deadline_s.unwrap_or(queue.dispatch_deadline_s);
@@ -81,6 +99,9 @@ impl TaskInsert {
             dedup_expires_at: None,
             run: None,
             header_style: self.header_style,
+            tag: p.tag.clone(),
+            lease: None,
+            result: None,
         }
     }
 }
@@ -149,8 +170,8 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
 /// Inserts a task unless its ID is taken; a conflict changes no row.
 const SQL_INSERT_TASK: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at) \
-     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11) \
+     attempt_count, cancel_requested, created_at, tag) \
+     VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11, $12) \
      ON CONFLICT (org, queue, task_id) DO NOTHING";
 
 /// Cancels a pending task; a running or finished one is left to the
@@ -343,7 +364,8 @@ pub(crate) async fn insert_or_existing<C: Conn>(
     own_uid: Option<&str>,
     now: i64,
 ) -> Result<std::result::Result<Task, Task>> {
-    let params = insert_args(p, ins, now);
+    let mut params = insert_args(p, ins, now).to_vec();
+    params.extend(args![&p.tag]);
     for _ in 0..4 {
         if c.execute(SQL_INSERT_TASK, &params).await? == 1 {
             return Ok(Ok(ins.task(p, now)));

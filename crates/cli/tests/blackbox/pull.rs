@@ -1,0 +1,626 @@
+//! Pull queues (API.md §11): workers claim tasks and act on their leases;
+//! over HTTP, idem-client and the CLI, on both stores.
+
+use crate::harness::target::*;
+use crate::harness::{Server, unique};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+async fn pull_queue(s: &Server, name: &str, extra: Value) {
+    let mut body = json!({"name": name, "mode": "pull"});
+    body.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    s.create_queue_with(body).await;
+}
+
+fn work(id: &str) -> Value {
+    json!({"task_id": id, "payload": {"json": {"id": id}}})
+}
+
+async fn claim(s: &Server, queue: &str, body: Value) -> Vec<Value> {
+    s.post(&format!("/v1/queues/{queue}/tasks:claim"), body)
+        .await
+        .ok(200)
+        .json["tasks"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn attempt_id(task: &Value) -> String {
+    task["lease"]["attempt_id"].as_str().unwrap().to_string()
+}
+
+/// A principal of `kind` with `role`, and its key.
+async fn principal(s: &Server, kind: &str, role: &str) -> (String, String) {
+    let name = unique(kind);
+    s.post(
+        "/v1/principals",
+        json!({"name": name, "kind": kind, "role": role}),
+    )
+    .await
+    .ok(201);
+    let key = s
+        .post_empty(&format!("/v1/principals/{name}/keys"))
+        .await
+        .ok(201)
+        .json["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (name, key)
+}
+
+async fn pull_tasks_carry_a_payload_and_no_target(s: Server) {
+    pull_queue(&s, "work", json!({})).await;
+    let queue = s.get_queue("work").await;
+    assert_eq!(queue["mode"], "pull");
+    let patched = s.patch("/v1/queues/work", json!({"mode": "push"})).await;
+    patched.ok(400);
+    assert_eq!(patched.json["extensions"]["errors"][0]["field"], "mode");
+    let person_push = s
+        .post("/v1/queues", json!({"name": "p", "person_only": true}))
+        .await;
+    person_push.ok(400);
+    assert_eq!(
+        person_push.json["extensions"]["errors"][0]["field"],
+        "person_only"
+    );
+
+    let refused = s
+        .post(
+            "/v1/queues/work/tasks",
+            json!({"task_id": "t", "target": {"url": "http://127.0.0.1:9/"}}),
+        )
+        .await;
+    refused.ok(400);
+    assert_eq!(refused.json["extensions"]["errors"][0]["field"], "target");
+    s.create_queue("push").await;
+    let refused = s.post("/v1/queues/push/tasks", work("t")).await;
+    refused.ok(400);
+    assert_eq!(refused.json["extensions"]["errors"][0]["field"], "target");
+    assert_eq!(s.get("/v1/queues/push/tasks/t").await.status, 404);
+
+    let created = s
+        .create_task(
+            "work",
+            json!({"task_id": "t", "payload": {"json": {"n": 1.50}}, "tag": "red"}),
+        )
+        .await;
+    assert_eq!(created["target"], Value::Null);
+    assert_eq!(created["payload"]["json"], json!({"n": 1.50}));
+    assert_eq!(created["tag"], "red");
+    assert_eq!(created["state"], "queued");
+    let again = s.post("/v1/queues/work/tasks", work("t")).await;
+    again.ok(409);
+    assert_eq!(again.json["type"], "TASK_ALREADY_EXISTS");
+
+    // The push dispatcher never takes it: it waits for a worker.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(s.get_task("work", "t").await["state"], "queued");
+    assert!(claim(&s, "work", json!({"tag": "blue"})).await.is_empty());
+    let got = claim(&s, "work", json!({"tag": "red", "lease_s": 30})).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["state"], "running");
+    assert_eq!(got[0]["lease"]["claimant"], "admin");
+    assert_eq!(got[0]["attempt_count"], 1);
+}
+
+async fn claims_take_due_tasks_in_schedule_order_and_validate_their_bounds(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    for (id, offset) in [("c", -30), ("a", -10), ("b", -20), ("later", 3600)] {
+        let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(offset);
+        s.create_task(
+            "q",
+            json!({"task_id": id, "payload": {"body": id}, "schedule_time": at.to_string()}),
+        )
+        .await;
+    }
+    let got = claim(&s, "q", json!({"max_tasks": 100})).await;
+    let ids: Vec<&str> = got.iter().map(|t| t["task_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["c", "b", "a"]);
+    for bad in [
+        json!({"max_tasks": 0}),
+        json!({"max_tasks": 101}),
+        json!({"wait_ms": 30001}),
+        json!({"lease_s": 0}),
+        json!({"lease_s": 3601}),
+    ] {
+        let field = bad.as_object().unwrap().keys().next().unwrap().clone();
+        let r = s.post("/v1/queues/q/tasks:claim", bad).await;
+        r.ok(400);
+        assert_eq!(r.json["extensions"]["errors"][0]["field"], field.as_str());
+    }
+    assert_eq!(
+        s.post("/v1/queues/nope/tasks:claim", json!({}))
+            .await
+            .status,
+        404
+    );
+}
+
+async fn a_retried_claim_is_already_claimed_and_the_task_shows_its_holder(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    s.create_task("q", work("t")).await;
+    let first = s
+        .post("/v1/queues/q/tasks/t/claim", json!({"lease_s": 120}))
+        .await;
+    let first = first.ok(200).json.clone();
+    let again = s
+        .request(reqwest::Method::POST, "/v1/queues/q/tasks/t/claim")
+        .header("idempotency-key", "same-key")
+        .send()
+        .await;
+    again.ok(409);
+    assert_eq!(again.json["type"], "WORK_ALREADY_CLAIMED");
+    assert_eq!(again.json["extensions"]["claim"]["claimant"], "admin");
+    assert_eq!(
+        again.json["extensions"]["claim"]["lease_expires_at"],
+        first["lease"]["lease_expires_at"]
+    );
+    let read = s.get_task("q", "t").await;
+    assert_eq!(read["lease"], first["lease"]);
+    assert_eq!(read["state"], "running");
+    assert_eq!(read["attempt_count"], 1);
+}
+
+async fn heartbeat_release_reassign_assign_and_lost_leases(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    s.create_task("q", work("t")).await;
+    let (writer, writer_key) = principal(&s, "service", "writer").await;
+    let (other, other_key) = principal(&s, "service", "writer").await;
+    let w = s.with_key(&writer_key);
+    let got = w
+        .post("/v1/queues/q/tasks:claim", json!({"lease_s": 10}))
+        .await
+        .ok(200)
+        .json["tasks"][0]
+        .clone();
+    let id = attempt_id(&got);
+
+    let beat = w
+        .post(
+            "/v1/queues/q/tasks/t/heartbeat",
+            json!({"attempt_id": id, "lease_s": 600}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert!(beat["lease"]["lease_expires_at"].as_str() > got["lease"]["lease_expires_at"].as_str());
+
+    // A stale attempt ID changes nothing, whatever the action.
+    for action in ["heartbeat", "complete", "fail", "release"] {
+        let r = w
+            .post(
+                &format!("/v1/queues/q/tasks/t/{action}"),
+                json!({"attempt_id": "not-mine"}),
+            )
+            .await;
+        r.ok(409);
+        assert_eq!(r.json["type"], "LEASE_LOST", "{action}");
+    }
+    assert_eq!(s.get_task("q", "t").await["lease"], beat["lease"]);
+
+    // Another writer may not reassign; the holder may.
+    let o = s.with_key(&other_key);
+    let body = json!({"attempt_id": id, "principal": other});
+    o.post("/v1/queues/q/tasks/t/reassign", body.clone())
+        .await
+        .ok(403);
+    let moved = w
+        .post("/v1/queues/q/tasks/t/reassign", body)
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(moved["lease"]["claimant"], other.as_str());
+    assert_eq!(moved["lease"]["attempt_id"], id.as_str());
+    let unknown = s
+        .post(
+            "/v1/queues/q/tasks/t/reassign",
+            json!({"attempt_id": id, "principal": "nobody"}),
+        )
+        .await;
+    unknown.ok(400);
+    assert_eq!(
+        unknown.json["extensions"]["errors"][0]["field"],
+        "principal"
+    );
+
+    // Released: due again, the attempt does not count.
+    let released = o
+        .post("/v1/queues/q/tasks/t/release", json!({"attempt_id": id}))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(released["state"], "queued");
+    assert_eq!(released["lease"], Value::Null);
+    assert_eq!(released["attempt_count"], 0);
+    let after = o
+        .post("/v1/queues/q/tasks/t/heartbeat", json!({"attempt_id": id}))
+        .await;
+    after.ok(409);
+    assert_eq!(after.json["type"], "LEASE_LOST");
+
+    // Assign: admins only, and only an unleased task.
+    w.post("/v1/queues/q/tasks/t/assign", json!({"principal": writer}))
+        .await
+        .ok(403);
+    let assigned = s
+        .post("/v1/queues/q/tasks/t/assign", json!({"principal": writer}))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(assigned["lease"]["claimant"], writer.as_str());
+    assert_eq!(assigned["attempt_count"], 1);
+    assert_ne!(attempt_id(&assigned), id);
+    let twice = s
+        .post("/v1/queues/q/tasks/t/assign", json!({"principal": other}))
+        .await;
+    twice.ok(409);
+    assert_eq!(twice.json["type"], "WORK_ALREADY_CLAIMED");
+
+    // Readers claim nothing.
+    let reader = s.key_with_role("reader").await;
+    s.with_key(&reader)
+        .post("/v1/queues/q/tasks:claim", json!({}))
+        .await
+        .ok(403);
+
+    // Failing an attempt retries it by the queue's policy; completing
+    // records the result and ends it.
+    let failed = w
+        .post(
+            "/v1/queues/q/tasks/t/fail",
+            json!({"attempt_id": attempt_id(&assigned), "error": "no disk"}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(failed["state"], "queued");
+    assert_eq!(failed["last_attempt"]["error"], "no disk");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let again = loop {
+        let got = claim(&s, "q", json!({"wait_ms": 1000})).await;
+        if let Some(t) = got.into_iter().next() {
+            break t;
+        }
+        assert!(Instant::now() < deadline, "the retry never came due");
+    };
+    assert_eq!(again["attempt_count"], 2);
+    let done = s
+        .post(
+            "/v1/queues/q/tasks/t/complete",
+            json!({"attempt_id": attempt_id(&again), "result": {"ok": [1, 2.50]}}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(done["state"], "succeeded");
+    assert_eq!(done["result"], json!({"ok": [1, 2.50]}));
+    assert_eq!(
+        s.get_task("q", "t").await["result"],
+        json!({"ok": [1, 2.50]})
+    );
+    let attempts = s.get("/v1/queues/q/tasks/t/attempts").await.ok(200).json["items"].clone();
+    assert_eq!(attempts.as_array().unwrap().len(), 2, "{attempts}");
+    let late = s
+        .post(
+            "/v1/queues/q/tasks/t/complete",
+            json!({"attempt_id": attempt_id(&again)}),
+        )
+        .await;
+    late.ok(409);
+    assert_eq!(late.json["type"], "LEASE_LOST");
+    let big = "x".repeat(70 * 1024);
+    s.create_task("q", work("big")).await;
+    let t = claim(&s, "q", json!({})).await.remove(0);
+    let r = s
+        .post(
+            "/v1/queues/q/tasks/big/complete",
+            json!({"attempt_id": attempt_id(&t), "result": big}),
+        )
+        .await;
+    r.ok(400);
+    assert_eq!(r.json["extensions"]["errors"][0]["field"], "result");
+}
+
+async fn a_dead_workers_task_is_claimed_again_after_its_lease_with_the_attempt_counted(s: Server) {
+    pull_queue(&s, "q", json!({"retry_config": {"min_backoff_ms": 1}})).await;
+    s.create_task("q", work("t")).await;
+    let first = claim(&s, "q", json!({"lease_s": 1})).await.remove(0);
+    // The worker dies: no heartbeat, no answer.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let second = loop {
+        let got = claim(&s, "q", json!({"wait_ms": 1000, "lease_s": 60})).await;
+        if let Some(t) = got.into_iter().next() {
+            break t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the expired lease was never recovered"
+        );
+    };
+    assert_eq!(second["attempt_count"], 2);
+    assert_ne!(attempt_id(&second), attempt_id(&first));
+    let attempts = s.get("/v1/queues/q/tasks/t/attempts").await.ok(200).json["items"].clone();
+    assert!(
+        attempts[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("lease expired"),
+        "{attempts}"
+    );
+    let stale = s
+        .post(
+            "/v1/queues/q/tasks/t/complete",
+            json!({"attempt_id": attempt_id(&first)}),
+        )
+        .await;
+    stale.ok(409);
+    assert_eq!(stale.json["type"], "LEASE_LOST");
+}
+
+async fn a_long_poll_returns_as_soon_as_a_task_is_created(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    let started = Instant::now();
+    let poll = {
+        let api = s.fresh_admin();
+        tokio::spawn(async move {
+            api.post("/v1/queues/q/tasks:claim", json!({"wait_ms": 20000}))
+                .await
+                .ok(200)
+                .json["tasks"]
+                .clone()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    s.create_task("q", work("t")).await;
+    let got = poll.await.unwrap();
+    assert_eq!(got[0]["task_id"], "t");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // Nothing comes: the claim answers empty after its wait.
+    let started = Instant::now();
+    assert!(claim(&s, "q", json!({"wait_ms": 600})).await.is_empty());
+    assert!(started.elapsed() >= Duration::from_millis(600));
+}
+
+async fn a_person_only_queue_takes_completions_from_persons_only(s: Server) {
+    pull_queue(&s, "approvals", json!({"person_only": true})).await;
+    assert_eq!(s.get_queue("approvals").await["person_only"], true);
+    s.create_task("approvals", work("t")).await;
+    let (_, service) = principal(&s, "service", "writer").await;
+    let (_, person) = principal(&s, "person", "writer").await;
+    let svc = s.with_key(&service);
+    let t = svc
+        .post("/v1/queues/approvals/tasks:claim", json!({}))
+        .await
+        .ok(200)
+        .json["tasks"][0]
+        .clone();
+    let id = attempt_id(&t);
+    for action in ["complete", "fail"] {
+        let r = svc
+            .post(
+                &format!("/v1/queues/approvals/tasks/t/{action}"),
+                json!({"attempt_id": id}),
+            )
+            .await;
+        r.ok(403);
+        assert_eq!(r.json["type"], "USER_IDENTITY_REQUIRED");
+    }
+    assert_eq!(s.get_task("approvals", "t").await["state"], "running");
+    // The service may hand it to a person, who completes it.
+    let p = s.with_key(&person);
+    let person_name = s.get("/v1/principals").await.json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "person" && x["name"] != "admin")
+        .unwrap()["name"]
+        .clone();
+    svc.post(
+        "/v1/queues/approvals/tasks/t/reassign",
+        json!({"attempt_id": id, "principal": person_name}),
+    )
+    .await
+    .ok(200);
+    let done = p
+        .post(
+            "/v1/queues/approvals/tasks/t/complete",
+            json!({"attempt_id": id, "result": "approved"}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(done["state"], "succeeded");
+}
+
+async fn callbacks_fire_for_pull_completions(s: Server) {
+    let callbacks = Target::start().await;
+    pull_queue(
+        &s,
+        "q",
+        json!({"on_success": {"url": callbacks.url("/ok")},
+               "on_failure": {"url": callbacks.url("/ok")},
+               "retry_config": {"max_attempts": 1}}),
+    )
+    .await;
+    s.create_task("q", work("good")).await;
+    s.create_task("q", work("bad")).await;
+    for t in claim(&s, "q", json!({"max_tasks": 2})).await {
+        let id = t["task_id"].as_str().unwrap().to_string();
+        let action = if id == "good" { "complete" } else { "fail" };
+        s.post(
+            &format!("/v1/queues/q/tasks/{id}/{action}"),
+            json!({"attempt_id": attempt_id(&t)}),
+        )
+        .await
+        .ok(200);
+    }
+    assert_eq!(s.get_task("q", "bad").await["state"], "failed");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let events: Vec<Value> = callbacks
+            .received()
+            .iter()
+            .filter_map(|r| serde_json::from_slice(&r.body).ok())
+            .collect();
+        let kinds: Vec<(String, String)> = events
+            .iter()
+            .map(|e| {
+                (
+                    e["type"].as_str().unwrap_or("").to_string(),
+                    e["task"]["task_id"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        if kinds.contains(&("task.succeeded".into(), "good".into()))
+            && kinds.contains(&("task.failed".into(), "bad".into()))
+        {
+            let good = events
+                .iter()
+                .find(|e| e["task"]["task_id"] == "good")
+                .unwrap();
+            assert_eq!(good["task"]["payload"]["json"], json!({"id": "good"}));
+            break;
+        }
+        assert!(Instant::now() < deadline, "events: {kinds:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The queue's statistics count them as any task.
+    let stats = s.get_queue("q").await["stats"]["tasks"].clone();
+    assert_eq!(
+        (stats["succeeded"].as_u64(), stats["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
+
+async fn two_workers_racing_for_1000_tasks_complete_each_exactly_once(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    let client = s.client();
+    let mut creates = tokio::task::JoinSet::new();
+    for chunk in 0..20 {
+        let client = client.clone();
+        creates.spawn(async move {
+            for i in chunk * 50..(chunk + 1) * 50 {
+                let task = idem_client::NewTask::work(Some(idem_client::Body::Text(i.to_string())))
+                    .task_id(format!("t{i}"));
+                client.create_task("q", &task).await.unwrap();
+            }
+        });
+    }
+    while let Some(done) = creates.join_next().await {
+        done.unwrap();
+    }
+    let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let workers = (0..2).map(|_| {
+        let client = s.client();
+        let seen = seen.clone();
+        tokio::spawn(async move {
+            let options = idem_client::ClaimOptions {
+                max_tasks: 100,
+                ..Default::default()
+            };
+            loop {
+                let seen = seen.clone();
+                let n = client
+                    .work_batch("q", &options, move |task| {
+                        let seen = seen.clone();
+                        async move {
+                            *seen.lock().unwrap().entry(task.task_id).or_default() += 1;
+                            Ok(None)
+                        }
+                    })
+                    .await
+                    .unwrap();
+                if n == 0 {
+                    return;
+                }
+            }
+        })
+    });
+    for w in workers.collect::<Vec<_>>() {
+        w.await.unwrap();
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1000);
+    assert!(seen.values().all(|n| *n == 1), "a task was worked twice");
+    let stats = s.get_queue("q").await["stats"]["tasks"].clone();
+    assert_eq!(stats["succeeded"], 1000, "{stats}");
+}
+
+async fn a_shell_script_can_be_a_worker(s: Server) {
+    s.idem(&["queue", "create", "jobs", "--mode", "pull"])
+        .await
+        .ok();
+    s.idem(&[
+        "task",
+        "create",
+        "jobs",
+        "--task-id",
+        "one",
+        "--body-json",
+        "{\"n\": 1}",
+        "--tag",
+        "t",
+    ])
+    .await
+    .ok();
+    let out = s
+        .idem(&["task", "claim", "jobs", "--wait", "2s", "--tag", "t"])
+        .await
+        .ok();
+    let line = out.stdout.trim().to_string();
+    let parts: Vec<&str> = line.split('\t').collect();
+    assert_eq!(parts[0], "one", "{line}");
+    assert_eq!(parts[2], "{\"n\": 1}");
+    s.idem(&[
+        "task",
+        "complete",
+        "jobs",
+        "one",
+        "--attempt-id",
+        parts[1],
+        "--result",
+        "{\"done\": true}",
+    ])
+    .await
+    .ok();
+    let got = s.get_task("jobs", "one").await;
+    assert_eq!(got["state"], "succeeded");
+    assert_eq!(got["result"], json!({"done": true}));
+    let none = s
+        .idem(&["task", "claim", "jobs", "--json"])
+        .await
+        .ok()
+        .json();
+    assert_eq!(none["tasks"], json!([]));
+}
+
+idem_testkit::store_tests!(
+    Server::start;
+    pull_tasks_carry_a_payload_and_no_target,
+    claims_take_due_tasks_in_schedule_order_and_validate_their_bounds,
+    a_retried_claim_is_already_claimed_and_the_task_shows_its_holder,
+    heartbeat_release_reassign_assign_and_lost_leases,
+    a_dead_workers_task_is_claimed_again_after_its_lease_with_the_attempt_counted,
+    a_long_poll_returns_as_soon_as_a_task_is_created,
+    a_person_only_queue_takes_completions_from_persons_only,
+    callbacks_fire_for_pull_completions,
+    two_workers_racing_for_1000_tasks_complete_each_exactly_once,
+    a_shell_script_can_be_a_worker,
+);

@@ -1,0 +1,370 @@
+//! Pull queues: workers claim due tasks and act on the leases they hold
+//! (API.md §11).
+//!
+//! A claim is the push dispatcher's claim made by a worker: the task goes
+//! `running`, its attempt count grows and an attempt row records the start;
+//! its end goes through [`dispatch::apply_next`], so a pull task's final
+//! state raises its events, counts and tombstone exactly as a push task's,
+//! and an expired lease is recovered by the dispatcher's claim like any
+//! other (the attempt counts as failed).
+//!
+//! The lease token is `attempt_id`, not the attempt number: a release gives
+//! the attempt back (the number is reused by the next claim), so the token
+//! carries a nonce of its claim as well. Every action on a lease is
+//! conditional on `attempt_id` and an unexpired `lease_expires_at`.
+
+use super::{dispatch, not_found, queues, tasks};
+use crate::dispatch::{AttemptResult, TaskFinished};
+use crate::driver::{Conn, Dialect, args};
+use crate::records::*;
+use crate::sql::{self as rows, TASK_COLUMNS};
+use crate::{Error, Result};
+use idem_core::FieldErrors;
+use idem_core::clock::{from_micros, to_micros};
+use idem_core::queue::QueueMode;
+use std::time::Duration;
+
+/// A fresh claim's nonce: the lease token is `<nonce>-<attempt>`.
+fn nonce() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
+fn micros(s: u32) -> i64 {
+    i64::from(s) * 1_000_000
+}
+
+/// What a claim sets on the rows it takes; `$1` now, `$2` the lease's
+/// length (µs), `$3` the nonce, `$4` the claimant.
+const SQL_LEASE: &str = "status = 'running', attempt_count = attempt_count + 1, \
+     first_attempt_at = COALESCE(first_attempt_at, $1), lease_expires_at = $1 + $2, \
+     attempt_id = $3 || '-' || (attempt_count + 1), claimant = $4";
+
+/// The queue, which must be a pull queue.
+async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<()> {
+    let q = queues::get(c, org, queue, "").await?;
+    if q.config.mode != QueueMode::Pull {
+        return Err(Error::FailedPrecondition(format!(
+            "queue '{queue}' is a push queue: Idem delivers its tasks, workers cannot claim them"
+        )));
+    }
+    Ok(())
+}
+
+/// Records the attempts a claim started and trims old history.
+async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64) -> Result<()> {
+    for t in claimed {
+        c.execute(
+            "INSERT INTO attempts (task_uid, attempt, started_at) VALUES ($1, $2, $3)",
+            &args![&t.uid, i64::from(t.attempt_count), now],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Claims up to `max_tasks` due tasks of the queue in schedule order, in
+/// one statement. PostgreSQL skips rows another claim holds, so concurrent
+/// claimers never wait on each other nor take one task twice; SQLite's one
+/// writer runs one claim at a time.
+pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec<Task>> {
+    let due = "SELECT uid FROM tasks WHERE org = $5 AND queue = $6 AND status = 'pending' \
+         AND next_attempt_at <= $1 AND ($7 = '' OR tag = $7) \
+         ORDER BY next_attempt_at, uid LIMIT $8";
+    let sql = match C::DIALECT {
+        Dialect::Postgres => format!(
+            "WITH due AS ({due} FOR UPDATE SKIP LOCKED) UPDATE tasks SET {} \
+             FROM due WHERE tasks.uid = due.uid RETURNING {}",
+            SQL_LEASE,
+            rows::task_columns_of("tasks")
+        ),
+        Dialect::Sqlite => {
+            format!("UPDATE tasks SET {SQL_LEASE} WHERE uid IN ({due}) RETURNING {TASK_COLUMNS}")
+        }
+    };
+    let nonce = nonce();
+    let tag = p.tag.as_deref().unwrap_or("");
+    let mut claimed = c
+        .query(
+            &sql,
+            &args![
+                now,
+                micros(p.lease_s),
+                &nonce,
+                &p.claimant,
+                &p.org,
+                &p.queue,
+                tag,
+                i64::from(p.max_tasks),
+            ],
+            |r| rows::task(r),
+        )
+        .await?;
+    if claimed.is_empty() {
+        // Nothing due, or no such queue: only the latter is an error.
+        pull_queue(c, &p.org, &p.queue).await?;
+        return Ok(claimed);
+    }
+    // RETURNING gives no order.
+    claimed.sort_by(|a, b| (a.next_attempt_at, &a.uid).cmp(&(b.next_attempt_at, &b.uid)));
+    started(c, &claimed, now).await?;
+    for t in &claimed {
+        if let Some(upto) = dispatch::attempts_to_trim(t.attempt_count, p.attempts_kept) {
+            c.execute(dispatch::SQL_TRIM_ATTEMPTS, &args![&t.uid, upto])
+                .await?;
+        }
+    }
+    Ok(claimed)
+}
+
+/// The answer to a claim or an assignment of a task that is leased.
+fn claimed_error(task: &Task) -> Error {
+    match &task.lease {
+        Some(lease) => Error::WorkClaimed {
+            task_id: task.task_id.clone(),
+            claimant: lease.claimant.clone(),
+            lease_expires_at: lease.lease_expires_at,
+        },
+        None => Error::FailedPrecondition(format!(
+            "task '{}' is running and cannot be claimed",
+            task.task_id
+        )),
+    }
+}
+
+/// Leases one task nobody holds to `claimant`: a pending task, whatever its
+/// schedule time (a worker who names a task wants that one). A leased task
+/// answers [`Error::WorkClaimed`], whoever holds it.
+async fn lease_one<C: Conn>(
+    c: &C,
+    task: &Task,
+    claimant: &str,
+    lease_s: u32,
+    now: i64,
+) -> Result<Task> {
+    match task.status {
+        Status::Pending => {}
+        Status::Running if task.lease.is_some() => return Err(claimed_error(task)),
+        _ => {
+            return Err(Error::FailedPrecondition(format!(
+                "task '{}' has ended ({}); it cannot be claimed",
+                task.task_id,
+                task.state(from_micros(now)).as_str()
+            )));
+        }
+    }
+    let sql = format!(
+        "UPDATE tasks SET {SQL_LEASE} WHERE uid = $5 AND status = 'pending' RETURNING {TASK_COLUMNS}"
+    );
+    let nonce = nonce();
+    let leased = c
+        .query_opt(
+            &sql,
+            &args![now, micros(lease_s), &nonce, claimant, &task.uid],
+            |r| rows::task(r),
+        )
+        .await?
+        .ok_or_else(|| Error::Retryable("the task changed under its claim".into()))?;
+    started(c, std::slice::from_ref(&leased), now).await?;
+    Ok(leased)
+}
+
+/// The task's lease if `attempt_id` names it and it has not expired.
+fn held<'a>(task: &'a Task, attempt_id: &str, now: i64) -> Result<&'a Lease> {
+    task.lease
+        .as_ref()
+        .filter(|l| l.attempt_id == attempt_id && to_micros(l.lease_expires_at) > now)
+        .ok_or_else(|| {
+            Error::LeaseLost(format!(
+                "attempt '{attempt_id}' does not hold task '{}': its lease expired, was \
+                 released or reassigned, or the task finished",
+                task.task_id
+            ))
+        })
+}
+
+/// Whether `principal` exists in the organization, for a lease given to it.
+async fn check_principal<C: Conn>(c: &C, org: &str, principal: &str) -> Result<()> {
+    let found = c
+        .query_opt(
+            "SELECT 1 FROM principals WHERE org = $1 AND name = $2",
+            &args![org, principal],
+            |_| Ok(()),
+        )
+        .await?;
+    if found.is_none() {
+        let mut errors = FieldErrors::new();
+        errors.push("principal", format!("no principal '{principal}' exists"));
+        return Err(Error::Invalid(errors));
+    }
+    Ok(())
+}
+
+/// One action on one task of a pull queue, in the caller's transaction.
+/// Answers the task as the action left it, and the final state it reached
+/// (if any), which the caller announces.
+pub(crate) async fn act<C: Conn>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    task_id: &str,
+    action: WorkAction,
+    now: i64,
+) -> Result<(Task, Option<TaskFinished>)> {
+    let task = tasks::require(c, org, queue, task_id, "FOR UPDATE").await?;
+    if !task.is_pull() {
+        pull_queue(c, org, queue).await?;
+    }
+    // SQLite numbers `$n` parameters in order of first use: `set` uses
+    // those before `first`, the condition `first` and the next.
+    let lease_sql = |set: &str, first: u8| {
+        format!(
+            "UPDATE tasks SET {set} WHERE uid = ${first} AND status = 'running' \
+             AND attempt_id = ${} RETURNING {TASK_COLUMNS}",
+            first + 1
+        )
+    };
+    let updated = |t: Option<Task>| t.ok_or_else(|| Error::Retryable("the task changed".into()));
+    let task = match action {
+        WorkAction::Claim { claimant, lease_s } => {
+            lease_one(c, &task, &claimant, lease_s, now).await?
+        }
+        WorkAction::Assign { principal, lease_s } => {
+            check_principal(c, org, &principal).await?;
+            lease_one(c, &task, &principal, lease_s, now).await?
+        }
+        WorkAction::Heartbeat {
+            attempt_id,
+            lease_s,
+        } => {
+            held(&task, &attempt_id, now)?;
+            let sql = lease_sql("lease_expires_at = $1", 2);
+            updated(
+                c.query_opt(
+                    &sql,
+                    &args![now + micros(lease_s), &task.uid, &attempt_id],
+                    |r| rows::task(r),
+                )
+                .await?,
+            )?
+        }
+        WorkAction::Reassign {
+            attempt_id,
+            principal,
+            holder,
+            lease_s,
+        } => {
+            let lease = held(&task, &attempt_id, now)?;
+            if let Some(holder) = holder
+                && holder != lease.claimant
+            {
+                return Err(Error::PermissionDenied(format!(
+                    "only the holder of the lease ('{}') or an admin may reassign it",
+                    lease.claimant
+                )));
+            }
+            check_principal(c, org, &principal).await?;
+            let sql = lease_sql("claimant = $1, lease_expires_at = $2", 3);
+            updated(
+                c.query_opt(
+                    &sql,
+                    &args![&principal, now + micros(lease_s), &task.uid, &attempt_id],
+                    |r| rows::task(r),
+                )
+                .await?,
+            )?
+        }
+        WorkAction::Release { attempt_id } => {
+            held(&task, &attempt_id, now)?;
+            // The attempt is given back: its row goes and its number is
+            // the next claim's; the retry budget starts afresh if it was
+            // the first.
+            let sql = lease_sql(
+                "status = 'pending', next_attempt_at = $1, lease_expires_at = NULL, \
+                 attempt_id = NULL, claimant = NULL, attempt_count = attempt_count - 1, \
+                 first_attempt_at = CASE WHEN attempt_count - 1 <= attempts_before_redrive \
+                 THEN NULL ELSE first_attempt_at END",
+                2,
+            );
+            let released = updated(
+                c.query_opt(&sql, &args![now, &task.uid, &attempt_id], |r| rows::task(r))
+                    .await?,
+            )?;
+            c.execute(
+                "DELETE FROM attempts WHERE task_uid = $1 AND attempt = $2",
+                &args![&task.uid, i64::from(task.attempt_count)],
+            )
+            .await?;
+            released
+        }
+        WorkAction::Complete {
+            attempt_id,
+            result,
+            person,
+        } => return end(c, org, &task, &attempt_id, Ok(result), person, now).await,
+        WorkAction::Fail {
+            attempt_id,
+            error,
+            person,
+        } => return end(c, org, &task, &attempt_id, Err(error), person, now).await,
+    };
+    Ok((task, None))
+}
+
+/// Completes (`Ok`, with the result) or fails (`Err`, with the error) the
+/// attempt the lease names, through the dispatcher's rules: a failure
+/// retries as the backoff says or fails the task; a final state raises its
+/// events in this transaction (and, on PostgreSQL, a NOTIFY for the nodes'
+/// waiters, sent if it commits).
+async fn end<C: Conn>(
+    c: &C,
+    org: &str,
+    task: &Task,
+    attempt_id: &str,
+    outcome: std::result::Result<Option<String>, String>,
+    person: bool,
+    now: i64,
+) -> Result<(Task, Option<TaskFinished>)> {
+    let row = dispatch::running(c, &task.uid)
+        .await?
+        .ok_or_else(|| not_found("task", &task.task_id))?;
+    if row.queue_config.person_only && !person {
+        return Err(Error::PersonRequired(format!(
+            "queue '{}' is person-only: completing or failing its tasks needs a person's key",
+            task.queue
+        )));
+    }
+    held(task, attempt_id, now)?;
+    let started_at = row.started_at.unwrap_or(now);
+    let attempt = AttemptResult {
+        task_uid: row.uid.clone(),
+        attempt: row.attempt_count,
+        status_code: None,
+        error: outcome.as_ref().err().cloned(),
+        duration: Duration::from_micros(u64::try_from(now - started_at).unwrap_or(0)),
+        retry_after: None,
+        give_up: false,
+    };
+    let mut next = row.outcome(&attempt, now);
+    if let Ok(result) = outcome {
+        let window = row.queue_config.kept_for_us(false);
+        next.status = Status::Succeeded;
+        next.next_attempt_at = None;
+        next.finished_at = Some(now);
+        next.dedup_expires_at = Some(now.saturating_add(window));
+        next.attempt = row.attempt(&attempt, now);
+        next.result = result;
+    }
+    let finished = dispatch::apply_next(c, now, &row, next).await?;
+    let finished = finished.is_final().then_some(finished);
+    if let Some(f) = &finished
+        && C::DIALECT == Dialect::Postgres
+    {
+        c.execute(
+            "SELECT pg_notify($1, $2)",
+            &args![dispatch::FINISHED_CHANNEL, &dispatch::encode_finished(f)],
+        )
+        .await?;
+    }
+    let task = tasks::require(c, org, &task.queue, &task.task_id, "").await?;
+    Ok((task, finished))
+}
