@@ -25,6 +25,10 @@ pub struct CreateTask {
     pub payload: Option<PayloadSpec>,
     /// A pull queue's task: a name claims may filter on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 100, pattern = "^[A-Za-z0-9_-]+$")
+    )]
     pub tag: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]

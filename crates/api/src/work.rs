@@ -22,15 +22,22 @@ pub const MAX_RESULT_BYTES: usize = 64 * 1024;
 pub struct ClaimTasks {
     /// 1–100 (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
     pub max_tasks: Option<u32>,
     /// 0–30000: how long to wait for a due task when none is (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 30000))]
     pub wait_ms: Option<u64>,
     /// 1–3600 (default 60): the lease's length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
     pub lease_s: Option<u32>,
     /// Only tasks with this tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 100, pattern = "^[A-Za-z0-9_-]+$")
+    )]
     pub tag: Option<String>,
 }
 
@@ -49,6 +56,7 @@ pub struct ClaimedTasks {
 pub struct ClaimTask {
     /// 1–3600 (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
     pub lease_s: Option<u32>,
 }
 
@@ -60,6 +68,7 @@ pub struct Heartbeat {
     pub attempt_id: String,
     /// 1–3600 (default 60): the lease then ends this long from now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
     pub lease_s: Option<u32>,
 }
 
@@ -101,9 +110,14 @@ pub struct ReleaseTask {
 pub struct ReassignTask {
     pub attempt_id: String,
     /// The principal the lease goes to.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 100, pattern = "^[A-Za-z0-9_-]+$")
+    )]
     pub principal: String,
     /// 1–3600 (default 60): the fresh lease's length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
     pub lease_s: Option<u32>,
 }
 
@@ -113,8 +127,13 @@ pub struct ReassignTask {
 #[serde(deny_unknown_fields)]
 pub struct AssignTask {
     /// The principal the lease goes to.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 100, pattern = "^[A-Za-z0-9_-]+$")
+    )]
     pub principal: String,
     /// 1–3600 (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
     pub lease_s: Option<u32>,
 }

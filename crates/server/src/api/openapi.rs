@@ -714,14 +714,22 @@ fn list_schema(item: &str) -> utoipa::openapi::schema::Object {
 }
 
 fn problem_schema() -> utoipa::openapi::schema::Object {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
     ObjectBuilder::new()
         .property("type", ObjectBuilder::new().schema_type(Type::String))
         .property("title", ObjectBuilder::new().schema_type(Type::String))
         .property("status", ObjectBuilder::new().schema_type(Type::Integer))
         .property("detail", ObjectBuilder::new().schema_type(Type::String))
-        .property("request_id", ObjectBuilder::new().schema_type(Type::String))
-        .property("instance", ObjectBuilder::new().schema_type(Type::String))
+        // Null in the problems of a batch's items, which are answered
+        // inside the batch's own response.
+        .property(
+            "request_id",
+            ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null])),
+        )
+        .property(
+            "instance",
+            ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null])),
+        )
         .property("extensions", ObjectBuilder::new().schema_type(Type::Object))
         .required("type")
         .required("status")
