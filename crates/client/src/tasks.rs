@@ -385,24 +385,9 @@ impl NewTask {
             }
         };
         let wire = CreateTask {
-            task_id: self.task_id.clone(),
             target,
             payload,
-            tag: self.tag.clone(),
-            schedule_time: self.schedule_time,
-            dispatch_deadline_s: self.dispatch_deadline_s,
-            retry_config: self.retry_config,
-            on_success: self
-                .on_success
-                .as_ref()
-                .map(NewTarget::wire_inline)
-                .transpose()?,
-            on_failure: self
-                .on_failure
-                .as_ref()
-                .map(NewTarget::wire_inline)
-                .transpose()?,
-            header_style: self.header_style,
+            ..self.wire_without_target()?
         };
         let json = Payload::json(&wire)?;
         Ok(match (json, upload) {
