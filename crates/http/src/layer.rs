@@ -76,6 +76,25 @@ pub struct IdempotencyContext {
     pub token: String,
     /// The request's fingerprint.
     pub fingerprint: Fingerprint,
+    /// The layer took no lock (a route of [`IdempotencyLayer::claiming`]):
+    /// the handler's write claims the key in its own transaction, under
+    /// `token`, and tells the layer what it found with a [`Claim`] in its
+    /// response.
+    pub claim: bool,
+}
+
+/// What the write of a claiming route ([`IdempotencyLayer::claiming`])
+/// found of its key; the handler puts it in its response's extensions.
+#[derive(Debug, Clone)]
+pub enum Claim {
+    /// A live record of another request held the key ([`Begin::InProgress`]
+    /// or [`Begin::Completed`]) and nothing was written: the layer answers
+    /// as it would have, had it found that record before the handler ran
+    /// (a replay, 422 or 409), whatever the handler's own response.
+    Held(Box<Begin>),
+    /// The write saw the key free: the handler's response stands, and a
+    /// failure left no record.
+    Free,
 }
 
 /// Why the layer answered instead of the handler.
@@ -225,6 +244,7 @@ struct Shared {
 #[derive(Clone)]
 pub struct IdempotencyLayer {
     shared: Arc<Shared>,
+    claim: bool,
 }
 
 impl IdempotencyLayer {
@@ -282,6 +302,29 @@ impl IdempotencyLayer {
                 scope: Box::new(scope),
                 render: Box::new(Rejection::into_problem),
             }),
+            claim: false,
+        }
+    }
+
+    /// The same layer for routes whose handler's write claims the key
+    /// itself, in the transaction of its effect, instead of the layer taking
+    /// a lock first: the record is then inserted with the effect, and a
+    /// conflict on the key decides replay, mismatch or in-progress, so a
+    /// keyed request costs the store no write and no round trip of its own.
+    /// Atomic mode only. The handler finds `claim` set in the
+    /// [`IdempotencyContext`] and answers with a [`Claim`] in its response's
+    /// extensions; a failure without one (refused before its write looked
+    /// at the key) is checked against [`RecordStore::peek`], so that a key
+    /// in use answers as it would have on the locking path.
+    pub fn claiming(&self) -> Self {
+        assert_eq!(
+            self.shared.mode,
+            Mode::Atomic,
+            "only a handler's own transaction can claim a key"
+        );
+        IdempotencyLayer {
+            shared: self.shared.clone(),
+            claim: true,
         }
     }
 
@@ -299,6 +342,7 @@ impl IdempotencyLayer {
         f(&mut shared);
         IdempotencyLayer {
             shared: Arc::new(shared),
+            claim: self.claim,
         }
     }
 }
@@ -310,6 +354,7 @@ impl<S> Layer<S> for IdempotencyLayer {
         IdempotencyService {
             inner,
             shared: self.shared.clone(),
+            claim: self.claim,
         }
     }
 }
@@ -319,6 +364,7 @@ impl<S> Layer<S> for IdempotencyLayer {
 pub struct IdempotencyService<S> {
     inner: S,
     shared: Arc<Shared>,
+    claim: bool,
 }
 
 impl<S> Service<Request<Body>> for IdempotencyService<S>
@@ -339,11 +385,12 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         let shared = self.shared.clone();
-        Box::pin(async move { Ok(handle(shared, inner, req).await) })
+        let claim = self.claim;
+        Box::pin(async move { Ok(handle(shared, claim, inner, req).await) })
     }
 }
 
-async fn handle<S>(shared: Arc<Shared>, inner: S, req: Request<Body>) -> Response
+async fn handle<S>(shared: Arc<Shared>, claim: bool, inner: S, req: Request<Body>) -> Response
 where
     S: Service<Request<Body>, Response = Response, Error = Infallible> + Send + 'static,
     S::Future: Send + 'static,
@@ -377,50 +424,42 @@ where
         Err(e) if e.is_invalid_body() => return reject(Rejection::InvalidBody(e)),
         Err(e) => return reject(Rejection::Unavailable(e.to_string())),
     };
-    let begin = shared
-        .store
-        .begin(BeginRequest {
-            scope: scope.clone(),
-            key: key.as_str().to_string(),
-            fingerprint,
-            lock_for: shared.config.lock_for,
-            retain_for: shared.config.retain_for,
-        })
-        .await;
-    let token = match begin {
-        Err(e) => return reject(Rejection::Unavailable(e.0)),
-        Ok(Begin::InProgress { fingerprint: held }) => {
-            let differs = compare(&held, &parts, &bytes).await;
-            return reject(if differs.is_empty() {
-                Rejection::InProgress
-            } else {
-                Rejection::Mismatch(differs)
-            });
-        }
-        Ok(Begin::Completed(record)) => {
-            let differs = compare(&record.fingerprint, &parts, &bytes).await;
-            if !differs.is_empty() {
-                return reject(Rejection::Mismatch(differs));
+    let token = if claim {
+        uuid::Uuid::new_v4().simple().to_string()
+    } else {
+        let begin = shared
+            .store
+            .begin(BeginRequest {
+                scope: scope.clone(),
+                key: key.as_str().to_string(),
+                fingerprint,
+                lock_for: shared.config.lock_for,
+                retain_for: shared.config.retain_for,
+            })
+            .await;
+        match begin {
+            Err(e) => return reject(Rejection::Unavailable(e.0)),
+            Ok(Begin::Started { token }) => token,
+            Ok(found) => {
+                return settle(&shared, &parts, &bytes, found)
+                    .await
+                    .expect("a record holds the key");
             }
-            let mut response = shared.replayer.replay(&parts, &record).await;
-            if response.status().is_success() {
-                response
-                    .headers_mut()
-                    .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
-            }
-            return response;
         }
-        Ok(Begin::Started { token }) => token,
     };
     let context = IdempotencyContext {
         scope: scope.clone(),
         key: key.as_str().to_string(),
         token: token.clone(),
         fingerprint,
+        claim,
     };
     let mut parts = parts;
     parts.extensions.insert(context);
-    let request = Request::from_parts(parts, Body::from(bytes));
+    // A claiming request may still be answered from a record, which needs
+    // the request's head.
+    let head = claim.then(|| parts.clone());
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
     // A client that gives up must not cancel the work it started: the
     // handler runs to its end on its own task, and its outcome is recorded.
     // It keeps the request's span, so its log lines still name the request.
@@ -428,9 +467,32 @@ where
         async move { call(inner, request).await },
         tracing::Span::current(),
     ));
-    let response = running
+    let mut response = running
         .await
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    if let Some(head) = head {
+        let found = match response.extensions_mut().remove::<Claim>() {
+            Some(Claim::Held(found)) => Some(*found),
+            Some(Claim::Free) => None,
+            None if response.status().is_success() => None,
+            // Refused before its write looked at the key (a body that does
+            // not validate, a role too weak): a record holding the key
+            // answers as it would have had the layer looked first.
+            None => match shared.store.peek(&scope, key.as_str()).await {
+                Ok(found) => found,
+                Err(e) => {
+                    tracing::warn!(error = %e, "idempotency record not read");
+                    None
+                }
+            },
+        };
+        return match found {
+            Some(found) => settle(&shared, &head, &bytes, found)
+                .await
+                .unwrap_or(response),
+            None => response,
+        };
+    }
     let store = shared.store.clone();
     if !response.status().is_success() {
         if let Err(e) = store.release(&scope, key.as_str(), &token).await {
@@ -476,6 +538,38 @@ where
         tracing_release_failure(&e);
     }
     Response::from_parts(head, Body::from(body))
+}
+
+/// The answer a record holding the key gives this request: a replay of a
+/// completed one with the same fingerprint, 422 for another fingerprint,
+/// 409 while in progress; `None` for [`Begin::Started`], which holds
+/// nothing.
+async fn settle(shared: &Shared, parts: &Parts, body: &Bytes, found: Begin) -> Option<Response> {
+    let reject = |r: Rejection| (shared.render)(r);
+    match found {
+        Begin::Started { .. } => None,
+        Begin::InProgress { fingerprint: held } => {
+            let differs = compare(&held, parts, body).await;
+            Some(reject(if differs.is_empty() {
+                Rejection::InProgress
+            } else {
+                Rejection::Mismatch(differs)
+            }))
+        }
+        Begin::Completed(record) => {
+            let differs = compare(&record.fingerprint, parts, body).await;
+            if !differs.is_empty() {
+                return Some(reject(Rejection::Mismatch(differs)));
+            }
+            let mut response = shared.replayer.replay(parts, &record).await;
+            if response.status().is_success() {
+                response
+                    .headers_mut()
+                    .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+            }
+            Some(response)
+        }
+    }
 }
 
 async fn call<S>(mut inner: S, req: Request<Body>) -> Response

@@ -80,7 +80,8 @@ pub mod record;
 pub use fingerprint::{BodyError, Digest, Fingerprint, Version};
 pub use key::{IdempotencyKey, KeyError};
 pub use layer::{
-    Config, IDEMPOTENT_REPLAYED, IdempotencyContext, IdempotencyLayer, Mode, Rejection, Replayer,
+    Claim, Config, IDEMPOTENT_REPLAYED, IdempotencyContext, IdempotencyLayer, Mode, Rejection,
+    Replayer,
 };
 pub use memory::MemoryRecordStore;
 pub use record::{Begin, BeginRequest, CompletedRecord, RecordStore, ResourceRef, StoredResponse};

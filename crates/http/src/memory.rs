@@ -34,31 +34,39 @@ impl MemoryRecordStore {
     }
 }
 
+/// What a live entry for `id` tells a request: in progress or completed.
+fn live(
+    entries: &HashMap<(String, String), Entry>,
+    id: &(String, String),
+    now: Instant,
+) -> Option<Begin> {
+    match entries.get(id)? {
+        e if e.expires_at <= now => None,
+        Entry {
+            state: State::InProgress { locked_until, .. },
+            ..
+        } if *locked_until <= now => None,
+        Entry {
+            state: State::Completed(record),
+            ..
+        } => Some(Begin::Completed(record.clone())),
+        Entry {
+            state: State::InProgress { fingerprint, .. },
+            ..
+        } => Some(Begin::InProgress {
+            fingerprint: *fingerprint,
+        }),
+    }
+}
+
 #[async_trait]
 impl RecordStore for MemoryRecordStore {
     async fn begin(&self, request: BeginRequest) -> Result<Begin, StoreError> {
         let now = Instant::now();
         let mut entries = self.entries.lock().expect("record store");
         let id = (request.scope, request.key);
-        let live = match entries.get(&id) {
-            Some(e) if e.expires_at <= now => None,
-            Some(Entry {
-                state: State::InProgress { locked_until, .. },
-                ..
-            }) if *locked_until <= now => None,
-            other => other,
-        };
-        match live {
-            Some(Entry {
-                state: State::Completed(record),
-                ..
-            }) => Ok(Begin::Completed(record.clone())),
-            Some(Entry {
-                state: State::InProgress { fingerprint, .. },
-                ..
-            }) => Ok(Begin::InProgress {
-                fingerprint: *fingerprint,
-            }),
+        match live(&entries, &id, now) {
+            Some(found) => Ok(found),
             None => {
                 let token = uuid::Uuid::new_v4().to_string();
                 entries.insert(
@@ -91,6 +99,12 @@ impl RecordStore for MemoryRecordStore {
             entry.state = State::Completed(completed);
         }
         Ok(())
+    }
+
+    async fn peek(&self, scope: &str, key: &str) -> Result<Option<Begin>, StoreError> {
+        let entries = self.entries.lock().expect("record store");
+        let id = (scope.to_string(), key.to_string());
+        Ok(live(&entries, &id, Instant::now()))
     }
 
     async fn release(&self, scope: &str, key: &str, token: &str) -> Result<(), StoreError> {

@@ -110,4 +110,14 @@ pub trait RecordStore: Send + Sync + 'static {
     /// Forgets a failed attempt so the next retry runs afresh; a no-op
     /// unless `token` still holds the lock.
     async fn release(&self, scope: &str, key: &str, token: &str) -> Result<(), StoreError>;
+    /// The live record holding the key, without taking it: what a claiming
+    /// route ([`IdempotencyLayer::claiming`]) answers from when its handler
+    /// failed before its write looked at the key. `None` by default, for
+    /// stores that serve no claiming route.
+    ///
+    /// [`IdempotencyLayer::claiming`]: crate::IdempotencyLayer::claiming
+    async fn peek(&self, scope: &str, key: &str) -> Result<Option<Begin>, StoreError> {
+        let _ = (scope, key);
+        Ok(None)
+    }
 }

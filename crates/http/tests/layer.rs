@@ -1,5 +1,5 @@
 //! The layer in front of a real axum application, in the non-atomic mode
-//! with the in-memory store.
+//! with the in-memory store (and a claiming route at the end).
 
 use axum::Router;
 use axum::body::Body;
@@ -144,4 +144,119 @@ async fn scopes_keep_tenants_apart_and_keys_can_be_required() {
     let (status, _, body) = send(&app, req(Some("a,b"), "t1", "{}")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body.contains("IDEMPOTENCY_KEY_INVALID"));
+}
+
+/// A claiming route: the handler's "write" claims the key itself (here in
+/// the in-memory store, as a database transaction would) and tells the
+/// layer what held it.
+mod claiming {
+    use super::*;
+    use axum::Extension;
+    use axum::response::{IntoResponse, Response};
+    use bytes::Bytes;
+    use idem_http::layer::StoredReplayer;
+    use idem_http::record::{Begin, BeginRequest, CompletedRecord, RecordStore, StoredResponse};
+    use idem_http::{Claim, IdempotencyContext};
+
+    struct Claims {
+        store: Arc<MemoryRecordStore>,
+        calls: AtomicU64,
+    }
+
+    async fn handler(
+        State(c): State<Arc<Claims>>,
+        Extension(ctx): Extension<IdempotencyContext>,
+        body: String,
+    ) -> Response {
+        assert!(ctx.claim, "no lock was taken for the handler");
+        if body.contains("bad") {
+            return (StatusCode::BAD_REQUEST, "bad body").into_response();
+        }
+        let begun = c
+            .store
+            .begin(BeginRequest {
+                scope: ctx.scope.clone(),
+                key: ctx.key.clone(),
+                fingerprint: ctx.fingerprint,
+                lock_for: Duration::from_secs(60),
+                retain_for: Duration::from_secs(60),
+            })
+            .await
+            .unwrap();
+        let token = match begun {
+            Begin::Started { token } => token,
+            held => {
+                let mut r = StatusCode::CONFLICT.into_response();
+                r.extensions_mut().insert(Claim::Held(Box::new(held)));
+                return r;
+            }
+        };
+        let n = c.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let answer = format!("call {n}");
+        let record = CompletedRecord {
+            fingerprint: ctx.fingerprint,
+            status: 201,
+            resource: None,
+            response: Some(StoredResponse {
+                status: 201,
+                headers: Vec::new(),
+                body: Bytes::from(answer.clone()),
+            }),
+            completed_at: None,
+        };
+        c.store
+            .complete(&ctx.scope, &ctx.key, &token, record)
+            .await
+            .unwrap();
+        (StatusCode::CREATED, answer).into_response()
+    }
+
+    fn app() -> (Router, Arc<Claims>) {
+        let store = Arc::new(MemoryRecordStore::new());
+        let claims = Arc::new(Claims {
+            store: store.clone(),
+            calls: AtomicU64::new(0),
+        });
+        let layer = IdempotencyLayer::atomic(
+            store,
+            Config::default(),
+            |parts| {
+                parts
+                    .headers
+                    .get("x-tenant")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            },
+            Arc::new(StoredReplayer),
+        )
+        .claiming();
+        let router = Router::new()
+            .route("/things", post(handler).layer(layer))
+            .with_state(claims.clone());
+        (router, claims)
+    }
+
+    #[tokio::test]
+    async fn the_handler_s_claim_decides_replay_mismatch_and_refusal() {
+        let (app, claims) = app();
+        let first = send(&app, req(Some("k"), "t1", r#"{"a":1}"#)).await;
+        assert_eq!(first, (StatusCode::CREATED, None, "call 1".into()));
+        let again = send(&app, req(Some("k"), "t1", r#"{ "a" : 1 }"#)).await;
+        assert_eq!(
+            again,
+            (StatusCode::CREATED, Some("true".into()), "call 1".into())
+        );
+        let (status, _, body) = send(&app, req(Some("k"), "t1", r#"{"a":2}"#)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        // Refused before its write looked at the key: the record answers.
+        let (status, _, body) = send(&app, req(Some("k"), "t1", r#"{"bad":1}"#)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        // A fresh key: the handler's own refusal stands.
+        let (status, _, body) = send(&app, req(Some("k2"), "t1", r#"{"bad":1}"#)).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (StatusCode::BAD_REQUEST, "bad body")
+        );
+        assert_eq!(claims.calls.load(Ordering::SeqCst), 1);
+    }
 }
