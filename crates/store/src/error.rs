@@ -20,6 +20,10 @@ pub enum Error {
     /// (the lock had expired); the effect was not committed.
     #[error("{0}")]
     KeyLost(String),
+    /// The Idempotency-Key a write was to claim is held by this live record
+    /// of another request (completed, or in progress); nothing was written.
+    #[error("the Idempotency-Key '{}' is held by another request", .0.key)]
+    KeyHeld(Box<crate::idempotency::IdempotencyRecord>),
     /// A request the current state does not allow.
     #[error("{0}")]
     FailedPrecondition(String),

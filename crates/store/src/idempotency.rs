@@ -8,6 +8,13 @@
 //! the same transaction as the effect, so a crash leaves both or neither. A
 //! completion whose lock was lost (it expired and another request took the
 //! key) fails, and the effect with it.
+//!
+//! A write may also claim its key without a lock taken before it
+//! ([`KeyCompletion::claim`]): the record is then inserted by the effect's
+//! own transaction, and a live record of another request found there stops
+//! the write with [`Error::KeyHeld`](crate::Error::KeyHeld) before anything
+//! is written. Task creates do so, so that a key costs them neither a
+//! commit nor a round trip of its own.
 
 use crate::Result;
 use async_trait::async_trait;
@@ -85,6 +92,11 @@ pub struct KeyCompletion {
     pub resource_id: String,
     pub body: Option<String>,
     pub retain_for: Duration,
+    /// No lock was taken for this request (`token` holds none): the write
+    /// claims the key in its own transaction, and answers
+    /// [`Error::KeyHeld`](crate::Error::KeyHeld) with the live record of
+    /// another request that holds it, writing nothing.
+    pub claim: bool,
 }
 
 #[async_trait]

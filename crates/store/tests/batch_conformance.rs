@@ -360,6 +360,7 @@ fn completion(key: &str, token: &str) -> KeyCompletion {
         resource_id: "q".into(),
         body: None,
         retain_for: Duration::from_secs(3600),
+        claim: false,
     }
 }
 

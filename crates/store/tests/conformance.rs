@@ -1151,6 +1151,7 @@ fn completion(key: &str, token: &str, resource: &str) -> KeyCompletion {
         resource_id: resource.into(),
         body: None,
         retain_for: std::time::Duration::from_secs(3600),
+        claim: false,
     }
 }
 
@@ -1547,6 +1548,366 @@ mod group_commit {
         postgres: Harness::postgres().await;
         concurrent_creates_with_duplicates_and_a_missing_queue,
         concurrent_creates_replace_an_expired_tombstone_once,
+    }
+}
+
+/// A task create of `acme`/`payments`/`task_id` that claims `key` in its own
+/// transaction (no lock was taken for it), as the server's creates do.
+fn claimed(key: &str, fingerprint: &str, task_id: &str) -> TaskCreate {
+    let mut req = create("acme", "payments", task_id);
+    req.completion = Some(KeyCompletion {
+        org: "acme".into(),
+        principal: "admin".into(),
+        key: key.into(),
+        token: generate_id("tok"),
+        fingerprint: fingerprint.into(),
+        status: 201,
+        resource_kind: "task",
+        resource_id: format!("payments/{task_id}"),
+        body: None,
+        retain_for: std::time::Duration::from_secs(3600),
+        claim: true,
+    });
+    req
+}
+
+/// The record a claimed create met.
+fn held(r: Result<Task>) -> idempotency::IdempotencyRecord {
+    match r {
+        Err(Error::KeyHeld(record)) => *record,
+        other => panic!("{other:?}"),
+    }
+}
+
+async fn missing(h: &Harness, task_id: &str) -> bool {
+    matches!(
+        h.store.task_get("acme", "payments", task_id).await,
+        Err(Error::NotFound { .. })
+    )
+}
+
+async fn a_claimed_create_commits_its_record_with_the_task(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    h.advance(5);
+    let task = h.store.task_create(claimed("k", "fp", "t1")).await.unwrap();
+    let record = h
+        .store
+        .idempotency_get("acme", "admin", "k")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.state, idempotency::RecordState::Completed);
+    assert_eq!(record.status, Some(201));
+    assert_eq!(record.fingerprint, "fp");
+    assert_eq!(
+        (
+            record.resource_kind.as_deref(),
+            record.resource_id.as_deref()
+        ),
+        (Some("task"), Some("payments/t1"))
+    );
+    assert_eq!(record.completed_at, Some(task.created_at), "its commit");
+    assert_eq!(
+        record.expires_at,
+        task.created_at + SignedDuration::from_hours(1)
+    );
+    // The key again, for the same request or another: the record answers
+    // and nothing is written.
+    for fingerprint in ["fp", "fp2"] {
+        let again = held(h.store.task_create(claimed("k", fingerprint, "t2")).await);
+        assert_eq!(again, record);
+    }
+    assert!(missing(&h, "t2").await);
+    // A lock asked for later finds the record too.
+    match h.store.idempotency_begin(&begin("k", "fp")).await.unwrap() {
+        idempotency::LockOutcome::Existing(r) => assert_eq!(r, record),
+        other => panic!("{other:?}"),
+    }
+    // Another principal's key of the same name is unrelated.
+    let mut theirs = claimed("k", "fp", "t3");
+    theirs.completion.as_mut().unwrap().principal = "someone".into();
+    h.store.task_create(theirs).await.unwrap();
+    // An expired record no longer holds the key.
+    h.advance(3600);
+    h.store.task_create(claimed("k", "fp", "t4")).await.unwrap();
+    let renewed = h
+        .store
+        .idempotency_get("acme", "admin", "k")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(renewed.resource_id.as_deref(), Some("payments/t4"));
+}
+
+async fn a_failed_claimed_create_leaves_its_key_free(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    h.task("acme", "payments", "taken").await.unwrap();
+    assert!(matches!(
+        h.store.task_create(claimed("k", "fp", "taken")).await,
+        Err(Error::TaskExists(_))
+    ));
+    assert_eq!(
+        h.store.idempotency_get("acme", "admin", "k").await.unwrap(),
+        None
+    );
+    let mut nowhere = claimed("k", "fp", "t");
+    nowhere.queue = "nope".into();
+    assert!(matches!(
+        h.store.task_create(nowhere).await,
+        Err(Error::NotFound { kind: "queue", .. })
+    ));
+    assert_eq!(
+        h.store.idempotency_get("acme", "admin", "k").await.unwrap(),
+        None
+    );
+    // A tombstone past its window is replaced, the record with it.
+    h.store
+        .task_cancel("acme", "payments", "taken")
+        .await
+        .unwrap();
+    h.advance(61);
+    let task = h
+        .store
+        .task_create(claimed("k", "fp", "taken"))
+        .await
+        .unwrap();
+    let record = h
+        .store
+        .idempotency_get("acme", "admin", "k")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.completed_at, Some(task.created_at));
+}
+
+/// A lock taken the old way (another node, or another route with the same
+/// key) holds the key against a claim until it is released or runs out; a
+/// holder whose lock ran out and was taken over by a claim creates nothing.
+async fn a_claim_meets_a_lock_taken_before_it(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let token = started(&h, "k").await;
+    let busy = held(h.store.task_create(claimed("k", "fp", "t1")).await);
+    assert_eq!(busy.state, idempotency::RecordState::InProgress);
+    assert_eq!(busy.fingerprint, "fp");
+    assert!(missing(&h, "t1").await);
+    h.store
+        .idempotency_release("acme", "admin", "k", &token)
+        .await
+        .unwrap();
+    h.store.task_create(claimed("k", "fp", "t1")).await.unwrap();
+
+    let stale = started(&h, "k2").await;
+    h.advance(61);
+    h.store
+        .task_create(claimed("k2", "fp", "t2"))
+        .await
+        .unwrap();
+    let mut late = create("acme", "payments", "t3");
+    late.completion = Some(KeyCompletion {
+        resource_kind: "task",
+        resource_id: "payments/t3".into(),
+        ..completion("k2", &stale, "")
+    });
+    assert!(matches!(
+        h.store.task_create(late).await,
+        Err(Error::KeyLost(_))
+    ));
+    assert!(missing(&h, "t3").await);
+    match h.store.idempotency_begin(&begin("k2", "fp")).await.unwrap() {
+        idempotency::LockOutcome::Existing(r) => {
+            assert_eq!(r.resource_id.as_deref(), Some("payments/t2"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Claims of one key at once, beside creates without keys sharing their
+/// commits: one task for the key, whatever the batches.
+async fn concurrent_claims_of_one_key_create_once(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let runs: Vec<_> = (0..48)
+        .map(|i| {
+            let store = h.store.clone();
+            let req = if i % 3 == 2 {
+                create("acme", "payments", &format!("free{i}"))
+            } else {
+                claimed("same", "fp", &format!("t{i}"))
+            };
+            tokio::spawn(async move { store.task_create(req).await })
+        })
+        .collect();
+    let (mut won, mut held_by, mut free) = (Vec::new(), 0, 0);
+    for r in runs {
+        match r.await.unwrap() {
+            Ok(t) if t.task_id.starts_with("free") => free += 1,
+            Ok(t) => won.push(t),
+            Err(Error::KeyHeld(r)) => {
+                assert_eq!(r.state, idempotency::RecordState::Completed);
+                held_by += 1;
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!((won.len(), held_by, free), (1, 31, 16));
+    let record = h
+        .store
+        .idempotency_get("acme", "admin", "same")
+        .await
+        .unwrap()
+        .unwrap();
+    let id = format!("payments/{}", won[0].task_id);
+    assert_eq!(record.resource_id.as_deref(), Some(id.as_str()));
+    let listed = h
+        .store
+        .task_list("acme", "payments", TaskFilter::default(), &page(100, None))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 17);
+}
+
+/// Claims and locks of one key at once, the locks' holders creating with
+/// their tokens as the other routes do: one execution.
+async fn concurrent_claims_and_locks_of_one_key_execute_once(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let runs: Vec<_> = (0..32)
+        .map(|i| {
+            let store = h.store.clone();
+            tokio::spawn(async move {
+                if i % 2 == 0 {
+                    return store
+                        .task_create(claimed("same", "fp", &format!("c{i}")))
+                        .await;
+                }
+                let token = match store.idempotency_begin(&begin("same", "fp")).await? {
+                    idempotency::LockOutcome::Started(token) => token,
+                    idempotency::LockOutcome::Existing(r) => {
+                        return Err(Error::KeyHeld(Box::new(r)));
+                    }
+                };
+                let mut req = create("acme", "payments", &format!("l{i}"));
+                req.completion = Some(KeyCompletion {
+                    resource_kind: "task",
+                    resource_id: format!("payments/l{i}"),
+                    ..completion("same", &token, "")
+                });
+                let created = store.task_create(req).await;
+                if created.is_err() {
+                    store
+                        .idempotency_release("acme", "admin", "same", &token)
+                        .await?;
+                }
+                created
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for r in runs {
+        match r.await.unwrap() {
+            Ok(_) => won += 1,
+            Err(Error::KeyHeld(_) | Error::KeyLost(_)) => {}
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!(won, 1);
+    let listed = h
+        .store
+        .task_list("acme", "payments", TaskFilter::default(), &page(100, None))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+}
+
+/// Keyed creates of one task ID at once, each under its own key: one
+/// winner, whose key alone keeps a record; every other key stays free.
+async fn claimed_creates_of_one_id_have_one_winner(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let runs: Vec<_> = (0..24)
+        .map(|i| {
+            let store = h.store.clone();
+            let req = claimed(&format!("k{i}"), "fp", "same");
+            tokio::spawn(async move { store.task_create(req).await })
+        })
+        .collect();
+    let mut winner = None;
+    for (i, r) in runs.into_iter().enumerate() {
+        match r.await.unwrap() {
+            Ok(_) => assert!(winner.replace(i).is_none(), "two winners"),
+            Err(Error::TaskExists(s)) => assert_eq!(s.task_id, "same"),
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    let winner = winner.expect("a winner");
+    for i in 0..24 {
+        let record = h
+            .store
+            .idempotency_get("acme", "admin", &format!("k{i}"))
+            .await
+            .unwrap();
+        assert_eq!(record.is_some(), i == winner, "k{i}");
+    }
+}
+
+/// Two nodes on one database claiming one key at once: one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_postgres_nodes_claiming_one_key_create_once() {
+    let h = Harness::postgres().await;
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let url = h._db.as_ref().expect("a database").url.clone();
+    let other: Arc<dyn Store> = Arc::new(
+        PostgresStore::open(&url, 8, Arc::new(h.clock.clone()))
+            .await
+            .unwrap(),
+    );
+    let runs: Vec<_> = (0..32)
+        .map(|i| {
+            let store = if i % 2 == 0 {
+                h.store.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                store
+                    .task_create(claimed("same", "fp", &format!("t{i}")))
+                    .await
+            })
+        })
+        .collect();
+    let mut won = 0;
+    for r in runs {
+        match r.await.unwrap() {
+            Ok(_) => won += 1,
+            Err(Error::KeyHeld(_)) => {}
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!(won, 1);
+    let listed = other
+        .task_list("acme", "payments", TaskFilter::default(), &page(100, None))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+}
+
+mod claimed_keys {
+    use super::*;
+
+    idem_testkit::backend_tests! {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        sqlite: Harness::sqlite().await,
+        postgres: Harness::postgres().await;
+        a_claimed_create_commits_its_record_with_the_task,
+        a_failed_claimed_create_leaves_its_key_free,
+        a_claim_meets_a_lock_taken_before_it,
+        concurrent_claims_of_one_key_create_once,
+        concurrent_claims_and_locks_of_one_key_execute_once,
+        claimed_creates_of_one_id_have_one_winner,
     }
 }
 

@@ -256,6 +256,88 @@ async fn concurrent_requests_with_one_key_execute_once(s: Server) {
     assert_eq!(api.all_tasks(&q, "").await.len(), 1);
 }
 
+/// A create refused for its task ID records nothing: the key stays free for
+/// another request.
+async fn a_refused_create_leaves_its_key_reusable(s: Server) {
+    let api = s.admin.clone();
+    let q = unique("q");
+    api.create_queue(&q).await;
+    let taken = json!({"task_id": "taken", "target": {"url": "http://127.0.0.1:9/x"}});
+    api.post(&tasks_path(&q), taken.clone()).await.ok(201);
+    keyed_post(&api, &tasks_path(&q), "dup", &taken)
+        .await
+        .problem(409, "TASK_ALREADY_EXISTS");
+    api.get("/v1/idempotency-keys/dup")
+        .await
+        .problem(404, "NOT_FOUND");
+    let other = json!({"task_id": "free", "target": {"url": "http://127.0.0.1:9/x"}});
+    let r = keyed_post(&api, &tasks_path(&q), "dup", &other).await;
+    r.ok(201);
+    assert!(!replayed(&r));
+}
+
+/// A create refused before it reaches the store (a body that does not
+/// validate) under a key already used answers from that key's record, as
+/// when the record was looked at first.
+async fn a_refused_request_under_a_used_key_answers_from_its_record(s: Server) {
+    let api = s.admin.clone();
+    let q = unique("q");
+    api.create_queue(&q).await;
+    let body = json!({"task_id": "t", "target": {"url": "http://127.0.0.1:9/x"}});
+    keyed_post(&api, &tasks_path(&q), "used", &body)
+        .await
+        .ok(201);
+    let invalid = json!({"task_id": "t", "target": {"url": "not a url"}});
+    let r = keyed_post(&api, &tasks_path(&q), "used", &invalid).await;
+    r.problem(422, "IDEMPOTENCY_KEY_MISMATCH");
+    assert_eq!(
+        r.json["extensions"]["idempotency"]["differs"],
+        json!(["body"])
+    );
+    // Unused, the same key is the body's own error.
+    keyed_post(&api, &tasks_path(&q), "unused", &invalid)
+        .await
+        .problem(400, "INVALID_ARGUMENT");
+}
+
+/// A create and another route sending one key at once: exactly one of the
+/// two runs, the other is told the key is in use (409) or was used for
+/// another request (422).
+async fn a_create_and_another_route_racing_for_one_key_execute_once(s: Server) {
+    let api = s.admin.clone();
+    let q = unique("q");
+    api.create_queue(&q).await;
+    let rounds = 16;
+    let runs: Vec<_> = (0..rounds)
+        .map(|i| {
+            let api = api.clone();
+            let path = tasks_path(&q);
+            let key = format!("race-{i}");
+            let name = format!("{q}-{i}");
+            tokio::spawn(async move {
+                let task =
+                    json!({"task_id": format!("t{i}"), "target": {"url": "http://127.0.0.1:9/x"}});
+                let named = json!({"name": name});
+                let create = keyed_post(&api, &path, &key, &task);
+                let queue = keyed_post(&api, "/v1/queues", &key, &named);
+                let (a, b) = tokio::join!(create, queue);
+                (a.status, b.status)
+            })
+        })
+        .collect();
+    for (i, r) in runs.into_iter().enumerate() {
+        let (task, queue) = r.await.unwrap();
+        let ran = [task, queue].iter().filter(|s| **s == 201).count();
+        assert_eq!(ran, 1, "round {i}: task {task}, queue {queue}");
+        for status in [task, queue] {
+            assert!([201, 409, 422].contains(&status), "round {i}: {status}");
+        }
+        let task_exists = api.get(&format!("{}/t{i}", tasks_path(&q))).await.status == 200;
+        let queue_exists = api.get(&format!("/v1/queues/{q}-{i}")).await.status == 200;
+        assert_eq!((task_exists, queue_exists), (task == 201, queue == 201));
+    }
+}
+
 async fn replay_does_not_recheck_the_write(s: Server) {
     let admin = s.admin.clone();
     let q = unique("q");
@@ -605,11 +687,7 @@ async fn browsers_may_send_keys_and_read_replays(kind: Backend) {
 async fn crash_between_effect_and_record_is_impossible(kind: Backend) {
     let backing = Backing::new(kind).await;
     let key = harness::fresh_key();
-    // A request cut off between taking its key's lock and its commit
-    // leaves the lock behind (on PostgreSQL, where locks are rows): the
-    // retry is told IDEMPOTENCY_KEY_IN_PROGRESS until the lock expires.
-    let lock = ["--idempotency-lock", "2s"];
-    let s = Server::start_on(backing, key.clone(), &lock).await;
+    let s = Server::start_on(backing, key.clone(), &[]).await;
     let q = unique("q");
     s.admin.clone().create_queue(&q).await;
     let api = s.admin.clone();
@@ -637,23 +715,12 @@ async fn crash_between_effect_and_record_is_impossible(kind: Backend) {
     for r in runs {
         answered.push(r.await.unwrap());
     }
-    let s = Server::start_on(backing, key, &lock).await;
+    let s = Server::start_on(backing, key, &[]).await;
     let api = s.admin.clone();
     for (i, first) in answered.iter().enumerate() {
-        let mut r = keyed_post(&api, &tasks_path(&q), &format!("crash-{i}"), &body).await;
-        for _ in 0..10 {
-            if r.status != 409 {
-                break;
-            }
-            r.problem(409, "IDEMPOTENCY_KEY_IN_PROGRESS");
-            assert!(
-                first.is_none(),
-                "request {i} was answered 201 but its key is locked"
-            );
-            let wait: u64 = r.header("retry-after").unwrap().parse().unwrap();
-            tokio::time::sleep(Duration::from_secs(wait)).await;
-            r = keyed_post(&api, &tasks_path(&q), &format!("crash-{i}"), &body).await;
-        }
+        // A create's key is written only by the commit that holds its task:
+        // a request cut off before it leaves nothing that blocks the retry.
+        let r = keyed_post(&api, &tasks_path(&q), &format!("crash-{i}"), &body).await;
         r.ok(201);
         if let Some(id) = first {
             assert!(
@@ -667,6 +734,76 @@ async fn crash_between_effect_and_record_is_impossible(kind: Backend) {
     assert_eq!(tasks.len(), total, "one task per key, no more, no less");
 }
 
+/// Keyed creates on two nodes sharing one database: one execution per key,
+/// whatever node each request reaches; a key held in progress by a request
+/// on another node (its lock row) is 409 to the same request and 422 to
+/// another, until that lock runs out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_creates_on_two_nodes_execute_once() {
+    let nodes = harness::TwoNodes::start().await;
+    let q = unique("q");
+    nodes.apis[0].create_queue(&q).await;
+    let body = json!({"target": {"url": "http://127.0.0.1:9/x"}});
+    let runs: Vec<_> = (0..32)
+        .map(|i| {
+            let (api, path, body) = (nodes.apis[i % 2].clone(), tasks_path(&q), body.clone());
+            tokio::spawn(async move { keyed_post(&api, &path, "once", &body).await })
+        })
+        .collect();
+    let mut originals = 0;
+    for r in runs {
+        let r = r.await.unwrap();
+        match r.status {
+            201 if replayed(&r) => {}
+            201 => originals += 1,
+            409 => {
+                r.problem(409, "IDEMPOTENCY_KEY_IN_PROGRESS");
+            }
+            other => panic!("unexpected {other}: {}", r.text),
+        }
+    }
+    assert_eq!(originals, 1);
+    assert_eq!(nodes.apis[1].all_tasks(&q, "").await.len(), 1);
+
+    // Another node's request in flight, as its lock row shows it.
+    let (db, conn) = tokio_postgres::connect(nodes.database_url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    db.execute(
+        "INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
+         created_at, locked_until, expires_at) \
+         SELECT org, principal, 'held', fingerprint, 'in_progress', 'elsewhere', created_at, \
+         (extract(epoch FROM clock_timestamp()) * 1e6)::bigint + 3600000000, \
+         (extract(epoch FROM clock_timestamp()) * 1e6)::bigint + 7200000000 \
+         FROM idempotency_keys WHERE key = 'once'",
+        &[],
+    )
+    .await
+    .unwrap();
+    for api in &nodes.apis {
+        let r = keyed_post(api, &tasks_path(&q), "held", &body).await;
+        r.problem(409, "IDEMPOTENCY_KEY_IN_PROGRESS");
+        assert_eq!(r.header("retry-after"), Some("1"));
+        let other = json!({"task_id": "other", "target": {"url": "http://127.0.0.1:9/x"}});
+        keyed_post(api, &tasks_path(&q), "held", &other)
+            .await
+            .problem(422, "IDEMPOTENCY_KEY_MISMATCH");
+    }
+    assert_eq!(nodes.apis[0].all_tasks(&q, "").await.len(), 1);
+    // The holder never finished: its lock runs out, and the key is free.
+    db.execute(
+        "UPDATE idempotency_keys SET locked_until = 0 WHERE key = 'held'",
+        &[],
+    )
+    .await
+    .unwrap();
+    let r = keyed_post(&nodes.apis[1], &tasks_path(&q), "held", &body).await;
+    r.ok(201);
+    assert!(!replayed(&r));
+    assert_eq!(nodes.apis[0].all_tasks(&q, "").await.len(), 2);
+}
+
 idem_testkit::store_tests!(
     Server::start;
     replay_returns_the_original_status_and_the_resource_as_it_is_now,
@@ -677,6 +814,9 @@ idem_testkit::store_tests!(
     failures_leave_no_record,
     keys_belong_to_their_principal,
     concurrent_requests_with_one_key_execute_once,
+    a_refused_create_leaves_its_key_reusable,
+    a_refused_request_under_a_used_key_answers_from_its_record,
+    a_create_and_another_route_racing_for_one_key_execute_once,
     replay_does_not_recheck_the_write,
     replay_of_a_deleted_resource_is_gone,
     a_replay_never_names_a_resource_made_again_under_the_same_name,

@@ -2,6 +2,8 @@
 //! `idem_http`: the layer takes the key's lock, each handler passes a
 //! [`KeyCompletion`] to its store operation so the record completes in the
 //! effect's transaction, and replays re-read the resource as it is now.
+//! Task creates, the hot path, take no lock first: their write claims the
+//! key with the effect ([`claim_failed`] tells the layer what it found).
 
 use super::Created;
 use super::location;
@@ -17,9 +19,9 @@ use http::{HeaderValue, StatusCode, header};
 use idem_api::{IdempotencyKey, NewApiKey, Organization, ProblemCode, Resource};
 use idem_core::tenancy::Role;
 use idem_http::record::{Begin, BeginRequest, CompletedRecord, ResourceRef, StoreError};
-use idem_http::{Fingerprint, IdempotencyContext, IdempotencyLayer, RecordStore, Rejection};
+use idem_http::{Claim, Fingerprint, IdempotencyContext, IdempotencyLayer, RecordStore, Rejection};
 use idem_store::idempotency::KeyCompletion;
-use idem_store::idempotency::{IdempotencyBegin, LockOutcome, RecordState};
+use idem_store::idempotency::{IdempotencyBegin, IdempotencyRecord, LockOutcome, RecordState};
 use idem_store::{Caller, Error as StoreErr};
 use serde::Serialize;
 use serde_json::json;
@@ -126,31 +128,10 @@ impl RecordStore for Records {
             })
             .await
             .map_err(|e| StoreError(e.to_string()))?;
-        let record = match begun {
-            LockOutcome::Started(token) => return Ok(Begin::Started { token }),
-            LockOutcome::Existing(record) => record,
-        };
-        let fingerprint: Fingerprint = record
-            .fingerprint
-            .parse()
-            .map_err(|_| StoreError(format!("unreadable fingerprint of key '{}'", r.key)))?;
-        Ok(match record.state {
-            RecordState::InProgress => Begin::InProgress { fingerprint },
-            RecordState::Completed => Begin::Completed(CompletedRecord {
-                fingerprint,
-                status: record.status.unwrap_or(200),
-                resource: record
-                    .resource_kind
-                    .zip(record.resource_id)
-                    .map(|(kind, id)| ResourceRef { kind, id }),
-                response: record.body.map(|body| idem_http::StoredResponse {
-                    status: record.status.unwrap_or(200),
-                    headers: vec![("content-type".into(), "application/json".into())],
-                    body: body.into(),
-                }),
-                completed_at: record.completed_at.map(Into::into),
-            }),
-        })
+        match begun {
+            LockOutcome::Started(token) => Ok(Begin::Started { token }),
+            LockOutcome::Existing(record) => found(record),
+        }
     }
 
     async fn complete(
@@ -171,6 +152,70 @@ impl RecordStore for Records {
             .idempotency_release(org, principal, key, token)
             .await
             .map_err(|e| StoreError(e.to_string()))
+    }
+
+    async fn peek(&self, scope: &str, key: &str) -> Result<Option<Begin>, StoreError> {
+        let (org, principal) = split_scope(scope);
+        let record = self
+            .0
+            .store
+            .idempotency_get(org, principal, key)
+            .await
+            .map_err(|e| StoreError(e.to_string()))?;
+        record.map(found).transpose()
+    }
+}
+
+/// What a live record holding a key tells the layer.
+fn found(record: IdempotencyRecord) -> Result<Begin, StoreError> {
+    let fingerprint: Fingerprint = record
+        .fingerprint
+        .parse()
+        .map_err(|_| StoreError(format!("unreadable fingerprint of key '{}'", record.key)))?;
+    Ok(match record.state {
+        RecordState::InProgress => Begin::InProgress { fingerprint },
+        RecordState::Completed => Begin::Completed(CompletedRecord {
+            fingerprint,
+            status: record.status.unwrap_or(200),
+            resource: record
+                .resource_kind
+                .zip(record.resource_id)
+                .map(|(kind, id)| ResourceRef { kind, id }),
+            response: record.body.map(|body| idem_http::StoredResponse {
+                status: record.status.unwrap_or(200),
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: body.into(),
+            }),
+            completed_at: record.completed_at.map(Into::into),
+        }),
+    })
+}
+
+/// The answer of a write that claimed its key ([`KeyCompletion::claim`])
+/// and failed: from the record that held the key, which the layer turns
+/// into a replay, 422 or 409; or the failure itself, which then left no
+/// record.
+pub fn claim_failed(e: StoreErr) -> Response {
+    let record = match e {
+        StoreErr::KeyHeld(record) => *record,
+        // A taken ID is found only once the key was seen free. Any other
+        // failure the layer checks against the key's record.
+        e @ StoreErr::TaskExists(_) => {
+            let mut response = Problem::from(e).into_response();
+            response.extensions_mut().insert(Claim::Free);
+            return response;
+        }
+        e => return Problem::from(e).into_response(),
+    };
+    match found(record) {
+        Ok(held) => {
+            let mut response = StatusCode::CONFLICT.into_response();
+            response
+                .extensions_mut()
+                .insert(Claim::Held(Box::new(held)));
+            response
+        }
+        Err(e) => Problem::internal(e).into_response(),
     }
 }
 
@@ -208,6 +253,7 @@ impl Keyed {
             resource_id: id.into(),
             body: None,
             retain_for: app.options.idempotency.ttl,
+            claim: ctx.claim,
         })
     }
 }

@@ -69,6 +69,11 @@ pub struct Operation {
     /// Honours `Idempotency-Key` (API.md §2): every POST that creates or runs
     /// something, and the PATCH of queues, jobs and principals.
     pub idempotent: bool,
+    /// Its write claims the Idempotency-Key in the effect's own transaction
+    /// instead of the layer locking it first (`IdempotencyLayer::claiming`):
+    /// the task create, where a key must cost no commit or round trip of
+    /// its own.
+    pub claims_key: bool,
     /// Schema name of the JSON request body.
     pub request: Option<&'static str>,
     /// Whether the request body may be left out.
@@ -116,6 +121,7 @@ macro_rules! op {
             id: $id,
             summary: $summary,
             idempotent: $idem,
+            claims_key: false,
             request: $req,
             request_optional: false,
             query: &[],
@@ -220,6 +226,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 task_id_headers: true,
                 multipart: true,
                 waits: true,
+                claims_key: true,
                 problems: &[ProblemCode::TaskAlreadyExists],
                 example: Some(
                     r#"{"task_id": "payment-12345", "target": {"url": "https://pay.internal/charge", "json": {"amount": 100}}, "retry_config": {"max_attempts": 5}}"#,
@@ -602,6 +609,7 @@ pub fn catalog() -> Vec<Operation> {
 
 pub fn router(app: Arc<App>) -> Router {
     let keys = idempotency::layer(&app);
+    let claiming = keys.claiming();
     let mut v1 = Router::new();
     let mut public = Router::new();
     for (op, handler) in operations() {
@@ -610,7 +618,9 @@ pub fn router(app: Arc<App>) -> Router {
             continue;
         }
         // The mark in the table is what makes an operation honour keys.
-        let handler = if op.idempotent {
+        let handler = if op.claims_key {
+            handler.layer(claiming.clone())
+        } else if op.idempotent {
             handler.layer(keys.clone())
         } else {
             handler

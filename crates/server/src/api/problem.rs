@@ -158,6 +158,13 @@ impl From<StoreError> for Problem {
                 p.retry_after = Some(1);
                 p
             }
+            // Answered from its record where a write claims a key
+            // (`idempotency::claim_failed`); anywhere else, the key is busy.
+            e @ StoreError::KeyHeld(_) => {
+                let mut p = Problem::new(ProblemCode::IdempotencyKeyInProgress, e.to_string());
+                p.retry_after = Some(1);
+                p
+            }
             StoreError::Invalid(errors) => Problem::fields(errors),
             StoreError::ResourceExhausted(e) => {
                 Problem::new(ProblemCode::ResourceExhausted, e.to_string())

@@ -362,19 +362,20 @@ pub async fn create(
         "task",
         format!("{queue}/{}", params.task_id),
     );
-    let created = app.store.task_create(params).await;
-    let task = match created {
-        Err(idem_store::Error::TaskExists(existing)) => {
-            app.metrics.count(
-                "idem_tasks_deduplicated_total",
-                &auth.caller.org,
-                &queue_name,
-                Some(("reason", "task_id")),
-                1,
-            );
-            return Err(idem_store::Error::TaskExists(existing).into());
+    let task = match app.store.task_create(params).await {
+        Ok(task) => task,
+        Err(e) => {
+            if matches!(e, idem_store::Error::TaskExists(_)) {
+                app.metrics.count(
+                    "idem_tasks_deduplicated_total",
+                    &auth.caller.org,
+                    &queue_name,
+                    Some(("reason", "task_id")),
+                    1,
+                );
+            }
+            return Ok(super::idempotency::claim_failed(e));
         }
-        other => other?,
     };
     app.dispatch.tasks_created(
         app.store.queue_paused_hint(&auth.caller.org, &task.queue),

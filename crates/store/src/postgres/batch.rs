@@ -1,4 +1,4 @@
-//! Group commit for task creates without an Idempotency-Key.
+//! Group commit for task creates, with or without an Idempotency-Key.
 //!
 //! With `synchronous_commit = on` every commit waits for the WAL to reach
 //! the disk, so one statement per create caps creates at the commit rate.
@@ -14,10 +14,21 @@
 //! its window is answered 409 from it, as the transactional path would; any
 //! other case (no row: a missing queue, or a row deleted since; an expired
 //! tombstone to replace) goes down the transactional path.
+//!
+//! A create with a key (one that claims it: no lock was taken before) brings
+//! its completed record, and the batch's statement inserts the records
+//! before the tasks ([`SQL_INSERT_TASKS_KEYED`]): a task is inserted only
+//! with its record, and a record only for a task whose ID was free and
+//! whose queue exists when the statement began, so both commit together or
+//! neither does. A key another request holds stops its create there; the
+//! batcher then reads the records holding those keys, again one statement,
+//! and the caller answers from the record (a replay, 422 or 409).
 
 use crate::Error;
+use crate::idempotency::{IdempotencyRecord, KeyCompletion};
 use crate::records::{Task, TaskSummary};
 use crate::sql as rows;
+use crate::tables::idempotency::{RECORD_COLUMNS, micros, record};
 use crate::tables::tasks;
 use deadpool_postgres::{GenericClient, Object, Pool};
 use std::collections::{HashMap, HashSet};
@@ -54,6 +65,86 @@ const SQL_INSERT_TASKS: &str = "INSERT INTO tasks (org, queue, task_id, uid, sta
      ORDER BY v.ord \
      ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid";
 
+/// The text of the error that fails [`SQL_INSERT_TASKS_KEYED`] when a
+/// record went in without its task: a plain statement raises an error of
+/// its own only through a cast that cannot succeed.
+macro_rules! raced {
+    () => {
+        "keyed create raced a create of its task ID: "
+    };
+}
+const RACED: &str = raced!();
+
+/// [`SQL_INSERT_TASKS`] with the Idempotency-Key records of the rows that
+/// carry one ($12–$19: principal, key, fingerprint, token, status, resource
+/// kind and ID, expiry; `NULL` keys for the rows without).
+///
+/// `k` inserts each record completed, as the create's answer, unless a live
+/// record holds the key (an expired one is replaced), the ID is taken in the
+/// statement's snapshot or the queue is missing; `ins` inserts a keyed row's
+/// task only if its record went in. The keys are inserted in key order and
+/// all of them before any task, in ID order, so that two batches wait for
+/// each other's keys and tasks in one order and cannot deadlock.
+///
+/// A record inserted whose task then meets a row of that ID committed by a
+/// concurrent transaction after the snapshot (the one case `k` cannot see)
+/// would answer a create that did not happen: the last `SELECT` then fails
+/// the statement, rolling everything back, and the batch's creates take the
+/// transactional path, which settles them one by one.
+const SQL_INSERT_TASKS_KEYED: &str = concat!(
+    "WITH v AS (SELECT * FROM unnest($1::text[], \
+     $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::bigint[], \
+     $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], \
+     $15::text[], $16::bigint[], $17::text[], $18::text[], $19::bigint[]) WITH ORDINALITY \
+     AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
+     dispatch_deadline_s, retry_config, created_at, principal, key, fingerprint, token, status, \
+     resource_kind, resource_id, expires_at, ord)), \
+     k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
+     status, resource_kind, resource_id, created_at, locked_until, expires_at) \
+     SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
+     v.resource_kind, v.resource_id, v.created_at, v.created_at, v.expires_at FROM v \
+     WHERE v.key IS NOT NULL \
+     AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
+     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.org = v.org AND t.queue = v.queue \
+     AND t.task_id = v.task_id) \
+     ORDER BY v.org, v.principal, v.key \
+     ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+     state = 'completed', token = excluded.token, status = excluded.status, \
+     resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, body = NULL, \
+     created_at = excluded.created_at, locked_until = excluded.locked_until, \
+     expires_at = excluded.expires_at \
+     WHERE idempotency_keys.expires_at <= excluded.created_at \
+     OR (idempotency_keys.state = 'in_progress' \
+         AND idempotency_keys.locked_until <= excluded.created_at) \
+     RETURNING token), \
+     ins AS (INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
+     schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
+     cancel_requested, created_at) \
+     SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
+     v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, v.created_at \
+     FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
+     AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
+     ORDER BY v.ord \
+     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid) \
+     SELECT uid FROM ins UNION ALL SELECT ('",
+    raced!(),
+    "' || v.task_id)::bigint::text FROM v \
+     WHERE v.token IN (SELECT token FROM k) AND v.uid NOT IN (SELECT uid FROM ins)"
+);
+
+/// The live Idempotency-Key records holding the keys of rows that were not
+/// inserted, each found by its primary key, with the key's organization
+/// and principal after the record's columns.
+fn sql_held() -> String {
+    format!(
+        "SELECT r.*, k.org, k.principal FROM unnest($1::text[], $2::text[], $3::text[]) \
+         AS k(org, principal, key) CROSS JOIN LATERAL (SELECT {RECORD_COLUMNS} \
+         FROM idempotency_keys i WHERE i.org = k.org AND i.principal = k.principal \
+         AND i.key = k.key AND i.expires_at > $4 \
+         AND (i.state = 'completed' OR i.locked_until > $4) LIMIT 1) r"
+    )
+}
+
 /// The tasks holding the IDs of the rows that were not inserted: one
 /// primary key lookup per ID, whatever the statistics say. The subquery
 /// cannot be flattened (`LIMIT`), so the plan is a nested loop over the IDs,
@@ -81,6 +172,44 @@ pub(super) struct Row {
     pub dispatch_deadline_s: i64,
     pub retry_config: String,
     pub created_at: i64,
+    /// The Idempotency-Key record the create claims, if it has a key.
+    pub key: Option<RowKey>,
+}
+
+/// A keyed create's completed record, inserted with its task.
+pub(super) struct RowKey {
+    pub principal: String,
+    pub key: String,
+    pub fingerprint: String,
+    pub token: String,
+    pub status: i64,
+    pub resource_kind: &'static str,
+    pub resource_id: String,
+    pub expires_at: i64,
+}
+
+impl RowKey {
+    /// The record of `k`, completed at `now`.
+    pub(super) fn of(k: &KeyCompletion, now: i64) -> RowKey {
+        RowKey {
+            principal: k.principal.clone(),
+            key: k.key.clone(),
+            fingerprint: k.fingerprint.clone(),
+            token: k.token.clone(),
+            status: i64::from(k.status),
+            resource_kind: k.resource_kind,
+            resource_id: k.resource_id.clone(),
+            expires_at: now.saturating_add(micros(k.retain_for)),
+        }
+    }
+
+    fn size(&self) -> usize {
+        self.principal.len()
+            + self.key.len()
+            + self.fingerprint.len()
+            + self.token.len()
+            + self.resource_id.len()
+    }
 }
 
 impl Row {
@@ -98,6 +227,7 @@ impl Row {
             dispatch_deadline_s: ins.dispatch_deadline_s,
             retry_config: ins.retry_config.clone(),
             created_at: now,
+            key: None,
         }
     }
 
@@ -106,7 +236,16 @@ impl Row {
     }
 
     fn size(&self) -> usize {
-        self.target.len() + self.body.as_ref().map_or(0, Vec::len) + self.retry_config.len()
+        self.target.len()
+            + self.body.as_ref().map_or(0, Vec::len)
+            + self.retry_config.len()
+            + self.key.as_ref().map_or(0, RowKey::size)
+    }
+
+    /// Whose key, for a keyed row.
+    fn key_id(&self) -> Option<(&str, &str, &str)> {
+        let k = self.key.as_ref()?;
+        Some((&self.org, &k.principal, &k.key))
     }
 
     /// The parameters of the one-row statements ($1–$11), as
@@ -136,6 +275,9 @@ pub(super) enum Outcome {
     /// The ID is held by a live task or a tombstone inside its window:
     /// 409, as the transactional path would answer.
     Exists(Box<TaskSummary>),
+    /// Not inserted: the create's Idempotency-Key is held by this live
+    /// record of another request.
+    Held(Box<IdempotencyRecord>),
     /// Not inserted, for a reason the transactional path sorts out.
     NotInserted,
     /// The statement failed (the error is logged here). Nothing of it
@@ -214,18 +356,35 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     // same IDs wait for each other in the same order and cannot deadlock.
     // The sort is stable, so of the rows with one ID the earliest arrival
     // goes into the statement and the others come back not inserted, as if
-    // they had come one after the other.
+    // they had come one after the other. Of the rows with one key, likewise
+    // only the first goes in; the others then find its record.
     batch.sort_by(|a, b| a.row.id().cmp(&b.row.id()));
     let mut rows: Vec<&Row> = batch.iter().map(|j| &j.row).collect();
     rows.dedup_by(|later, earlier| later.id() == earlier.id());
+    let keyed = rows.iter().any(|r| r.key.is_some());
+    if keyed {
+        let mut keys = HashSet::new();
+        rows.retain(|r| r.key_id().is_none_or(|k| keys.insert(k)));
+    }
     let result = match pool.get().await {
-        Ok(client) => insert(&client, &rows).await.map(|i| (client, i)),
+        Ok(client) => {
+            let inserted = if keyed {
+                insert_keyed(&client, &rows).await
+            } else {
+                insert(&client, &rows).await
+            };
+            inserted.map(|i| (client, i))
+        }
         Err(e) => Err(e.into()),
     };
     let (client, inserted) = match result {
         Ok(r) => r,
         Err(e) => {
-            tracing::warn!(error = %e, rows = rows.len(), "batched task insert failed");
+            if e.to_string().contains(RACED) {
+                tracing::debug!(error = %e, rows = rows.len(), "keyed batch raced a create");
+            } else {
+                tracing::warn!(error = %e, rows = rows.len(), "batched task insert failed");
+            }
             for job in batch.drain(..) {
                 let _ = job.reply.send(Outcome::Failed);
             }
@@ -244,11 +403,38 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     if rest.is_empty() {
         return;
     }
-    let existing = existing(&client, &rest).await.unwrap_or_else(|e| {
+    // A key held elsewhere answers before the ID: on the locking path the
+    // key's record is found before the create runs at all.
+    let mut held = if rest.iter().any(|j| j.row.key.is_some()) {
+        held(&client, &rest).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "reading the key records of keyed creates failed");
+            HashMap::new()
+        })
+    } else {
+        HashMap::new()
+    };
+    let mut unkeyed = Vec::with_capacity(rest.len());
+    for job in rest {
+        let record = job.row.key_id().and_then(|(org, principal, key)| {
+            held.get(&(org.to_string(), principal.to_string(), key.to_string()))
+                .cloned()
+        });
+        match record {
+            Some(record) => {
+                let _ = job.reply.send(Outcome::Held(Box::new(record)));
+            }
+            None => unkeyed.push(job),
+        }
+    }
+    held.clear();
+    if unkeyed.is_empty() {
+        return;
+    }
+    let existing = existing(&client, &unkeyed).await.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "reading the tasks of conflicting creates failed");
         HashMap::new()
     });
-    for job in rest {
+    for job in unkeyed {
         let now = job.row.created_at;
         let r = &job.row;
         let id = (r.org.clone(), r.queue.clone(), r.task_id.clone());
@@ -260,6 +446,99 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
         };
         let _ = job.reply.send(outcome);
     }
+}
+
+/// The live records holding the keys of the keyed `jobs`, by (organization,
+/// principal, key), as of the latest of their instants.
+async fn held(
+    client: &Object,
+    jobs: &[Job],
+) -> Result<HashMap<(String, String, String), IdempotencyRecord>, Error> {
+    let mut ids: Vec<(&str, &str, &str)> = jobs.iter().filter_map(|j| j.row.key_id()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let org: Vec<&str> = ids.iter().map(|i| i.0).collect();
+    let principal: Vec<&str> = ids.iter().map(|i| i.1).collect();
+    let key: Vec<&str> = ids.iter().map(|i| i.2).collect();
+    let now = jobs.iter().map(|j| j.row.created_at).max().unwrap_or(0);
+    let stmt = client.prepare_cached(&sql_held()).await?;
+    let found = client.query(&stmt, &[&org, &principal, &key, &now]).await?;
+    let columns = RECORD_COLUMNS.split(',').count();
+    found
+        .iter()
+        .map(|r| {
+            let record = record(r)?;
+            let org: String = r.try_get(columns)?;
+            let principal: String = r.try_get(columns + 1)?;
+            Ok(((org, principal, record.key.clone()), record))
+        })
+        .collect()
+}
+
+/// Runs [`SQL_INSERT_TASKS_KEYED`]: the uids of the rows inserted.
+async fn insert_keyed<C: GenericClient>(
+    client: &C,
+    rows: &[&Row],
+) -> Result<HashSet<String>, Error> {
+    let org: Vec<&str> = rows.iter().map(|r| r.org.as_str()).collect();
+    let queue: Vec<&str> = rows.iter().map(|r| r.queue.as_str()).collect();
+    let task_id: Vec<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
+    let uid: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
+    let target: Vec<&str> = rows.iter().map(|r| r.target.as_str()).collect();
+    let body_form: Vec<Option<&str>> = rows.iter().map(|r| r.body_form).collect();
+    let body: Vec<Option<&[u8]>> = rows.iter().map(|r| r.body.as_deref()).collect();
+    let schedule_time: Vec<i64> = rows.iter().map(|r| r.schedule_time).collect();
+    let deadline: Vec<i64> = rows.iter().map(|r| r.dispatch_deadline_s).collect();
+    let retry_config: Vec<&str> = rows.iter().map(|r| r.retry_config.as_str()).collect();
+    let created_at: Vec<i64> = rows.iter().map(|r| r.created_at).collect();
+    let key = |f: fn(&RowKey) -> &str| -> Vec<Option<&str>> {
+        rows.iter().map(|r| r.key.as_ref().map(f)).collect()
+    };
+    let principal = key(|k| &k.principal);
+    let key_name = key(|k| &k.key);
+    let fingerprint = key(|k| &k.fingerprint);
+    let token = key(|k| &k.token);
+    let kind = key(|k| k.resource_kind);
+    let resource_id = key(|k| &k.resource_id);
+    let status: Vec<Option<i64>> = rows
+        .iter()
+        .map(|r| r.key.as_ref().map(|k| k.status))
+        .collect();
+    let expires_at: Vec<Option<i64>> = rows
+        .iter()
+        .map(|r| r.key.as_ref().map(|k| k.expires_at))
+        .collect();
+    let stmt = client.prepare_cached(SQL_INSERT_TASKS_KEYED).await?;
+    let inserted = client
+        .query(
+            &stmt,
+            &[
+                &org,
+                &queue,
+                &task_id,
+                &uid,
+                &target,
+                &body_form,
+                &body,
+                &schedule_time,
+                &deadline,
+                &retry_config,
+                &created_at,
+                &principal,
+                &key_name,
+                &fingerprint,
+                &token,
+                &status,
+                &kind,
+                &resource_id,
+                &expires_at,
+            ],
+        )
+        .await?;
+    inserted
+        .iter()
+        .map(|r| Ok(r.try_get::<_, String>(0)?))
+        .collect()
 }
 
 /// Runs [`SQL_INSERT_TASKS`]: the uids of the rows inserted.
@@ -384,6 +663,7 @@ mod tests {
             dispatch_deadline_s: 30,
             retry_config: crate::sql::to_json(&QueueConfig::default().retry_config),
             created_at: 1,
+            key: None,
         }
     }
 
@@ -441,6 +721,7 @@ mod tests {
                     "exists"
                 }
                 Outcome::NotInserted => "not",
+                Outcome::Held(_) => "held",
                 Outcome::Failed => "failed",
             })
             .collect();
@@ -478,6 +759,108 @@ mod tests {
             store.batcher.insert(row("nope", "a", None)).await,
             Ok(Outcome::NotInserted)
         ));
+    }
+
+    fn keyed(mut row: Row, key: &str) -> Row {
+        row.key = Some(RowKey {
+            principal: "admin".into(),
+            key: key.into(),
+            fingerprint: "fp".into(),
+            token: uuid::Uuid::now_v7().simple().to_string(),
+            status: 201,
+            resource_kind: "task",
+            resource_id: format!("{}/{}", row.queue, row.task_id),
+            expires_at: i64::MAX,
+        });
+        row
+    }
+
+    async fn record_of(store: &PostgresStore, key: &str) -> Option<String> {
+        let client = store.pool.get().await.unwrap();
+        client
+            .query_opt(
+                "SELECT resource_id FROM idempotency_keys WHERE key = $1",
+                &[&key],
+            )
+            .await
+            .unwrap()
+            .map(|r| r.get(0))
+    }
+
+    /// Keyed rows beside keyless ones: a record per created task, none for
+    /// a row whose ID was taken or whose queue is missing; of two rows with
+    /// one key, the first is created and the second finds its record.
+    #[tokio::test]
+    async fn keyed_rows_insert_their_records_with_their_tasks() {
+        let (store, _db) = store().await;
+        run_batch(&store.pool, vec![row("q", "taken", None)]).await;
+        let out = run_batch(
+            &store.pool,
+            vec![
+                keyed(row("q", "a", None), "ka"),
+                row("q", "b", None),
+                keyed(row("q", "taken", None), "kt"),
+                keyed(row("nope", "c", None), "kc"),
+                keyed(row("q", "d", None), "ka"),
+            ],
+        )
+        .await;
+        let kinds: Vec<&str> = out
+            .iter()
+            .map(|(_, o)| match o {
+                Outcome::Inserted => "inserted",
+                Outcome::Exists(_) => "exists",
+                Outcome::Held(r) => {
+                    assert_eq!(r.resource_id.as_deref(), Some("q/a"));
+                    "held"
+                }
+                Outcome::NotInserted => "not",
+                Outcome::Failed => "failed",
+            })
+            .collect();
+        assert_eq!(kinds, ["inserted", "inserted", "exists", "not", "held"]);
+        assert_eq!(record_of(&store, "ka").await.as_deref(), Some("q/a"));
+        for key in ["kt", "kc"] {
+            assert_eq!(record_of(&store, key).await, None, "{key}");
+        }
+        assert_eq!(stored_uid(&store, "d").await, None);
+    }
+
+    /// A keyed row whose ID a concurrent transaction takes after the
+    /// statement's snapshot would leave a record without its task: the
+    /// statement fails instead, and nothing of its batch is written.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_keyed_row_that_loses_its_id_to_a_concurrent_create_fails_its_batch() {
+        let (store, _db) = store().await;
+        let mut other = store.pool.get().await.unwrap();
+        let tx = other.transaction().await.unwrap();
+        let first = row("q", "x", None);
+        tx.execute(
+            super::super::tasks::SQL_INSERT_TASK_IF_QUEUE,
+            &first.params(),
+        )
+        .await
+        .unwrap();
+        let pool = store.pool.clone();
+        let batch = tokio::spawn(async move {
+            run_batch(
+                &pool,
+                vec![keyed(row("q", "x", None), "kx"), row("q", "y", None)],
+            )
+            .await
+        });
+        // The batch's statement has taken its snapshot and waits for the
+        // row the transaction inserted.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        tx.commit().await.unwrap();
+        let out = batch.await.unwrap();
+        assert!(
+            out.iter().all(|(_, o)| matches!(o, Outcome::Failed)),
+            "{out:?}"
+        );
+        assert_eq!(record_of(&store, "kx").await, None);
+        assert_eq!(stored_uid(&store, "y").await, None);
+        assert_eq!(stored_uid(&store, "x").await, Some(first.uid));
     }
 
     #[tokio::test]

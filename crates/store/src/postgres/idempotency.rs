@@ -6,21 +6,9 @@
 use super::{Pg, PostgresStore};
 use crate::driver::{Conn, args};
 use crate::idempotency::*;
-use crate::tables::idempotency::{RECORD_COLUMNS, micros, record};
+use crate::tables::idempotency::{RECORD_COLUMNS, SQL_LOCK, live, micros, record};
 use crate::{Error, Result};
 use async_trait::async_trait;
-
-const SQL_BEGIN: &str = "INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, \
-     token, created_at, locked_until, expires_at) \
-     VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, $7, $8) \
-     ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-     state = 'in_progress', token = excluded.token, status = NULL, resource_kind = NULL, \
-     resource_id = NULL, body = NULL, created_at = excluded.created_at, \
-     locked_until = excluded.locked_until, expires_at = excluded.expires_at \
-     WHERE idempotency_keys.expires_at <= excluded.created_at \
-     OR (idempotency_keys.state = 'in_progress' \
-         AND idempotency_keys.locked_until <= excluded.created_at) \
-     RETURNING token";
 
 #[async_trait]
 impl IdempotencyStore for PostgresStore {
@@ -40,7 +28,7 @@ impl IdempotencyStore for PostgresStore {
             let retain = micros(b.retain_for.max(b.lock_for));
             let won = c
                 .query_opt(
-                    SQL_BEGIN,
+                    SQL_LOCK,
                     &args![
                         &b.org,
                         &b.principal,
@@ -93,15 +81,8 @@ impl IdempotencyStore for PostgresStore {
         principal: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>> {
-        let sql = format!(
-            "SELECT {RECORD_COLUMNS} FROM idempotency_keys WHERE org = $1 AND principal = $2 \
-             AND key = $3 AND expires_at > $4 AND (state = 'completed' OR locked_until > $4)"
-        );
-        self.read(async |c, now| {
-            c.query_opt(&sql, &args![org, principal, key, now], record)
-                .await
-        })
-        .await
+        self.read(async |c, now| live(c, org, principal, key, now).await)
+            .await
     }
 
     async fn idempotency_sweep(&self, limit: u32) -> Result<u64> {

@@ -339,7 +339,8 @@ impl PostgresStore {
 
     /// Runs `body` in one transaction, completes the Idempotency-Key record
     /// `key` in it, and commits: the record commits with the effect or
-    /// neither does, whatever way the body ends.
+    /// neither does, whatever way the body ends. A key the write claims is
+    /// taken in the same transaction before the body runs.
     async fn write_at<T>(
         &self,
         key: Option<KeyCompletion>,
@@ -351,6 +352,7 @@ impl PostgresStore {
         let mut keyed = Keyed::new(key);
         let value = {
             let c = Pg(&tx);
+            keyed.claim(&c, now).await?;
             let value = body(&c, now, &mut keyed).await?;
             keyed.complete(&c, now).await?;
             value

@@ -1,16 +1,14 @@
 //! Task creates on PostgreSQL: one statement and one commit for the common
 //! case. With the queue's configuration at hand (cached briefly), the
-//! shared rules resolve the row once; a create without a key joins a group
-//! commit ([`batch`]), one with a key inserts and completes its record in
-//! one statement. Whatever that statement cannot settle (a taken ID, a
-//! missing queue) goes to the shared transactional create.
+//! shared rules resolve the row once and the create joins a group commit
+//! ([`batch`]); one that claims its Idempotency-Key brings its completed
+//! record, which the batch's statement inserts with the task. Whatever that
+//! statement cannot settle (a taken ID, a missing queue) goes to the shared
+//! transactional create.
 
 use super::{Pg, PostgresStore, batch};
-use crate::driver::{Conn, args};
 use crate::idempotency::KeyCompletion;
 use crate::records::*;
-use crate::sql::Row as _;
-use crate::tables::idempotency::micros;
 use crate::tables::tasks::TaskInsert;
 use crate::tables::{self, queues};
 use crate::{Error, Result};
@@ -34,31 +32,6 @@ pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue
 
 /// (organization, queue) → configuration, state and when they were read.
 pub(super) type QueueConfigCache = HashMap<(String, String), (QueueConfig, QueueState, Instant)>;
-
-/// [`SQL_INSERT_TASK_IF_QUEUE`] together with the completion of the
-/// request's Idempotency-Key record, in one statement: the insert happens
-/// only while this request holds the key (its in-progress row, locked
-/// here), and the record completes only if the insert did, so the two
-/// commit together or not at all. Answers (inserted, completed).
-const SQL_INSERT_TASK_AND_COMPLETE: &str = "WITH held AS ( \
-       SELECT 1 FROM idempotency_keys WHERE org = $1 AND principal = $12 AND key = $13 \
-       AND token = $14 AND state = 'in_progress' FOR UPDATE), \
-     ins AS ( \
-       INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
-       schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-       cancel_requested, created_at) \
-       SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, \
-       $7::bytea, $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
-       WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
-       AND EXISTS (SELECT 1 FROM held) \
-       ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING 1), \
-     done AS ( \
-       UPDATE idempotency_keys SET fingerprint = $15, state = 'completed', \
-       status = $16::bigint, resource_kind = $17::text, resource_id = $18::text, body = NULL, \
-       locked_until = $11::bigint, expires_at = $19::bigint \
-       WHERE org = $1 AND principal = $12::text AND key = $13::text AND token = $14::text \
-       AND EXISTS (SELECT 1 FROM ins) RETURNING 1) \
-     SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM done)";
 
 /// How long a node trusts a queue's configuration for resolving the retry
 /// policy of new tasks; a PATCH reaches creates on other nodes within it.
@@ -172,9 +145,9 @@ impl PostgresStore {
     }
 
     /// Creates the task in one statement when its queue's configuration is
-    /// at hand and its ID is free: without a key, the statement of a group
-    /// commit ([`batch`]); with one, a statement of its own that also
-    /// completes the key's record.
+    /// at hand and its ID is free: the statement of a group commit
+    /// ([`batch`]), which also inserts the record of a key the create
+    /// claims.
     async fn task_create_fast(
         &self,
         p: &TaskCreate,
@@ -190,32 +163,10 @@ impl PostgresStore {
         if p.tag.is_some() {
             return Ok(Fast::Fallback { uid: None });
         }
-        if let Some(k) = key {
-            let client = self.pool.get().await?;
-            let expires_at = now.saturating_add(micros(k.retain_for));
-            let mut params = tables::tasks::insert_args(p, &ins, now).to_vec();
-            params.extend(args![
-                &k.principal,
-                &k.key,
-                &k.token,
-                &k.fingerprint,
-                i64::from(k.status),
-                k.resource_kind,
-                &k.resource_id,
-                expires_at,
-            ]);
-            let counts = Pg(&client)
-                .query_opt(SQL_INSERT_TASK_AND_COMPLETE, &params, |r| {
-                    Ok((r.i64(0)?, r.i64(1)?))
-                })
-                .await?;
-            return match counts {
-                Some((1, 1)) => Ok(Fast::Created(Box::new(ins.task(p, now)))),
-                Some((0, _)) => Ok(Fast::Fallback { uid: None }),
-                _ => Err(Error::Internal(
-                    "a task was inserted without its Idempotency-Key record".into(),
-                )),
-            };
+        // A key whose lock was taken before the create completes it in the
+        // transactional path; only a claimed key rides in the batch.
+        if key.is_some_and(|k| !k.claim) {
+            return Ok(Fast::Fallback { uid: None });
         }
         // The row takes the insert's column values; `task` below needs
         // none of those moved out.
@@ -231,12 +182,17 @@ impl PostgresStore {
             dispatch_deadline_s: ins.dispatch_deadline_s,
             retry_config: std::mem::take(&mut ins.retry_config),
             created_at: now,
+            key: key.map(|k| batch::RowKey::of(k, now)),
         };
         Ok(match self.batcher.insert(row).await {
             Ok(batch::Outcome::Inserted) => Fast::Created(Box::new(ins.task(p, now))),
             Ok(batch::Outcome::Exists(summary)) => return Err(Error::TaskExists(summary)),
+            Ok(batch::Outcome::Held(record)) => return Err(Error::KeyHeld(record)),
             Ok(batch::Outcome::NotInserted) => Fast::Fallback { uid: None },
             Ok(batch::Outcome::Failed) => Fast::Fallback { uid: Some(ins.uid) },
+            // No batcher: a keyed create completes its record in the
+            // transactional path.
+            Err(row) if row.key.is_some() => Fast::Fallback { uid: None },
             // No batcher: a statement of its own.
             Err(row) => {
                 let client = self.pool.get().await?;

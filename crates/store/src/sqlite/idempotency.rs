@@ -28,15 +28,39 @@ pub(super) type LockId = (String, String, String);
 
 /// Fails when another request has taken `done`'s key over (its lock expired
 /// while this request was still running). A missing lock is not a takeover:
-/// the completion's own upsert then decides.
+/// the completion's own upsert then decides. A write that claims its key
+/// holds no lock: any live lock is another request's, which holds the key.
 pub(super) fn check_still_held(
     locks: &std::sync::Mutex<std::collections::HashMap<LockId, Lock>>,
     done: &KeyCompletion,
+    now: i64,
 ) -> Result<()> {
     let id = lock_id(&done.org, &done.principal, &done.key);
-    match locks.lock().expect("idempotency locks").get(&id) {
-        Some(held) if held.token != done.token => Err(lost(&done.key)),
+    let locks = locks.lock().expect("idempotency locks");
+    match locks.get(&id) {
+        Some(held) if done.claim && to_micros(held.locked_until) > now => {
+            Err(crate::Error::KeyHeld(Box::new(held.record(&done.key))))
+        }
+        Some(held) if !done.claim && held.token != done.token => Err(lost(&done.key)),
         _ => Ok(()),
+    }
+}
+
+impl Lock {
+    /// The in-progress record this lock stands for.
+    fn record(&self, key: &str) -> IdempotencyRecord {
+        IdempotencyRecord {
+            key: key.to_string(),
+            fingerprint: self.fingerprint.clone(),
+            state: RecordState::InProgress,
+            status: None,
+            resource_kind: None,
+            resource_id: None,
+            body: None,
+            created_at: self.created_at,
+            completed_at: None,
+            expires_at: self.locked_until,
+        }
     }
 }
 
@@ -88,18 +112,7 @@ impl IdempotencyStore for SqliteStore {
             if let Some(held) = locks.get(&id)
                 && held.locked_until > now
             {
-                return Ok(LockOutcome::Existing(IdempotencyRecord {
-                    key: b.key.clone(),
-                    fingerprint: held.fingerprint.clone(),
-                    state: RecordState::InProgress,
-                    status: None,
-                    resource_kind: None,
-                    resource_id: None,
-                    body: None,
-                    created_at: held.created_at,
-                    completed_at: None,
-                    expires_at: held.locked_until,
-                }));
+                return Ok(LockOutcome::Existing(held.record(&b.key)));
             }
             let lock_for = SignedDuration::try_from(b.lock_for).unwrap_or(SignedDuration::MAX);
             locks.insert(
@@ -159,18 +172,7 @@ impl IdempotencyStore for SqliteStore {
         Ok(locks
             .get(&id)
             .filter(|l| l.locked_until > now)
-            .map(|l| IdempotencyRecord {
-                key: key.to_string(),
-                fingerprint: l.fingerprint.clone(),
-                state: RecordState::InProgress,
-                status: None,
-                resource_kind: None,
-                resource_id: None,
-                body: None,
-                created_at: l.created_at,
-                completed_at: None,
-                expires_at: l.locked_until,
-            }))
+            .map(|l| l.record(key)))
     }
 
     async fn idempotency_sweep(&self, limit: u32) -> Result<u64> {

@@ -113,7 +113,9 @@ impl SqliteStore {
     /// `key` in it: the record commits with the effect or neither does,
     /// whatever way the body ends. A key whose in-memory lock another
     /// request holds now is refused before the effect, in the writer, so
-    /// that no takeover can slip in between.
+    /// that no takeover can slip in between; a key the write claims is
+    /// checked there against the records too, and the writer's one write
+    /// at a time makes the check and the insert of the record one step.
     async fn write<T, F>(&self, key: Option<KeyCompletion>, body: F) -> Result<T>
     where
         T: Send + 'static,
@@ -126,15 +128,16 @@ impl SqliteStore {
             .inner
             .writer
             .write(move |conn| {
-                if let Some(k) = &key {
-                    idempotency::check_still_held(&inner.locks, k)?;
-                }
                 // "now" is read inside the batch, so a write never records
                 // a time earlier than writes committed before it.
                 let now = to_micros(clock.now());
+                if let Some(k) = &key {
+                    idempotency::check_still_held(&inner.locks, k, now)?;
+                }
                 let c = Lite(conn);
                 let mut keyed = Keyed::new(key);
                 run_now(async {
+                    keyed.claim(&c, now).await?;
                     let value = body(&c, now, &mut keyed).await?;
                     keyed.complete(&c, now).await?;
                     Ok(value)

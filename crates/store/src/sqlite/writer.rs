@@ -44,6 +44,11 @@ where
 
     fn complete(self: Box<Self>, commit: std::result::Result<(), String>) {
         let answer = match (self.result, commit) {
+            // The record that held the key may be one this very batch
+            // wrote, and is gone with it.
+            (Some(Err(Error::KeyHeld(_))), Err(e)) => {
+                Err(Error::Unavailable(format!("commit failed: {e}")))
+            }
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(v)), Ok(())) => Ok(v),
             (_, Err(e)) => Err(Error::Unavailable(format!("commit failed: {e}"))),

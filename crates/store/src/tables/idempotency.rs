@@ -1,8 +1,9 @@
 //! `idempotency_keys`: the completed record a keyed write commits with its
-//! effect. Taking and releasing a key's lock is each backend's own (a row
-//! every node sees on PostgreSQL, memory on SQLite).
+//! effect. Taking and releasing a key's lock ahead of the write is each
+//! backend's own (a row every node sees on PostgreSQL, memory on SQLite);
+//! a write that claims its key instead does it here, in its transaction.
 
-use crate::driver::{Conn, args};
+use crate::driver::{Conn, Dialect, args};
 use crate::idempotency::{IdempotencyRecord, KeyCompletion, RecordState};
 use crate::sql::Row;
 use crate::{Error, Result};
@@ -34,6 +35,58 @@ impl Keyed {
         }
     }
 
+    /// For a key the write claims ([`KeyCompletion::claim`]), before its
+    /// body: takes the key in the current transaction, or stops the write
+    /// with [`Error::KeyHeld`] and the live record holding it.
+    ///
+    /// On PostgreSQL the key's row is inserted in progress under the
+    /// request's token ([`SQL_LOCK`]), so that concurrent claims and locks
+    /// of the key wait for this transaction and then see its outcome;
+    /// [`Self::complete`] turns it into the record. SQLite's single writer
+    /// runs one write at a time, so a read of the live record is enough (a
+    /// lock in memory is checked by the backend before).
+    pub(crate) async fn claim<C: Conn>(&self, c: &C, now: i64) -> Result<()> {
+        let Some(k) = self.0.as_ref().filter(|k| k.claim) else {
+            return Ok(());
+        };
+        if C::DIALECT == Dialect::Sqlite {
+            return match live(c, &k.org, &k.principal, &k.key, now).await? {
+                Some(record) => Err(Error::KeyHeld(Box::new(record))),
+                None => Ok(()),
+            };
+        }
+        let expires_at = now.saturating_add(micros(k.retain_for));
+        // The row is gone between a refused insert and the read only when
+        // its holder released it; one more round settles it.
+        for _ in 0..3 {
+            let won = c
+                .query_opt(
+                    SQL_LOCK,
+                    &args![
+                        &k.org,
+                        &k.principal,
+                        &k.key,
+                        &k.fingerprint,
+                        &k.token,
+                        now,
+                        expires_at,
+                        expires_at,
+                    ],
+                    |_| Ok(()),
+                )
+                .await?;
+            if won.is_some() {
+                return Ok(());
+            }
+            if let Some(record) = live(c, &k.org, &k.principal, &k.key, now).await? {
+                return Err(Error::KeyHeld(Box::new(record)));
+            }
+        }
+        Err(Error::Unavailable(
+            "the Idempotency-Key changed hands repeatedly; retry".into(),
+        ))
+    }
+
     /// Writes the completed record in the current transaction. Matching no
     /// row means the lock was taken over: the error rolls the effect back.
     pub(crate) async fn complete<C: Conn>(&self, c: &C, now: i64) -> Result<()> {
@@ -61,6 +114,39 @@ impl Keyed {
         }
         Ok(())
     }
+}
+
+/// The in-progress row that holds a key: inserted, or replacing a record
+/// that expired or a lock that ran out; `RETURNING` a row only then.
+/// Parameters: org, principal, key, fingerprint, token, now, locked_until,
+/// expires_at.
+pub(crate) const SQL_LOCK: &str = "INSERT INTO idempotency_keys (org, principal, key, \
+     fingerprint, state, token, created_at, locked_until, expires_at) \
+     VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, $7, $8) \
+     ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+     state = 'in_progress', token = excluded.token, status = NULL, resource_kind = NULL, \
+     resource_id = NULL, body = NULL, created_at = excluded.created_at, \
+     locked_until = excluded.locked_until, expires_at = excluded.expires_at \
+     WHERE idempotency_keys.expires_at <= excluded.created_at \
+     OR (idempotency_keys.state = 'in_progress' \
+         AND idempotency_keys.locked_until <= excluded.created_at) \
+     RETURNING token";
+
+/// The live record of a key at `now`: completed and not expired, or in
+/// progress with its lock running.
+pub(crate) async fn live<C: Conn>(
+    c: &C,
+    org: &str,
+    principal: &str,
+    key: &str,
+    now: i64,
+) -> Result<Option<IdempotencyRecord>> {
+    let sql = format!(
+        "SELECT {RECORD_COLUMNS} FROM idempotency_keys WHERE org = $1 AND principal = $2 \
+         AND key = $3 AND expires_at > $4 AND (state = 'completed' OR locked_until > $4)"
+    );
+    c.query_opt(&sql, &args![org, principal, key, now], |r| record(r))
+        .await
 }
 
 /// Columns of `idempotency_keys` in the order [`record`] reads them.
