@@ -403,46 +403,41 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     if rest.is_empty() {
         return;
     }
-    // A key held elsewhere answers before the ID: on the locking path the
-    // key's record is found before the create runs at all.
-    let mut held = if rest.iter().any(|j| j.row.key.is_some()) {
-        held(&client, &rest).await.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "reading the key records of keyed creates failed");
-            HashMap::new()
-        })
-    } else {
-        HashMap::new()
-    };
-    let mut unkeyed = Vec::with_capacity(rest.len());
-    for job in rest {
-        let record = job.row.key_id().and_then(|(org, principal, key)| {
-            held.get(&(org.to_string(), principal.to_string(), key.to_string()))
-                .cloned()
-        });
-        match record {
-            Some(record) => {
-                let _ = job.reply.send(Outcome::Held(Box::new(record)));
+    // Both reads go out together, pipelined on the connection: one round
+    // trip. A key held elsewhere answers before the ID: on the locking path
+    // the key's record is found before the create runs at all.
+    let keyed = rest.iter().any(|j| j.row.key.is_some());
+    let (held, existing) = tokio::join!(
+        async {
+            if keyed {
+                held(&client, &rest).await
+            } else {
+                Ok(HashMap::new())
             }
-            None => unkeyed.push(job),
-        }
-    }
-    held.clear();
-    if unkeyed.is_empty() {
-        return;
-    }
-    let existing = existing(&client, &unkeyed).await.unwrap_or_else(|e| {
+        },
+        existing(&client, &rest)
+    );
+    let held = held.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "reading the key records of keyed creates failed");
+        HashMap::new()
+    });
+    let existing = existing.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "reading the tasks of conflicting creates failed");
         HashMap::new()
     });
-    for job in unkeyed {
+    for job in rest {
         let now = job.row.created_at;
         let r = &job.row;
+        let record = r.key_id().and_then(|(org, principal, key)| {
+            held.get(&(org.to_string(), principal.to_string(), key.to_string()))
+        });
         let id = (r.org.clone(), r.queue.clone(), r.task_id.clone());
-        let outcome = match existing.get(&id) {
-            Some(t) if !tasks::tombstone_expired(t, now) => {
+        let outcome = match (record, existing.get(&id)) {
+            (Some(record), _) => Outcome::Held(Box::new(record.clone())),
+            (None, Some(t)) if !tasks::tombstone_expired(t, now) => {
                 Outcome::Exists(Box::new(tasks::summary(t, now)))
             }
-            _ => Outcome::NotInserted,
+            (None, _) => Outcome::NotInserted,
         };
         let _ = job.reply.send(outcome);
     }
