@@ -445,8 +445,13 @@ pub struct WorkClaim {
 /// changes nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkAction {
-    /// Leases the task, if nobody holds it, to `claimant`.
-    Claim { claimant: String, lease_s: u32 },
+    /// Leases the task, if nobody holds it, to `claimant`; keeps the
+    /// task's last `attempts_kept` attempts.
+    Claim {
+        claimant: String,
+        lease_s: u32,
+        attempts_kept: u32,
+    },
     /// Extends the lease to `lease_s` from now.
     Heartbeat { attempt_id: String, lease_s: u32 },
     /// Ends the task `succeeded`, with the worker's result (JSON text).
@@ -474,6 +479,10 @@ pub enum WorkAction {
         holder: Option<String>,
         lease_s: u32,
     },
-    /// Leases a task nobody holds to `principal`.
-    Assign { principal: String, lease_s: u32 },
+    /// Leases a task nobody holds to `principal`, as a claim does.
+    Assign {
+        principal: String,
+        lease_s: u32,
+        attempts_kept: u32,
+    },
 }

@@ -3,9 +3,15 @@
 
 #![allow(dead_code)]
 
+use axum::http::HeaderMap;
+use axum::routing::any;
+use serde_json::json;
+use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Notify;
 
 /// The API key the benchmarked server is bootstrapped with.
 pub const KEY: &str = "idem_bench_key_0123456789abcdefghijklmnop";
@@ -120,4 +126,139 @@ pub async fn raw_pass(
         w.await.unwrap();
     }
     started.elapsed()
+}
+
+/// When each delivery reached the target, by `Idem-Task-Id`.
+#[derive(Default)]
+pub struct Arrivals {
+    pub at: Mutex<HashMap<String, Instant>>,
+    pub changed: Notify,
+}
+
+impl Arrivals {
+    /// Waits until `n` deliveries have arrived, at most `limit`.
+    pub async fn wait_for(&self, n: usize, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let notified = self.changed.notified();
+            if self.at.lock().unwrap().len() >= n {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{n} deliveries did not arrive in {limit:?}"
+            );
+            let _ = tokio::time::timeout(Duration::from_millis(50), notified).await;
+        }
+    }
+}
+
+/// A target that answers 200 at once and records each delivery's arrival;
+/// returns its base URL.
+pub async fn arrival_target(arrivals: Arc<Arrivals>) -> String {
+    serve_target(axum::Router::new().route(
+        "/{*path}",
+        any(move |headers: HeaderMap| {
+            let arrivals = arrivals.clone();
+            async move {
+                if let Some(id) = headers.get("idem-task-id").and_then(|v| v.to_str().ok()) {
+                    arrivals
+                        .at
+                        .lock()
+                        .unwrap()
+                        .insert(id.to_string(), Instant::now());
+                    arrivals.changed.notify_waiters();
+                }
+                "ok"
+            }
+        }),
+    ))
+    .await
+}
+
+/// POSTs `body` to the node as its admin; panics unless it succeeds.
+pub async fn post(http: &reqwest::Client, base: &str, path: &str, body: serde_json::Value) {
+    let r = http
+        .post(format!("{base}{path}"))
+        .bearer_auth(KEY)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{path}: {}", r.status());
+}
+
+/// Limits that leave the dispatcher unthrottled.
+pub fn unlimited() -> serde_json::Value {
+    json!({"max_dispatches_per_second": 100000, "max_burst_size": 100000,
+           "max_concurrent_dispatches": 10000})
+}
+
+/// Push dispatch throughput: `tasks` tasks for `target_url` created (32
+/// clients) in a fresh paused queue `queue`, then the queue resumed; the
+/// rate is first to last arrival at the target. Prints the create rate.
+pub async fn push_rate(
+    base: &str,
+    queue: &str,
+    target_url: &str,
+    arrivals: &Arrivals,
+    tasks: usize,
+) -> f64 {
+    let http = reqwest::Client::new();
+    post(
+        &http,
+        base,
+        "/v1/queues",
+        json!({"name": queue, "rate_limits": unlimited()}),
+    )
+    .await;
+    post(&http, base, &format!("/v1/queues/{queue}/pause"), json!({})).await;
+
+    let created = Instant::now();
+    let url = format!("{target_url}/hook");
+    let mut creators = Vec::new();
+    for worker in 0..32 {
+        let (http, url, queue) = (http.clone(), url.clone(), queue.to_string());
+        let path = format!("{base}/v1/queues/{queue}/tasks");
+        creators.push(tokio::spawn(async move {
+            for i in (worker..tasks).step_by(32) {
+                let r = http
+                    .post(&path)
+                    .bearer_auth(KEY)
+                    .json(&json!({"task_id": format!("{queue}-{i}"), "target": {"url": url}}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 201);
+            }
+        }));
+    }
+    for c in creators {
+        c.await.unwrap();
+    }
+    let create_rate = tasks as f64 / created.elapsed().as_secs_f64();
+    println!("creates: {create_rate:.0}/s ({tasks} tasks, 32 concurrent clients)");
+
+    let before = arrivals.at.lock().unwrap().len();
+    post(
+        &http,
+        base,
+        &format!("/v1/queues/{queue}/resume"),
+        json!({}),
+    )
+    .await;
+    arrivals
+        .wait_for(before + tasks, Duration::from_secs(300))
+        .await;
+    let prefix = format!("{queue}-");
+    let (first, last) = {
+        let at = arrivals.at.lock().unwrap();
+        let mine = || {
+            at.iter()
+                .filter(|(id, _)| id.starts_with(&prefix))
+                .map(|(_, t)| *t)
+        };
+        (mine().min().unwrap(), mine().max().unwrap())
+    };
+    (tasks - 1) as f64 / last.duration_since(first).as_secs_f64()
 }

@@ -2,7 +2,9 @@
 //! over HTTP, idem-client and the CLI, on both stores.
 
 use crate::harness::target::*;
-use crate::harness::{Server, unique};
+use crate::harness::{Server, unique, upload_form};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -107,6 +109,86 @@ async fn pull_tasks_carry_a_payload_and_no_target(s: Server) {
     assert_eq!(got[0]["state"], "running");
     assert_eq!(got[0]["lease"]["claimant"], "admin");
     assert_eq!(got[0]["attempt_count"], 1);
+}
+
+/// A pull queue's tasks come from a batch or an upload as from a single
+/// create: the payload as given, read back by the worker that claims it.
+async fn batches_and_uploads_create_pull_tasks(s: Server) {
+    pull_queue(&s, "work", json!({})).await;
+    let batch = s
+        .post(
+            "/v1/queues/work/tasks:batch",
+            json!({"tasks": [
+                {"task_id": "a", "payload": {"json": [1, "two"]}, "tag": "red"},
+                {"task_id": "b", "payload": {"body": "plain text"}},
+                {"task_id": "c", "target": {"url": "http://127.0.0.1:9/"}},
+                {"task_id": "a", "payload": {"json": null}},
+                {"task_id": "d", "payload": {"body": "x", "json": 1}},
+            ]}),
+        )
+        .await;
+    batch.ok(200);
+    let results = batch.json["results"].as_array().unwrap();
+    let statuses: Vec<u64> = results
+        .iter()
+        .map(|r| r["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [201, 201, 400, 409, 400], "{}", batch.json);
+    assert_eq!(results[0]["task"]["payload"]["json"], json!([1, "two"]));
+    assert_eq!(results[0]["task"]["tag"], "red");
+    assert_eq!(results[0]["task"]["target"], Value::Null);
+    assert_eq!(
+        results[2]["problem"]["extensions"]["errors"][0]["field"],
+        "tasks[2].target"
+    );
+    let field = &results[4]["problem"]["extensions"]["errors"][0]["field"];
+    assert!(
+        field.as_str().unwrap().starts_with("tasks[4].payload"),
+        "{field}"
+    );
+    assert_eq!(s.get("/v1/queues/work/tasks/c").await.status, 404);
+    assert_eq!(s.get("/v1/queues/work/tasks/d").await.status, 404);
+
+    let bytes: Vec<u8> = (0..=255u8).collect();
+    let upload = s
+        .request(reqwest::Method::POST, "/v1/queues/work/tasks")
+        .multipart(upload_form(
+            json!({"task_id": "up", "tag": "blue"}),
+            bytes.clone(),
+            "application/octet-stream",
+        ))
+        .send()
+        .await;
+    upload.ok(201);
+    assert_eq!(
+        upload.json["payload"]["body_base64"],
+        STANDARD.encode(&bytes)
+    );
+    let both = s
+        .request(reqwest::Method::POST, "/v1/queues/work/tasks")
+        .multipart(upload_form(
+            json!({"task_id": "both", "payload": {"body": "inline"}}),
+            b"file".to_vec(),
+            "text/plain",
+        ))
+        .send()
+        .await;
+    both.ok(400);
+    assert_eq!(
+        both.json["extensions"]["errors"][0]["field"],
+        "payload.body"
+    );
+    assert_eq!(s.get("/v1/queues/work/tasks/both").await.status, 404);
+
+    let red = claim(&s, "work", json!({"tag": "red"})).await;
+    assert_eq!(red.len(), 1);
+    assert_eq!(red[0]["payload"]["json"], json!([1, "two"]));
+    let blue = claim(&s, "work", json!({"tag": "blue"})).await;
+    assert_eq!(blue[0]["payload"]["body_base64"], STANDARD.encode(&bytes));
+    let rest = claim(&s, "work", json!({"max_tasks": 10})).await;
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0]["task_id"], "b");
+    assert_eq!(rest[0]["payload"]["body"], "plain text");
 }
 
 async fn claims_take_due_tasks_in_schedule_order_and_validate_their_bounds(s: Server) {
@@ -614,6 +696,7 @@ async fn a_shell_script_can_be_a_worker(s: Server) {
 idem_testkit::store_tests!(
     Server::start;
     pull_tasks_carry_a_payload_and_no_target,
+    batches_and_uploads_create_pull_tasks,
     claims_take_due_tasks_in_schedule_order_and_validate_their_bounds,
     a_retried_claim_is_already_claimed_and_the_task_shows_its_holder,
     heartbeat_release_reassign_assign_and_lost_leases,

@@ -3,7 +3,7 @@
 
 use crate::harness;
 use crate::harness::{
-    Server, anonymous_task, header_in, is_uuid_v7, parse_time, task, time_from_now,
+    Server, anonymous_task, header_in, is_uuid_v7, parse_time, task, time_from_now, upload_form,
 };
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -557,23 +557,6 @@ async fn target_reads_back_in_the_form_given(s: Server) {
             "{none}"
         );
     }
-}
-
-fn upload_form(task_json: Value, bytes: Vec<u8>, content_type: &str) -> Form {
-    Form::new()
-        .part(
-            "task",
-            Part::text(task_json.to_string())
-                .mime_str("application/json")
-                .expect("mime"),
-        )
-        .part(
-            "body",
-            Part::bytes(bytes)
-                .file_name("payload.bin")
-                .mime_str(content_type)
-                .expect("mime"),
-        )
 }
 
 async fn multipart_upload_becomes_the_target_body(s: Server) {

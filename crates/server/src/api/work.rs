@@ -139,6 +139,7 @@ pub async fn claim(
     let action = WorkAction::Claim {
         claimant: auth.caller.principal.clone(),
         lease_s,
+        attempts_kept: app.options.max_attempts_kept,
     };
     act(&app, &auth.caller.org, &queue, &task_id, action).await
 }
@@ -255,6 +256,7 @@ pub async fn assign(
     let action = WorkAction::Assign {
         principal: body.principal,
         lease_s,
+        attempts_kept: app.options.max_attempts_kept,
     };
     act(&app, &auth.caller.org, &queue, &task_id, action).await
 }

@@ -50,14 +50,19 @@ async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<()> {
     Ok(())
 }
 
-/// Records the attempts a claim started and trims old history.
-async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64) -> Result<()> {
+/// Records the attempts a claim started and trims each task's history to
+/// the last `kept` attempts, as the dispatcher does.
+async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Result<()> {
     for t in claimed {
         c.execute(
             "INSERT INTO attempts (task_uid, attempt, started_at) VALUES ($1, $2, $3)",
             &args![&t.uid, i64::from(t.attempt_count), now],
         )
         .await?;
+        if let Some(upto) = dispatch::attempts_to_trim(t.attempt_count, kept) {
+            c.execute(dispatch::SQL_TRIM_ATTEMPTS, &args![&t.uid, upto])
+                .await?;
+        }
     }
     Ok(())
 }
@@ -106,13 +111,7 @@ pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec
     }
     // RETURNING gives no order.
     claimed.sort_by(|a, b| (a.next_attempt_at, &a.uid).cmp(&(b.next_attempt_at, &b.uid)));
-    started(c, &claimed, now).await?;
-    for t in &claimed {
-        if let Some(upto) = dispatch::attempts_to_trim(t.attempt_count, p.attempts_kept) {
-            c.execute(dispatch::SQL_TRIM_ATTEMPTS, &args![&t.uid, upto])
-                .await?;
-        }
-    }
+    started(c, &claimed, now, p.attempts_kept).await?;
     Ok(claimed)
 }
 
@@ -139,6 +138,7 @@ async fn lease_one<C: Conn>(
     task: &Task,
     claimant: &str,
     lease_s: u32,
+    attempts_kept: u32,
     now: i64,
 ) -> Result<Task> {
     match task.status {
@@ -164,7 +164,7 @@ async fn lease_one<C: Conn>(
         )
         .await?
         .ok_or_else(|| Error::Retryable("the task changed under its claim".into()))?;
-    started(c, std::slice::from_ref(&leased), now).await?;
+    started(c, std::slice::from_ref(&leased), now, attempts_kept).await?;
     Ok(leased)
 }
 
@@ -225,12 +225,18 @@ pub(crate) async fn act<C: Conn>(
     };
     let updated = |t: Option<Task>| t.ok_or_else(|| Error::Retryable("the task changed".into()));
     let task = match action {
-        WorkAction::Claim { claimant, lease_s } => {
-            lease_one(c, &task, &claimant, lease_s, now).await?
-        }
-        WorkAction::Assign { principal, lease_s } => {
+        WorkAction::Claim {
+            claimant,
+            lease_s,
+            attempts_kept,
+        } => lease_one(c, &task, &claimant, lease_s, attempts_kept, now).await?,
+        WorkAction::Assign {
+            principal,
+            lease_s,
+            attempts_kept,
+        } => {
             check_principal(c, org, &principal).await?;
-            lease_one(c, &task, &principal, lease_s, now).await?
+            lease_one(c, &task, &principal, lease_s, attempts_kept, now).await?
         }
         WorkAction::Heartbeat {
             attempt_id,

@@ -373,3 +373,26 @@ pub fn encode_query(s: &str) -> String {
     }
     out
 }
+
+/// A multipart create: the task's JSON as part `task`, `bytes` as part
+/// `body` with `content_type`.
+pub fn upload_form(
+    task_json: Value,
+    bytes: Vec<u8>,
+    content_type: &str,
+) -> reqwest::multipart::Form {
+    reqwest::multipart::Form::new()
+        .part(
+            "task",
+            reqwest::multipart::Part::text(task_json.to_string())
+                .mime_str("application/json")
+                .expect("mime"),
+        )
+        .part(
+            "body",
+            reqwest::multipart::Part::bytes(bytes)
+                .file_name("payload.bin")
+                .mime_str(content_type)
+                .expect("mime"),
+        )
+}

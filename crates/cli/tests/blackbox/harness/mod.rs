@@ -25,7 +25,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub use cli::{Out, command};
-pub use http::{Api, Resp, encode_query};
+pub use http::{Api, Resp, encode_query, upload_form};
 pub use idem_testkit::Backend;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,0 +1,587 @@
+//! Pull queues (API.md §11), run against every backend: claims take due
+//! tasks once, in schedule order, whichever node claims; a leased task is
+//! refused to every claimant, its holder included; an action naming a lease
+//! that is not the task's current one changes nothing; expired leases go
+//! back to the queue with the attempt counted; release gives the attempt
+//! back; fail follows the retry policy.
+
+mod support;
+
+use idem_core::Clock;
+use idem_core::queue::{QueueConfig, QueueMode, RetryConfig};
+use idem_core::task::{BodyForm, Target};
+use idem_core::tenancy::{PrincipalKind, Role};
+use idem_store::dispatch::DispatchClaim;
+use idem_store::*;
+use jiff::{SignedDuration, Timestamp};
+use std::collections::HashSet;
+use std::time::Duration;
+use support::{Harness, ORG};
+
+const LEASE_S: u32 = 30;
+
+fn pull_task(task_id: &str) -> TaskCreate {
+    TaskCreate {
+        org: ORG.into(),
+        queue: "w".into(),
+        task_id: task_id.into(),
+        target: Target::payload(Some((BodyForm::Json, br#"{"n":1}"#.to_vec()))),
+        schedule_time: None,
+        dispatch_deadline_s: None,
+        retry_config: Default::default(),
+        completion: None,
+        pull: true,
+        tag: None,
+        callbacks: Default::default(),
+        header_style: None,
+    }
+}
+
+fn claim_of(claimant: &str, max_tasks: u32, tag: Option<&str>) -> WorkClaim {
+    WorkClaim {
+        org: ORG.into(),
+        queue: "w".into(),
+        claimant: claimant.into(),
+        max_tasks,
+        lease_s: LEASE_S,
+        tag: tag.map(str::to_string),
+        attempts_kept: 100,
+    }
+}
+
+fn ids(tasks: &[Task]) -> Vec<&str> {
+    tasks.iter().map(|t| t.task_id.as_str()).collect()
+}
+
+fn attempt_id(task: &Task) -> String {
+    task.lease.as_ref().expect("a lease").attempt_id.clone()
+}
+
+impl Harness {
+    async fn pull_queue(&self, config: QueueConfig) {
+        let config = QueueConfig {
+            mode: QueueMode::Pull,
+            ..config
+        };
+        self.store
+            .queue_create(ORG, "w", &config, None)
+            .await
+            .unwrap();
+    }
+
+    async fn add(&self, task: TaskCreate) -> Task {
+        self.store.task_create(task).await.unwrap()
+    }
+
+    async fn claim(&self, claimant: &str, max_tasks: u32) -> Vec<Task> {
+        self.store
+            .work_claim(claim_of(claimant, max_tasks, None))
+            .await
+            .unwrap()
+    }
+
+    async fn act(&self, task_id: &str, action: WorkAction) -> Result<Task> {
+        self.store
+            .work_act(ORG, "w", task_id, action)
+            .await
+            .map(|(task, _)| task)
+    }
+
+    async fn get(&self, task_id: &str) -> Task {
+        self.store.task_get(ORG, "w", task_id).await.unwrap()
+    }
+
+    async fn attempts(&self, task_id: &str) -> Vec<idem_core::task::Attempt> {
+        let page = PageRequest {
+            limit: 100,
+            after: None,
+        };
+        let found = self.store.task_attempts(ORG, "w", task_id, &page).await;
+        found.unwrap().items
+    }
+
+    /// Runs the dispatcher's claim, which recovers expired leases.
+    async fn recover(&self) {
+        self.store
+            .dispatch_claim(DispatchClaim {
+                attempts_kept: 100,
+                max_tasks: 10,
+                lease_grace: Duration::ZERO,
+                fair_share: None,
+            })
+            .await
+            .unwrap();
+    }
+
+    fn advance_s(&self, s: i64) {
+        self.clock.advance(SignedDuration::from_secs(s));
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+}
+
+fn heartbeat(attempt_id: &str, lease_s: u32) -> WorkAction {
+    WorkAction::Heartbeat {
+        attempt_id: attempt_id.into(),
+        lease_s,
+    }
+}
+
+fn complete(attempt_id: &str, result: Option<&str>) -> WorkAction {
+    WorkAction::Complete {
+        attempt_id: attempt_id.into(),
+        result: result.map(str::to_string),
+        person: false,
+    }
+}
+
+fn fail(attempt_id: &str) -> WorkAction {
+    WorkAction::Fail {
+        attempt_id: attempt_id.into(),
+        error: "the worker gave up".into(),
+        person: false,
+    }
+}
+
+fn claim_one(claimant: &str) -> WorkAction {
+    WorkAction::Claim {
+        claimant: claimant.into(),
+        lease_s: LEASE_S,
+        attempts_kept: 100,
+    }
+}
+
+fn is_lease_lost(r: &Result<Task>) -> bool {
+    matches!(r, Err(Error::LeaseLost(_)))
+}
+
+async fn claims_take_due_tasks_in_schedule_order_and_by_tag(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    h.store
+        .queue_create(ORG, "p", &QueueConfig::default(), None)
+        .await
+        .unwrap();
+    let later = h.now() + SignedDuration::from_secs(60);
+    h.add(TaskCreate {
+        schedule_time: Some(later),
+        ..pull_task("later")
+    })
+    .await;
+    h.add(pull_task("first")).await;
+    h.advance_s(1);
+    h.add(TaskCreate {
+        tag: Some("x".into()),
+        ..pull_task("tagged")
+    })
+    .await;
+    h.advance_s(1);
+    h.add(pull_task("third")).await;
+
+    let tagged = h.store.work_claim(claim_of("alice", 10, Some("x"))).await;
+    assert_eq!(ids(&tagged.unwrap()), ["tagged"]);
+    let claimed = h.claim("alice", 10).await;
+    assert_eq!(ids(&claimed), ["first", "third"], "due, in schedule order");
+    for t in &claimed {
+        assert_eq!(t.status, Status::Running);
+        assert_eq!(t.attempt_count, 1);
+        let lease = t.lease.as_ref().unwrap();
+        assert_eq!(lease.claimant, "alice");
+        assert_eq!(
+            lease.lease_expires_at,
+            h.now() + SignedDuration::from_secs(LEASE_S.into())
+        );
+        assert_eq!(lease.attempt_id.rsplit('-').next(), Some("1"));
+    }
+    assert!(h.claim("alice", 10).await.is_empty(), "the rest is not due");
+    h.advance_s(60);
+    assert_eq!(ids(&h.claim("bob", 10).await), ["later"]);
+
+    let push = WorkClaim {
+        queue: "p".into(),
+        ..claim_of("alice", 1, None)
+    };
+    let refused = h.store.work_claim(push).await;
+    assert!(
+        matches!(refused, Err(Error::FailedPrecondition(_))),
+        "{refused:?}"
+    );
+    let missing = WorkClaim {
+        queue: "nope".into(),
+        ..claim_of("alice", 1, None)
+    };
+    let missing = h.store.work_claim(missing).await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
+}
+
+async fn concurrent_claims_from_two_nodes_take_each_task_once(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for i in 0..300 {
+        h.add(pull_task(&format!("t{i}"))).await;
+    }
+    let mut claimers = Vec::new();
+    for n in 0..8 {
+        let store = if n % 2 == 0 {
+            h.store.clone()
+        } else {
+            h.other.clone()
+        };
+        claimers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let claimed = store
+                    .work_claim(claim_of(&format!("w{n}"), 7, None))
+                    .await
+                    .unwrap();
+                if claimed.is_empty() {
+                    return mine;
+                }
+                mine.extend(claimed.into_iter().map(|t| t.task_id));
+            }
+        }));
+    }
+    let mut seen = HashSet::new();
+    for c in claimers {
+        for id in c.await.unwrap() {
+            assert!(seen.insert(id.clone()), "{id} claimed twice");
+        }
+    }
+    assert_eq!(seen.len(), 300);
+}
+
+async fn a_leased_task_is_refused_to_every_claimant_its_holder_included(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    h.store
+        .principal_create(ORG, "bob", PrincipalKind::Service, Role::Writer, None)
+        .await
+        .unwrap();
+    h.add(pull_task("t")).await;
+    let held = h.act("t", claim_one("alice")).await.unwrap();
+    let lease = held.lease.clone().unwrap();
+    assert_eq!(lease.claimant, "alice");
+    h.advance_s(1);
+    for action in [
+        claim_one("alice"),
+        claim_one("bob"),
+        WorkAction::Assign {
+            principal: "bob".into(),
+            lease_s: LEASE_S,
+            attempts_kept: 100,
+        },
+    ] {
+        match h.act("t", action).await {
+            Err(Error::WorkClaimed {
+                task_id,
+                claimant,
+                lease_expires_at,
+            }) => {
+                assert_eq!(task_id, "t");
+                assert_eq!(claimant, "alice");
+                assert_eq!(lease_expires_at, lease.lease_expires_at);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(h.get("t").await.lease, Some(lease), "nothing changed");
+    assert!(h.claim("bob", 10).await.is_empty());
+}
+
+async fn an_action_on_a_lost_lease_changes_nothing(h: Harness) {
+    h.pull_queue(QueueConfig {
+        retry_config: RetryConfig {
+            min_backoff_ms: 1_000,
+            max_backoff_ms: 1_000,
+            ..RetryConfig::default()
+        },
+        ..QueueConfig::default()
+    })
+    .await;
+    h.add(pull_task("t")).await;
+    let claimed = h.claim("alice", 1).await.remove(0);
+    let id = attempt_id(&claimed);
+    let wrong = format!("{id}x");
+    for action in [
+        heartbeat(&wrong, 60),
+        complete(&wrong, None),
+        fail(&wrong),
+        WorkAction::Release {
+            attempt_id: wrong.clone(),
+        },
+    ] {
+        assert!(is_lease_lost(&h.act("t", action).await));
+    }
+    assert_eq!(h.get("t").await.lease, claimed.lease, "nothing changed");
+
+    // Past its term the lease is lost even to its own attempt_id, before
+    // and after the task goes back to the queue.
+    h.advance_s(i64::from(LEASE_S));
+    assert!(is_lease_lost(&h.act("t", complete(&id, None)).await));
+    assert_eq!(h.get("t").await.status, Status::Running);
+    h.recover().await;
+    let back = h.get("t").await;
+    assert_eq!(back.status, Status::Pending);
+    assert_eq!(back.lease, None);
+    assert_eq!(back.attempt_count, 1, "the expired attempt counts");
+    let attempts = h.attempts("t").await;
+    assert_eq!(attempts.len(), 1);
+    assert!(
+        attempts[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("lease expired")
+    );
+    assert_eq!(
+        back.next_attempt_at,
+        h.now() + SignedDuration::from_secs(1),
+        "backoff"
+    );
+
+    h.advance_s(1);
+    let again = h.claim("bob", 1).await.remove(0);
+    assert_eq!(again.attempt_count, 2);
+    assert_ne!(attempt_id(&again), id);
+    assert!(is_lease_lost(&h.act("t", complete(&id, None)).await));
+    let done = h.act("t", complete(&attempt_id(&again), None)).await;
+    assert_eq!(done.unwrap().status, Status::Succeeded);
+}
+
+async fn heartbeat_extends_and_release_gives_the_attempt_back(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    h.add(pull_task("t")).await;
+    let claimed = h.claim("alice", 1).await.remove(0);
+    let id = attempt_id(&claimed);
+    h.advance_s(20);
+    let beat = h.act("t", heartbeat(&id, 300)).await.unwrap();
+    let lease = beat.lease.unwrap();
+    assert_eq!(lease.attempt_id, id);
+    assert_eq!(
+        lease.lease_expires_at,
+        h.now() + SignedDuration::from_secs(300)
+    );
+    h.advance_s(100);
+    h.recover().await;
+    assert_eq!(h.get("t").await.status, Status::Running, "still held");
+
+    let released = h
+        .act(
+            "t",
+            WorkAction::Release {
+                attempt_id: id.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(released.status, Status::Pending);
+    assert_eq!(released.lease, None);
+    assert_eq!(released.attempt_count, 0, "the attempt does not count");
+    assert_eq!(released.next_attempt_at, h.now(), "due now");
+    assert!(h.attempts("t").await.is_empty());
+    assert!(is_lease_lost(&h.act("t", complete(&id, None)).await));
+
+    let again = h.claim("bob", 1).await.remove(0);
+    assert_eq!(again.attempt_count, 1);
+    assert_ne!(
+        attempt_id(&again),
+        id,
+        "a fresh token for the reused number"
+    );
+}
+
+async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
+    h.pull_queue(QueueConfig {
+        retry_config: RetryConfig {
+            max_attempts: 2,
+            min_backoff_ms: 5_000,
+            max_backoff_ms: 5_000,
+            ..RetryConfig::default()
+        },
+        ..QueueConfig::default()
+    })
+    .await;
+    h.add(pull_task("ok")).await;
+    h.add(pull_task("bad")).await;
+    let claimed = h.claim("alice", 2).await;
+    let (ok, bad) = (&claimed[0], &claimed[1]);
+
+    let (done, finished) = h
+        .store
+        .work_act(
+            ORG,
+            "w",
+            "ok",
+            complete(&attempt_id(ok), Some(r#"{"paid":true}"#)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.status, Status::Succeeded);
+    assert_eq!(done.result.as_deref(), Some(r#"{"paid":true}"#));
+    assert_eq!(done.lease, None);
+    assert_eq!(finished.map(|f| f.status), Some(Status::Succeeded));
+
+    let (retried, finished) = h
+        .store
+        .work_act(ORG, "w", "bad", fail(&attempt_id(bad)))
+        .await
+        .unwrap();
+    assert!(finished.is_none());
+    assert_eq!(retried.status, Status::Pending);
+    assert_eq!(
+        retried.next_attempt_at,
+        h.now() + SignedDuration::from_secs(5)
+    );
+    let attempts = h.attempts("bad").await;
+    assert_eq!(attempts[0].error.as_deref(), Some("the worker gave up"));
+    assert!(h.claim("alice", 2).await.is_empty(), "backing off");
+
+    h.advance_s(5);
+    let last = h.claim("alice", 2).await.remove(0);
+    assert_eq!(last.attempt_count, 2);
+    let (failed, finished) = h
+        .store
+        .work_act(ORG, "w", "bad", fail(&attempt_id(&last)))
+        .await
+        .unwrap();
+    assert_eq!(failed.status, Status::Failed);
+    assert_eq!(finished.map(|f| f.status), Some(Status::Failed));
+    assert_eq!(h.attempts("bad").await.len(), 2);
+}
+
+async fn reassign_and_assign_move_leases_between_principals(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for name in ["alice", "bob"] {
+        h.store
+            .principal_create(ORG, name, PrincipalKind::Service, Role::Writer, None)
+            .await
+            .unwrap();
+    }
+    h.add(pull_task("t")).await;
+    h.add(pull_task("u")).await;
+    let claimed = h.act("t", claim_one("alice")).await.unwrap();
+    let id = attempt_id(&claimed);
+    h.advance_s(10);
+
+    let reassign = |principal: &str, holder: Option<&str>| WorkAction::Reassign {
+        attempt_id: id.clone(),
+        principal: principal.into(),
+        holder: holder.map(str::to_string),
+        lease_s: 120,
+    };
+    let refused = h.act("t", reassign("bob", Some("mallory"))).await;
+    assert!(
+        matches!(refused, Err(Error::PermissionDenied(_))),
+        "{refused:?}"
+    );
+    let unknown = h.act("t", reassign("ghost", None)).await;
+    assert!(matches!(unknown, Err(Error::Invalid(_))), "{unknown:?}");
+    assert_eq!(h.get("t").await.lease, claimed.lease, "nothing changed");
+
+    let moved = h.act("t", reassign("bob", Some("alice"))).await.unwrap();
+    let lease = moved.lease.unwrap();
+    assert_eq!(lease.claimant, "bob");
+    assert_eq!(lease.attempt_id, id, "the same attempt");
+    assert_eq!(
+        lease.lease_expires_at,
+        h.now() + SignedDuration::from_secs(120)
+    );
+    assert_eq!(moved.attempt_count, 1);
+
+    let assign = |principal: &str| WorkAction::Assign {
+        principal: principal.into(),
+        lease_s: LEASE_S,
+        attempts_kept: 100,
+    };
+    let assigned = h.act("u", assign("alice")).await.unwrap();
+    assert_eq!(assigned.lease.unwrap().claimant, "alice");
+    assert!(matches!(
+        h.act("u", assign("bob")).await,
+        Err(Error::WorkClaimed { .. })
+    ));
+    h.add(pull_task("v")).await;
+    assert!(matches!(
+        h.act("v", assign("ghost")).await,
+        Err(Error::Invalid(_))
+    ));
+    assert_eq!(h.get("v").await.status, Status::Pending);
+}
+
+async fn a_person_only_queue_takes_completions_from_persons_only(h: Harness) {
+    h.pull_queue(QueueConfig {
+        person_only: true,
+        ..QueueConfig::default()
+    })
+    .await;
+    h.add(pull_task("t")).await;
+    let id = attempt_id(&h.claim("bot", 1).await[0]);
+    let by_service = h.act("t", complete(&id, None)).await;
+    assert!(
+        matches!(by_service, Err(Error::PersonRequired(_))),
+        "{by_service:?}"
+    );
+    let by_service = h.act("t", fail(&id)).await;
+    assert!(
+        matches!(by_service, Err(Error::PersonRequired(_))),
+        "{by_service:?}"
+    );
+    assert_eq!(h.get("t").await.status, Status::Running);
+    let by_person = WorkAction::Complete {
+        attempt_id: id,
+        result: None,
+        person: true,
+    };
+    assert_eq!(
+        h.act("t", by_person).await.unwrap().status,
+        Status::Succeeded
+    );
+}
+
+/// A claim by ID and an assignment keep only the newest attempts, as the
+/// dispatcher and the batch claim do. (Either ignores the backoff: a
+/// worker who names a task wants that one.)
+async fn claims_keep_only_the_newest_attempts(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    h.store
+        .principal_create(ORG, "bob", PrincipalKind::Service, Role::Writer, None)
+        .await
+        .unwrap();
+    h.add(pull_task("t")).await;
+    for n in 0..4 {
+        let action = if n % 2 == 0 {
+            WorkAction::Claim {
+                claimant: "alice".into(),
+                lease_s: LEASE_S,
+                attempts_kept: 2,
+            }
+        } else {
+            WorkAction::Assign {
+                principal: "bob".into(),
+                lease_s: LEASE_S,
+                attempts_kept: 2,
+            }
+        };
+        let task = h.act("t", action).await.unwrap();
+        assert_eq!(task.attempt_count, n + 1);
+        h.act("t", fail(&attempt_id(&task))).await.unwrap();
+    }
+    let kept: Vec<u32> = h.attempts("t").await.iter().map(|a| a.attempt).collect();
+    assert_eq!(kept, [3, 4]);
+}
+
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await;
+    claims_take_due_tasks_in_schedule_order_and_by_tag,
+    concurrent_claims_from_two_nodes_take_each_task_once,
+    a_leased_task_is_refused_to_every_claimant_its_holder_included,
+    an_action_on_a_lost_lease_changes_nothing,
+    heartbeat_extends_and_release_gives_the_attempt_back,
+    complete_and_fail_follow_the_retry_policy,
+    reassign_and_assign_move_leases_between_principals,
+    a_person_only_queue_takes_completions_from_persons_only,
+    claims_keep_only_the_newest_attempts,
+}
