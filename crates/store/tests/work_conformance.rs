@@ -37,6 +37,20 @@ fn pull_task(task_id: &str) -> TaskCreate {
     }
 }
 
+/// A queue making at most `max_attempts` attempts per task, every
+/// retry `backoff_ms` after the failure.
+fn fixed_backoff(max_attempts: u32, backoff_ms: u64) -> QueueConfig {
+    QueueConfig {
+        retry_config: RetryConfig {
+            max_attempts,
+            min_backoff_ms: backoff_ms,
+            max_backoff_ms: backoff_ms,
+            ..RetryConfig::default()
+        },
+        ..QueueConfig::default()
+    }
+}
+
 fn claim_of(claimant: &str, max_tasks: u32, tag: Option<&str>) -> WorkClaim {
     WorkClaim {
         org: ORG.into(),
@@ -291,15 +305,7 @@ async fn a_leased_task_is_refused_to_every_claimant_its_holder_included(h: Harne
 }
 
 async fn an_action_on_a_lost_lease_changes_nothing(h: Harness) {
-    h.pull_queue(QueueConfig {
-        retry_config: RetryConfig {
-            min_backoff_ms: 1_000,
-            max_backoff_ms: 1_000,
-            ..RetryConfig::default()
-        },
-        ..QueueConfig::default()
-    })
-    .await;
+    h.pull_queue(fixed_backoff(100, 1_000)).await;
     h.add(pull_task("t")).await;
     let claimed = h.claim("alice", 1).await.remove(0);
     let id = attempt_id(&claimed);
@@ -393,16 +399,7 @@ async fn heartbeat_extends_and_release_gives_the_attempt_back(h: Harness) {
 }
 
 async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
-    h.pull_queue(QueueConfig {
-        retry_config: RetryConfig {
-            max_attempts: 2,
-            min_backoff_ms: 5_000,
-            max_backoff_ms: 5_000,
-            ..RetryConfig::default()
-        },
-        ..QueueConfig::default()
-    })
-    .await;
+    h.pull_queue(fixed_backoff(2, 5_000)).await;
     h.add(pull_task("ok")).await;
     h.add(pull_task("bad")).await;
     let claimed = h.claim("alice", 2).await;
