@@ -6,7 +6,7 @@
 //! write outside a transaction on PostgreSQL, a job of SQLite's writer).
 //! The few operations whose dialects differ are the backend's own
 //! (`ping_database`, `bootstrap_once`, `delete_queue`, `create_task`,
-//! `create_tasks`, `queue_paused_hint`,
+//! `create_tasks`, `work_action`, `queue_paused_hint`,
 //! `forget_queue_config`, `ids_bytewise`).
 //!
 //! Arguments are moved into the operation, since SQLite runs it on
@@ -482,14 +482,9 @@ macro_rules! store_operations {
                     task_id: &str,
                     action: WorkAction,
                 ) -> Result<(Task, Option<$crate::dispatch::TaskFinished>)> {
-                    let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
                     let claims =
                         matches!(action, WorkAction::Claim { .. } | WorkAction::Assign { .. });
-                    let done = self
-                        .write(None, async move |c, now, _| {
-                            work::act(c, &o, &q, &t, action, now).await
-                        })
-                        .await?;
+                    let done = self.work_action(org, queue, task_id, action).await?;
                     if claims {
                         self.record_dispatched(org, queue, 1);
                     }

@@ -568,6 +568,68 @@ async fn claims_keep_only_the_newest_attempts(h: Harness) {
     assert_eq!(kept, [3, 4]);
 }
 
+/// Many workers ending many tasks at once, each end sent twice and some
+/// with a lease that is not theirs: every task ends once, with its attempt
+/// recorded and counted; the repeats and the strangers change nothing.
+async fn concurrent_ends_settle_each_task_once(h: Harness) {
+    h.pull_queue(fixed_backoff(1, 1000)).await;
+    for i in 0..60 {
+        h.add(pull_task(&format!("t{i}"))).await;
+    }
+    let claimed = h.claim("alice", 60).await;
+    assert_eq!(claimed.len(), 60);
+    let mut ends = Vec::new();
+    for (i, task) in claimed.iter().enumerate() {
+        let lease = attempt_id(task);
+        let (action, wrong) = if i % 3 == 0 {
+            (fail(&lease), complete("not-a-lease", None))
+        } else {
+            (
+                complete(&lease, Some(&format!("{{\"i\":{i}}}"))),
+                fail("not-a-lease"),
+            )
+        };
+        for a in [action.clone(), action, wrong] {
+            let (store, id) = (h.store.clone(), task.task_id.clone());
+            ends.push(tokio::spawn(async move {
+                (id.clone(), store.work_act(ORG, "w", &id, a).await)
+            }));
+        }
+    }
+    let mut ended = HashSet::new();
+    for end in ends {
+        let (id, result) = end.await.unwrap();
+        match result {
+            Ok((task, finished)) => {
+                assert!(ended.insert(id.clone()), "{id} ended twice");
+                assert!(finished.is_some(), "a final state is announced");
+                assert!(task.lease.is_none());
+            }
+            Err(Error::LeaseLost(_)) => {}
+            Err(e) => panic!("{id}: {e:?}"),
+        }
+    }
+    assert_eq!(ended.len(), 60, "every task ended once");
+    for (i, task) in claimed.iter().enumerate() {
+        let now = h.get(&task.task_id).await;
+        let attempts = h.attempts(&task.task_id).await;
+        assert_eq!(attempts.len(), 1);
+        assert!(attempts[0].finished_at.is_some(), "the attempt is recorded");
+        if i % 3 == 0 {
+            assert_eq!(now.status, Status::Failed);
+            assert_eq!(attempts[0].error.as_deref(), Some("the worker gave up"));
+        } else {
+            assert_eq!(now.status, Status::Succeeded);
+            assert_eq!(
+                now.result.as_deref(),
+                Some(format!("{{\"i\":{i}}}").as_str())
+            );
+        }
+    }
+    let stats = h.store.queue_stats(ORG, "w").await.unwrap();
+    assert_eq!((stats.succeeded, stats.failed, stats.running), (40, 20, 0));
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
@@ -581,4 +643,5 @@ idem_testkit::backend_tests! {
     reassign_and_assign_move_leases_between_principals,
     a_person_only_queue_takes_completions_from_persons_only,
     claims_keep_only_the_newest_attempts,
+    concurrent_ends_settle_each_task_once,
 }

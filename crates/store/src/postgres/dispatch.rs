@@ -183,7 +183,10 @@ async fn listen(
     }
 }
 
-async fn notify_finished<C: GenericClient>(c: &C, finals: &[&TaskFinished]) -> Result<()> {
+pub(super) async fn notify_finished<C: GenericClient>(
+    c: &C,
+    finals: &[&TaskFinished],
+) -> Result<()> {
     if finals.is_empty() {
         return Ok(());
     }

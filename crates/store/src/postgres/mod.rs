@@ -14,6 +14,7 @@ mod idempotency;
 mod queues;
 mod tasks;
 mod tenancy;
+mod work;
 
 pub use clock::DatabaseClock;
 
@@ -44,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/010_person_admins.sql"),
     include_str!("migrations/011_oidc_keys.sql"),
     include_str!("migrations/012_pull_queues.sql"),
+    include_str!("migrations/013_claim_order.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
@@ -61,6 +63,8 @@ pub struct PostgresStore {
     queue_configs: Arc<Mutex<tasks::QueueConfigCache>>,
     /// Group commit for creates without an Idempotency-Key.
     batcher: batch::Batcher,
+    /// Group commit for the ends of pull tasks.
+    finisher: work::Finisher,
     /// Connections whose commits do not wait for the disk, for
     /// Idempotency-Key locks only: a lock lost in a crash is released, which
     /// is what a crash should do to it, and the effect's durable commit
@@ -167,6 +171,7 @@ impl PostgresStore {
         let pool = pool(config, &tls, max_connections, &pool_options)?;
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
+            finisher: work::Finisher::start(pool.clone(), clock.clone()),
             pool,
             clock,
             listen_config,

@@ -15,7 +15,7 @@
 
 use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, TaskFinished};
-use crate::driver::{Conn, Dialect, args};
+use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
 use crate::sql::{self as rows, TASK_COLUMNS};
 use crate::{Error, Result};
@@ -50,15 +50,39 @@ async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<()> {
     Ok(())
 }
 
-/// Records the attempts a claim started and trims each task's history to
-/// the last `kept` attempts, as the dispatcher does.
+/// Records the attempts a claim started, in one statement, and trims each
+/// task's history to the last `kept` attempts, as the dispatcher does (only
+/// tasks past the bound send a statement for it).
 async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Result<()> {
+    if claimed.is_empty() {
+        return Ok(());
+    }
+    // `($1, $2, $3), ($4, $5, $3), …`: parameters numbered in order of
+    // first use, as SQLite reads them.
+    let rows: Vec<String> = (0..claimed.len())
+        .map(|i| {
+            let at = if i == 0 { 1 } else { 2 * i + 2 };
+            format!("(${at}, ${}, $3)", at + 1)
+        })
+        .collect();
+    let counts: Vec<i64> = claimed.iter().map(|t| i64::from(t.attempt_count)).collect();
+    let mut params = Vec::with_capacity(2 * claimed.len() + 1);
+    for (i, (t, n)) in claimed.iter().zip(&counts).enumerate() {
+        params.push(Value::from(&t.uid));
+        params.push(Value::from(*n));
+        if i == 0 {
+            params.push(Value::from(now));
+        }
+    }
+    c.execute(
+        &format!(
+            "INSERT INTO attempts (task_uid, attempt, started_at) VALUES {}",
+            rows.join(", ")
+        ),
+        &params,
+    )
+    .await?;
     for t in claimed {
-        c.execute(
-            "INSERT INTO attempts (task_uid, attempt, started_at) VALUES ($1, $2, $3)",
-            &args![&t.uid, i64::from(t.attempt_count), now],
-        )
-        .await?;
         if let Some(upto) = dispatch::attempts_to_trim(t.attempt_count, kept) {
             c.execute(dispatch::SQL_TRIM_ATTEMPTS, &args![&t.uid, upto])
                 .await?;
@@ -210,10 +234,14 @@ pub(crate) async fn act<C: Conn>(
     action: WorkAction,
     now: i64,
 ) -> Result<(Task, Option<TaskFinished>)> {
-    let task = tasks::require(c, org, queue, task_id, "FOR UPDATE").await?;
-    if !task.is_pull() {
-        pull_queue(c, org, queue).await?;
-    }
+    let action = match WorkEnd::of(action) {
+        Ok(end) => {
+            let decided = decide_end(c, org, queue, task_id, end, now).await?;
+            return write_end(c, decided, now).await;
+        }
+        Err(action) => action,
+    };
+    let task = leased_task(c, org, queue, task_id).await?;
     // SQLite numbers `$n` parameters in order of first use: `set` uses
     // those before `first`, the condition `first` and the next.
     let lease_sql = |set: &str, first: u8| {
@@ -302,56 +330,135 @@ pub(crate) async fn act<C: Conn>(
             .await?;
             released
         }
-        WorkAction::Complete {
-            attempt_id,
-            result,
-            person,
-        } => return end(c, org, &task, &attempt_id, Ok(result), person, now).await,
-        WorkAction::Fail {
-            attempt_id,
-            error,
-            person,
-        } => return end(c, org, &task, &attempt_id, Err(error), person, now).await,
+        WorkAction::Complete { .. } | WorkAction::Fail { .. } => {
+            unreachable!("completions and failures end above")
+        }
     };
     Ok((task, None))
 }
 
-/// Completes (`Ok`, with the result) or fails (`Err`, with the error) the
-/// attempt the lease names, through the dispatcher's rules: a failure
-/// retries as the backoff says or fails the task; a final state raises its
-/// events in this transaction (and, on PostgreSQL, a NOTIFY for the nodes'
-/// waiters, sent if it commits).
-async fn end<C: Conn>(
-    c: &C,
-    org: &str,
-    task: &Task,
-    attempt_id: &str,
+/// The task an action names, locked, which must be of a pull queue.
+async fn leased_task<C: Conn>(c: &C, org: &str, queue: &str, task_id: &str) -> Result<Task> {
+    let task = tasks::require(c, org, queue, task_id, "FOR UPDATE").await?;
+    if !task.is_pull() {
+        pull_queue(c, org, queue).await?;
+    }
+    Ok(task)
+}
+
+/// A worker's report on its attempt: completed (`Ok`, with the result) or
+/// failed (`Err`, with the error).
+#[derive(Debug, Clone)]
+pub(crate) struct WorkEnd {
+    attempt_id: String,
     outcome: std::result::Result<Option<String>, String>,
     person: bool,
+}
+
+impl WorkEnd {
+    /// The report `action` makes, or the action if it is not one.
+    pub(crate) fn of(action: WorkAction) -> std::result::Result<WorkEnd, WorkAction> {
+        match action {
+            WorkAction::Complete {
+                attempt_id,
+                result,
+                person,
+            } => Ok(WorkEnd {
+                attempt_id,
+                outcome: Ok(result),
+                person,
+            }),
+            WorkAction::Fail {
+                attempt_id,
+                error,
+                person,
+            } => Ok(WorkEnd {
+                attempt_id,
+                outcome: Err(error),
+                person,
+            }),
+            other => Err(other),
+        }
+    }
+
+    /// The action that reports this end.
+    pub(crate) fn into_action(self) -> WorkAction {
+        let WorkEnd {
+            attempt_id,
+            outcome,
+            person,
+        } = self;
+        match outcome {
+            Ok(result) => WorkAction::Complete {
+                attempt_id,
+                result,
+                person,
+            },
+            Err(error) => WorkAction::Fail {
+                attempt_id,
+                error,
+                person,
+            },
+        }
+    }
+}
+
+/// An end that may be written: the lease holds, and the dispatcher's rules
+/// decided what follows.
+pub(crate) struct DecidedEnd {
+    pub org: String,
+    pub task: Task,
+    pub row: dispatch::RunningRow,
+    pub next: dispatch::NextState,
+}
+
+/// Locks and reads the task a completion or failure names, and decides.
+async fn decide_end<C: Conn>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    task_id: &str,
+    end: WorkEnd,
     now: i64,
-) -> Result<(Task, Option<TaskFinished>)> {
+) -> Result<DecidedEnd> {
+    let task = leased_task(c, org, queue, task_id).await?;
     let row = dispatch::running(c, &task.uid)
         .await?
         .ok_or_else(|| not_found("task", &task.task_id))?;
-    if row.queue_config.person_only && !person {
+    decide_end_of(org, task, row, end, now)
+}
+
+/// Checks a completion or failure against the task (locked, of a pull
+/// queue) and its running row, and decides its next state by the
+/// dispatcher's rules: a failure retries as the backoff says or fails the
+/// task. Nothing is written, so that many ends can be decided together and
+/// only those that hold written.
+pub(crate) fn decide_end_of(
+    org: &str,
+    task: Task,
+    row: dispatch::RunningRow,
+    end: WorkEnd,
+    now: i64,
+) -> Result<DecidedEnd> {
+    if row.queue_config.person_only && !end.person {
         return Err(Error::PersonRequired(format!(
             "queue '{}' is person-only: completing or failing its tasks needs a person's key",
             task.queue
         )));
     }
-    held(task, attempt_id, now)?;
+    held(&task, &end.attempt_id, now)?;
     let started_at = row.started_at.unwrap_or(now);
     let attempt = AttemptResult {
         task_uid: row.uid.clone(),
         attempt: row.attempt_count,
         status_code: None,
-        error: outcome.as_ref().err().cloned(),
+        error: end.outcome.as_ref().err().cloned(),
         duration: Duration::from_micros(u64::try_from(now - started_at).unwrap_or(0)),
         retry_after: None,
         give_up: false,
     };
     let mut next = row.outcome(&attempt, now);
-    if let Ok(result) = outcome {
+    if let Ok(result) = end.outcome {
         let window = row.queue_config.kept_for_us(false);
         next.status = Status::Succeeded;
         next.next_attempt_at = None;
@@ -360,6 +467,28 @@ async fn end<C: Conn>(
         next.attempt = row.attempt(&attempt, now);
         next.result = result;
     }
+    Ok(DecidedEnd {
+        org: org.to_string(),
+        task,
+        row,
+        next,
+    })
+}
+
+/// Writes a decided end: a final state raises its events in this
+/// transaction (and, on PostgreSQL, a NOTIFY for the nodes' waiters, sent
+/// if it commits). Answers the task as it is now.
+async fn write_end<C: Conn>(
+    c: &C,
+    end: DecidedEnd,
+    now: i64,
+) -> Result<(Task, Option<TaskFinished>)> {
+    let DecidedEnd {
+        org,
+        task,
+        row,
+        next,
+    } = end;
     let finished = dispatch::apply_next(c, now, &row, next).await?;
     let finished = finished.is_final().then_some(finished);
     if let Some(f) = &finished
@@ -371,6 +500,6 @@ async fn end<C: Conn>(
         )
         .await?;
     }
-    let task = tasks::require(c, org, &task.queue, &task.task_id, "").await?;
+    let task = tasks::require(c, &org, &task.queue, &task.task_id, "").await?;
     Ok((task, finished))
 }

@@ -1,0 +1,396 @@
+//! Group commit for the ends of pull tasks (completions and failures).
+//!
+//! One transaction per end costs the database several statements and a
+//! commit flushed to disk for every task a worker finishes. Ends instead go
+//! to a finisher task (one of a few, chosen by the task's name), which takes
+//! whatever is waiting (a lone end goes out at once: there is no timer) and
+//! settles it with a fixed number of statements: the tasks locked and read
+//! in one, their running rows in another, every end checked and decided in
+//! memory (an end whose lease is gone answers its error and writes
+//! nothing), the ends that hold written with one statement for the tasks
+//! and one for their attempts, and one commit before anyone is answered.
+//!
+//! An end that names a task already in the batch (a worker's retry) waits
+//! for the next batch, so that it sees the first end's effect. An end whose
+//! task is missing or not a pull task, and every end of a batch whose
+//! statement failed, goes down the transactional path, which answers it on
+//! its own.
+
+use super::dispatch::notify_finished;
+use super::{Pg, PostgresStore};
+use crate::dispatch::TaskFinished;
+use crate::records::{Status, Task, WorkAction};
+use crate::sql::{self as rows, TASK_COLUMNS};
+use crate::tables::dispatch::{RUNNING_ROW, RunningRow, running_row};
+use crate::tables::events;
+use crate::tables::work::{self, DecidedEnd, WorkEnd};
+use crate::{Error, Result};
+use deadpool_postgres::{GenericClient, Pool};
+use futures_util::future::{try_join, try_join_all};
+use idem_core::Clock;
+use idem_core::clock::to_micros;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::types::ToSql;
+
+/// Most ends per transaction: bounds the latency the first one waits for.
+const MAX_BATCH: usize = 128;
+
+/// Finisher tasks, each settling its share of the tasks (by a hash of the
+/// task's name) one batch at a time on a connection of the pool. A batch's
+/// statements run one after another on its connection; several finishers
+/// keep more than one of the server's cores busy, and the count rows they
+/// change are each backend's own.
+const FINISHERS: usize = 4;
+
+type Ended = (Task, Option<TaskFinished>);
+
+struct Job {
+    org: String,
+    queue: String,
+    task_id: String,
+    end: WorkEnd,
+    reply: oneshot::Sender<Reply>,
+}
+
+enum Reply {
+    Done(Box<Result<Ended>>),
+    /// The batch could not settle it: down the transactional path.
+    Alone(WorkEnd),
+}
+
+/// The senders' side; the finishers stop when the last clone is dropped.
+#[derive(Clone)]
+pub(super) struct Finisher {
+    shards: Arc<[mpsc::UnboundedSender<Job>]>,
+}
+
+impl Finisher {
+    /// Starts [`FINISHERS`] finisher tasks on the current tokio runtime.
+    pub(super) fn start(pool: Pool, clock: Arc<dyn Clock>) -> Finisher {
+        let shards = (0..FINISHERS)
+            .map(|_| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                tokio::spawn(run(pool.clone(), clock.clone(), rx));
+                tx
+            })
+            .collect();
+        Finisher { shards }
+    }
+
+    /// The finisher of a task: always the same one, so that two batches
+    /// never hold locks on one task and cannot deadlock.
+    fn shard(&self, org: &str, queue: &str, task_id: &str) -> &mpsc::UnboundedSender<Job> {
+        let mut h = std::hash::DefaultHasher::new();
+        (org, queue, task_id).hash(&mut h);
+        &self.shards[(h.finish() % self.shards.len() as u64) as usize]
+    }
+}
+
+impl PostgresStore {
+    /// One action on a pull task: ends through the finisher, the rest (and
+    /// what a batch could not settle) in a transaction of their own.
+    pub(super) async fn work_action(
+        &self,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        action: WorkAction,
+    ) -> Result<Ended> {
+        let action = match WorkEnd::of(action) {
+            Ok(end) => match self.finish(org, queue, task_id, end).await {
+                Reply::Done(done) => return *done,
+                Reply::Alone(end) => end.into_action(),
+            },
+            Err(action) => action,
+        };
+        let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
+        self.write(None, async move |c, now, _| {
+            work::act(c, &o, &q, &t, action, now).await
+        })
+        .await
+    }
+
+    async fn finish(&self, org: &str, queue: &str, task_id: &str, end: WorkEnd) -> Reply {
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            org: org.to_string(),
+            queue: queue.to_string(),
+            task_id: task_id.to_string(),
+            end,
+            reply,
+        };
+        let shard = self.finisher.shard(org, queue, task_id);
+        if let Err(mpsc::error::SendError(job)) = shard.send(job) {
+            return Reply::Alone(job.end);
+        }
+        // Dropped mid-batch (the runtime shutting down): whether the batch
+        // committed is unknown, and so is the answer.
+        answer.await.unwrap_or_else(|_| {
+            Reply::Done(Box::new(Err(Error::Unavailable(
+                "the server stopped while the end was being committed".into(),
+            ))))
+        })
+    }
+}
+
+async fn run(pool: Pool, clock: Arc<dyn Clock>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    let mut later: VecDeque<Job> = VecDeque::new();
+    loop {
+        let first = match later.pop_front() {
+            Some(job) => job,
+            None => match jobs.recv().await {
+                Some(job) => job,
+                None => return,
+            },
+        };
+        let mut tasks = HashSet::new();
+        tasks.insert(first.task());
+        let mut batch = vec![first];
+        let mut deferred = VecDeque::new();
+        while batch.len() < MAX_BATCH {
+            let Some(job) = later.pop_front().or_else(|| jobs.try_recv().ok()) else {
+                break;
+            };
+            if tasks.insert(job.task()) {
+                batch.push(job);
+            } else {
+                deferred.push_back(job);
+            }
+        }
+        deferred.extend(later.drain(..));
+        later = deferred;
+        settle(&pool, to_micros(clock.now()), batch).await;
+    }
+}
+
+impl Job {
+    fn task(&self) -> (String, String, String) {
+        (self.org.clone(), self.queue.clone(), self.task_id.clone())
+    }
+}
+
+/// Settles `batch` in one transaction and answers each job.
+async fn settle(pool: &Pool, now: i64, batch: Vec<Job>) {
+    match settle_all(pool, now, &batch).await {
+        Ok(answers) => {
+            for (job, answer) in batch.into_iter().zip(answers) {
+                let _ = job.reply.send(match answer {
+                    Some(done) => Reply::Done(Box::new(done)),
+                    None => Reply::Alone(job.end),
+                });
+            }
+        }
+        Err(Failed::Statement(e)) => {
+            tracing::debug!(error = %e, "a batch of task ends failed; settling them one by one");
+            for job in batch {
+                let _ = job.reply.send(Reply::Alone(job.end));
+            }
+        }
+        Err(Failed::Commit(e)) => {
+            let message = e.to_string();
+            for job in batch {
+                let _ = job.reply.send(Reply::Done(Box::new(Err(Error::Unavailable(
+                    message.clone(),
+                )))));
+            }
+        }
+    }
+}
+
+enum Failed {
+    /// Before the commit: nothing was written.
+    Statement(Error),
+    /// At the commit: whether it was written is unknown.
+    Commit(Error),
+}
+
+/// Tasks of one queue by ID, locked: one probe of the primary key per ID.
+/// `task_id = ANY($3)` could be planned as a walk of the queue's whole
+/// range of the key with the IDs as a filter (so it was, on statistics
+/// taken while the queue was small); a LATERAL subquery with a LIMIT is
+/// never flattened, so each ID stays a lookup of the full key.
+fn sql_lock_tasks() -> String {
+    format!(
+        "SELECT t.* FROM unnest($3::text[]) AS v(task_id) CROSS JOIN LATERAL \
+         (SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2 \
+         AND task_id = v.task_id LIMIT 1 FOR UPDATE) t"
+    )
+}
+
+/// The ends' next states, one array per column; answers the tasks as they
+/// are now, with their organization.
+fn sql_write_tasks() -> String {
+    format!(
+        "UPDATE tasks t SET status = v.status, \
+         next_attempt_at = COALESCE(v.next_attempt_at, t.next_attempt_at), \
+         finished_at = v.finished_at, dedup_expires_at = v.dedup_expires_at, \
+         lease_expires_at = NULL, last_attempt = v.last_attempt, result = COALESCE(v.result, t.result) \
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], \
+         $7::text[]) AS v(uid, status, next_attempt_at, finished_at, dedup_expires_at, last_attempt, \
+         result) WHERE t.uid = v.uid RETURNING {}, t.org",
+        rows::task_columns_of("t")
+    )
+}
+
+const SQL_WRITE_ATTEMPTS: &str = "UPDATE attempts a SET finished_at = $1, \
+     status_code = v.status_code, error = v.error, duration_ms = v.duration_ms \
+     FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::bigint[]) \
+     AS v(uid, attempt, status_code, error, duration_ms) \
+     WHERE a.task_uid = v.uid AND a.attempt = v.attempt";
+
+/// The ends' answers, in order, once committed (`None`: the end goes down
+/// the transactional path, which tells a missing task or a push queue's).
+async fn settle_all(
+    pool: &Pool,
+    now: i64,
+    batch: &[Job],
+) -> std::result::Result<Vec<Option<Result<Ended>>>, Failed> {
+    let mut client = pool.get().await.map_err(|e| Failed::Statement(e.into()))?;
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| Failed::Statement(e.into()))?;
+    let c = Pg(&tx);
+    let written = decide_and_write(&c, now, batch)
+        .await
+        .map_err(Failed::Statement)?;
+    tx.commit().await.map_err(|e| Failed::Commit(e.into()))?;
+    Ok(written)
+}
+
+/// Every statement of a batch: the tasks locked and read, their running
+/// rows, and the ends that hold written — a fixed number of statements
+/// whatever the batch's size.
+async fn decide_and_write<C: GenericClient>(
+    c: &Pg<'_, C>,
+    now: i64,
+    batch: &[Job],
+) -> Result<Vec<Option<Result<Ended>>>> {
+    // One statement per queue in the batch (most batches are one queue's),
+    // pipelined.
+    let mut by_queue: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+    for j in batch {
+        by_queue
+            .entry((&j.org, &j.queue))
+            .or_default()
+            .push(&j.task_id);
+    }
+    let lock = c.0.prepare_cached(&sql_lock_tasks()).await?;
+    let locked = try_join_all(by_queue.iter().map(|((org, queue), ids)| async {
+        let found = c.0.query(&lock, &[org, queue, ids]).await?;
+        Ok::<_, Error>((*org, found))
+    }))
+    .await?;
+    let mut tasks: HashMap<(String, String, String), Task> = HashMap::new();
+    for (org, found) in locked {
+        for r in found {
+            let task = rows::task(&r)?;
+            tasks.insert(
+                (org.to_string(), task.queue.clone(), task.task_id.clone()),
+                task,
+            );
+        }
+    }
+    let uids: Vec<&str> = tasks.values().map(|t| t.uid.as_str()).collect();
+    let stmt =
+        c.0.prepare_cached(&format!("{RUNNING_ROW} WHERE t.uid = ANY($1)"))
+            .await?;
+    let mut running: HashMap<String, RunningRow> = HashMap::new();
+    for r in c.0.query(&stmt, &[&uids]).await? {
+        let row = running_row(&r)?;
+        running.insert(row.uid.clone(), row);
+    }
+
+    let mut answers: Vec<Option<Result<Ended>>> = Vec::with_capacity(batch.len());
+    let mut decided: Vec<(usize, DecidedEnd)> = Vec::new();
+    for (i, job) in batch.iter().enumerate() {
+        let id = (job.org.clone(), job.queue.clone(), job.task_id.clone());
+        let found = tasks
+            .remove(&id)
+            .filter(|t| t.is_pull())
+            .and_then(|t| Some((running.remove(&t.uid)?, t)));
+        let Some((row, task)) = found else {
+            answers.push(None);
+            continue;
+        };
+        match work::decide_end_of(&job.org, task, row, job.end.clone(), now) {
+            Ok(end) => {
+                decided.push((i, end));
+                answers.push(None);
+            }
+            Err(e) => answers.push(Some(Err(e))),
+        }
+    }
+    if decided.is_empty() {
+        return Ok(answers);
+    }
+
+    let ends: Vec<&DecidedEnd> = decided.iter().map(|(_, e)| e).collect();
+    let col = |f: fn(&DecidedEnd) -> Option<i64>| ends.iter().map(|e| f(e)).collect::<Vec<_>>();
+    let uids: Vec<&str> = ends.iter().map(|e| e.row.uid.as_str()).collect();
+    let statuses: Vec<&str> = ends.iter().map(|e| e.next.status.as_str()).collect();
+    let next_at = col(|e| e.next.next_attempt_at);
+    let finished_at = col(|e| e.next.finished_at);
+    let dedup = col(|e| e.next.dedup_expires_at);
+    let last: Vec<String> = ends
+        .iter()
+        .map(|e| rows::to_json(&e.next.attempt))
+        .collect();
+    let results: Vec<Option<&str>> = ends.iter().map(|e| e.next.result.as_deref()).collect();
+    let attempts = col(|e| Some(i64::from(e.row.attempt_count)));
+    let codes = col(|e| e.next.attempt.status_code.map(i64::from));
+    let errors: Vec<Option<&str>> = ends
+        .iter()
+        .map(|e| e.next.attempt.error.as_deref())
+        .collect();
+    let durations = col(|e| e.next.attempt.duration_ms.map(|d| d as i64));
+
+    let write_tasks = async {
+        let stmt = c.0.prepare_cached(&sql_write_tasks()).await?;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &uids,
+            &statuses,
+            &next_at,
+            &finished_at,
+            &dedup,
+            &last,
+            &results,
+        ];
+        Ok::<_, Error>(c.0.query(&stmt, &params).await?)
+    };
+    let write_attempts = async {
+        let stmt = c.0.prepare_cached(SQL_WRITE_ATTEMPTS).await?;
+        let params: [&(dyn ToSql + Sync); 6] =
+            [&now, &uids, &attempts, &codes, &errors, &durations];
+        Ok::<_, Error>(c.0.execute(&stmt, &params).await?)
+    };
+    let (updated, _) = try_join(write_tasks, write_attempts).await?;
+    let mut now_tasks: HashMap<String, Task> = HashMap::new();
+    for r in updated {
+        let task = rows::task(&r)?;
+        now_tasks.insert(task.uid.clone(), task);
+    }
+
+    // A final state raises its events (most queues have none: no
+    // statement), and wakes the nodes' waiters once committed.
+    let finals: Vec<TaskFinished> = ends.iter().map(|e| e.row.finished(e.next.status)).collect();
+    try_join_all(
+        ends.iter()
+            .filter(|e| matches!(e.next.status, Status::Succeeded | Status::Failed))
+            .map(|e| events::on_final(c, now, &e.row, e.next.status)),
+    )
+    .await?;
+    let announced: Vec<&TaskFinished> = finals.iter().filter(|f| f.is_final()).collect();
+    notify_finished(c.0, &announced).await?;
+
+    for ((i, end), finished) in decided.iter().zip(finals) {
+        let task = now_tasks.remove(&end.row.uid).ok_or_else(|| {
+            Error::Internal(format!("task {} vanished while ending", end.row.uid))
+        })?;
+        answers[*i] = Some(Ok((task, finished.is_final().then_some(finished))));
+    }
+    Ok(answers)
+}
