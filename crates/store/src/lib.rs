@@ -10,7 +10,7 @@
 //!
 //! The two backends must behave the same, so what decides behaviour is
 //! written once: `tables` holds one module per table (tenancy, queues,
-//! tasks, jobs, dispatch, events, idempotency) with its statements, their
+//! tasks, jobs, dispatch, work, events, idempotency) with its statements, their
 //! parameters and the rules that choose between them, as `async` code over
 //! a connection that runs one primitive statement at a time (`driver`).
 //! A backend supplies only that connection and its transaction: opening,
@@ -19,7 +19,7 @@
 //! leave the record out. What stays in a backend is what its dialect or
 //! its concurrency model requires: PostgreSQL's row locks and
 //! `SKIP LOCKED`, its `unnest` batches, group commit of task creates and
-//! `LISTEN/NOTIFY`; SQLite's writer thread, its in-memory key locks and its
+//! of the ends of pull tasks, and `LISTEN/NOTIFY`; SQLite's writer thread, its in-memory key locks and its
 //! exact queue-configuration cache.
 //!
 //! Both run the same conformance suite (`tests/conformance.rs`). Every

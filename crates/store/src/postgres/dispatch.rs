@@ -17,14 +17,16 @@ use super::{Pg, PostgresStore};
 use crate::Result;
 use crate::dispatch::*;
 use crate::driver::{Conn, args};
+use crate::records::Status;
 use crate::sql::{self as rows, Row as _};
 use crate::tables::dispatch::{self as table, *};
+use crate::tables::events;
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use futures_util::StreamExt;
 use futures_util::future::{try_join, try_join_all};
 use idem_postgres_tls::MakeRustlsConnect;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_postgres::AsyncMessage;
@@ -61,13 +63,33 @@ impl DispatchStore for PostgresStore {
                     .collect::<Result<Vec<_>>>()?;
             let by_uid: HashMap<&str, &RunningRow> =
                 found.iter().map(|r| (r.uid.as_str(), r)).collect();
-            // Statements on one connection are pipelined when awaited
-            // together.
-            let outcomes = try_join_all(results.iter().map(|result| {
-                let row = by_uid.get(result.task_uid.as_str()).copied();
-                table::complete(c, now, row, result)
-            }))
-            .await?;
+            // A result applies only while its attempt holds the lease, and
+            // once: a second result for one attempt is stale.
+            let mut applied: HashSet<&str> = HashSet::new();
+            let mut nexts: Vec<(&RunningRow, NextState)> = Vec::new();
+            let outcomes: Vec<AttemptOutcome> = results
+                .iter()
+                .map(|result| {
+                    let holding = by_uid
+                        .get(result.task_uid.as_str())
+                        .copied()
+                        .filter(|row| row.holds(result.attempt) && applied.insert(&row.uid));
+                    match holding {
+                        Some(row) => {
+                            let next = row.outcome(result, now);
+                            let finished = row.finished(next.status);
+                            nexts.push((row, next));
+                            AttemptOutcome::Applied(finished)
+                        }
+                        None => AttemptOutcome::Stale {
+                            task_uid: result.task_uid.clone(),
+                        },
+                    }
+                })
+                .collect();
+            let ends: Vec<(&RunningRow, &NextState)> =
+                nexts.iter().map(|(row, next)| (*row, next)).collect();
+            write_ends(c, now, &ends, false).await?;
             let finals: Vec<&TaskFinished> = outcomes
                 .iter()
                 .filter_map(|o| match o {
@@ -196,6 +218,107 @@ pub(super) async fn notify_finished<C: GenericClient>(
         .await?;
     c.execute(&stmt, &[&FINISHED_CHANNEL, &payloads]).await?;
     Ok(())
+}
+
+/// Writes the next states of attempts that ended (their tasks locked by
+/// the caller) with one statement for the tasks and one for their
+/// attempts, pipelined, whatever their number, and raises the events of
+/// the final states; [`table::apply_next`] does the same for one. With
+/// `answer_tasks`, answers each task as it is now (its columns, as
+/// [`rows::task`] reads them).
+///
+/// Each row is found by a LATERAL probe of its key and updated by its
+/// `ctid`, which stays put: the caller holds the task's lock, and only the
+/// holder of that lock writes the task or its current attempt. A plain join
+/// of the arrays with the table was planned, on statistics taken while the
+/// table was small, as a hash join over a scan of the whole table (26 ms
+/// instead of 2.6 ms for 300 rows of 60,000).
+pub(super) async fn write_ends<C: GenericClient>(
+    c: &Pg<'_, C>,
+    now: i64,
+    ends: &[(&RunningRow, &NextState)],
+    answer_tasks: bool,
+) -> Result<Vec<tokio_postgres::Row>> {
+    if ends.is_empty() {
+        return Ok(Vec::new());
+    }
+    let col = |f: fn(&NextState) -> Option<i64>| ends.iter().map(|(_, n)| f(n)).collect::<Vec<_>>();
+    let uids: Vec<&str> = ends.iter().map(|(r, _)| r.uid.as_str()).collect();
+    let statuses: Vec<&str> = ends.iter().map(|(_, n)| n.status.as_str()).collect();
+    let next_at = col(|n| n.next_attempt_at);
+    let finished_at = col(|n| n.finished_at);
+    let dedup = col(|n| n.dedup_expires_at);
+    let last: Vec<String> = ends
+        .iter()
+        .map(|(_, n)| rows::to_json(&n.attempt))
+        .collect();
+    let results: Vec<Option<&str>> = ends.iter().map(|(_, n)| n.result.as_deref()).collect();
+    let attempts: Vec<i64> = ends
+        .iter()
+        .map(|(r, _)| i64::from(r.attempt_count))
+        .collect();
+    let codes = col(|n| n.attempt.status_code.map(i64::from));
+    let errors: Vec<Option<&str>> = ends
+        .iter()
+        .map(|(_, n)| n.attempt.error.as_deref())
+        .collect();
+    let durations = col(|n| n.attempt.duration_ms.map(|d| d as i64));
+
+    let write_tasks = async {
+        let sql = format!(
+            "UPDATE tasks t SET status = v.status, \
+             next_attempt_at = COALESCE(v.next_attempt_at, t.next_attempt_at), \
+             finished_at = v.finished_at, dedup_expires_at = v.dedup_expires_at, \
+             lease_expires_at = NULL, last_attempt = v.last_attempt, \
+             result = COALESCE(v.result, t.result) \
+             FROM (SELECT v.*, x.ctid AS row_id FROM unnest($1::text[], $2::text[], \
+             $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) \
+             AS v(uid, status, next_attempt_at, finished_at, dedup_expires_at, last_attempt, \
+             result) CROSS JOIN LATERAL (SELECT ctid FROM tasks WHERE uid = v.uid LIMIT 1) x) v \
+             WHERE t.ctid = v.row_id {}",
+            if answer_tasks {
+                format!("RETURNING {}", rows::task_columns_of("t"))
+            } else {
+                String::new()
+            }
+        );
+        let stmt = c.0.prepare_cached(&sql).await?;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &uids,
+            &statuses,
+            &next_at,
+            &finished_at,
+            &dedup,
+            &last,
+            &results,
+        ];
+        Ok::<_, crate::Error>(c.0.query(&stmt, &params).await?)
+    };
+    let write_attempts = async {
+        let stmt =
+            c.0.prepare_cached(
+                "UPDATE attempts a SET finished_at = $1, status_code = v.status_code, \
+                 error = v.error, duration_ms = v.duration_ms \
+                 FROM (SELECT v.*, x.ctid AS row_id FROM unnest($2::text[], $3::bigint[], \
+                 $4::bigint[], $5::text[], $6::bigint[]) \
+                 AS v(uid, attempt, status_code, error, duration_ms) CROSS JOIN LATERAL \
+                 (SELECT ctid FROM attempts WHERE task_uid = v.uid AND attempt = v.attempt \
+                 LIMIT 1) x) v WHERE a.ctid = v.row_id",
+            )
+            .await?;
+        let params: [&(dyn ToSql + Sync); 6] =
+            [&now, &uids, &attempts, &codes, &errors, &durations];
+        Ok::<_, crate::Error>(c.0.execute(&stmt, &params).await?)
+    };
+    let (updated, _) = try_join(write_tasks, write_attempts).await?;
+    // Most queues raise no events: no statement then.
+    try_join_all(
+        ends.iter()
+            .filter(|(_, n)| matches!(n.status, Status::Succeeded | Status::Failed))
+            .map(|(row, n)| events::on_final(c, now, row, n.status)),
+    )
+    .await?;
+    Ok(updated)
 }
 
 /// Claims queue by queue, least recently claimed first, so a large backlog

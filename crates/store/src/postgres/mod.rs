@@ -12,6 +12,7 @@ mod clock;
 mod dispatch;
 mod idempotency;
 mod queues;
+mod statistics;
 mod tasks;
 mod tenancy;
 mod work;
@@ -65,6 +66,8 @@ pub struct PostgresStore {
     batcher: batch::Batcher,
     /// Group commit for the ends of pull tasks.
     finisher: work::Finisher,
+    /// Keeps the task tables' planner statistics fresh while held.
+    _statistics: Arc<()>,
     /// Connections whose commits do not wait for the disk, for
     /// Idempotency-Key locks only: a lock lost in a crash is released, which
     /// is what a crash should do to it, and the effect's durable commit
@@ -172,6 +175,7 @@ impl PostgresStore {
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
             finisher: work::Finisher::start(pool.clone(), clock.clone()),
+            _statistics: statistics::keep_fresh(pool.clone()),
             pool,
             clock,
             listen_config,

@@ -16,24 +16,22 @@
 //! statement failed, goes down the transactional path, which answers it on
 //! its own.
 
-use super::dispatch::notify_finished;
+use super::dispatch::{notify_finished, write_ends};
 use super::{Pg, PostgresStore};
 use crate::dispatch::TaskFinished;
-use crate::records::{Status, Task, WorkAction};
+use crate::records::{Task, WorkAction};
 use crate::sql::{self as rows, TASK_COLUMNS};
-use crate::tables::dispatch::{RUNNING_ROW, RunningRow, running_row};
-use crate::tables::events;
+use crate::tables::dispatch::{NextState, RUNNING_ROW, RunningRow, running_row};
 use crate::tables::work::{self, DecidedEnd, WorkEnd};
 use crate::{Error, Result};
 use deadpool_postgres::{GenericClient, Pool};
-use futures_util::future::{try_join, try_join_all};
+use futures_util::future::try_join_all;
 use idem_core::Clock;
 use idem_core::clock::to_micros;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-use tokio_postgres::types::ToSql;
 
 /// Most ends per transaction: bounds the latency the first one waits for.
 const MAX_BATCH: usize = 128;
@@ -220,27 +218,6 @@ fn sql_lock_tasks() -> String {
     )
 }
 
-/// The ends' next states, one array per column; answers the tasks as they
-/// are now, with their organization.
-fn sql_write_tasks() -> String {
-    format!(
-        "UPDATE tasks t SET status = v.status, \
-         next_attempt_at = COALESCE(v.next_attempt_at, t.next_attempt_at), \
-         finished_at = v.finished_at, dedup_expires_at = v.dedup_expires_at, \
-         lease_expires_at = NULL, last_attempt = v.last_attempt, result = COALESCE(v.result, t.result) \
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], \
-         $7::text[]) AS v(uid, status, next_attempt_at, finished_at, dedup_expires_at, last_attempt, \
-         result) WHERE t.uid = v.uid RETURNING {}, t.org",
-        rows::task_columns_of("t")
-    )
-}
-
-const SQL_WRITE_ATTEMPTS: &str = "UPDATE attempts a SET finished_at = $1, \
-     status_code = v.status_code, error = v.error, duration_ms = v.duration_ms \
-     FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::bigint[]) \
-     AS v(uid, attempt, status_code, error, duration_ms) \
-     WHERE a.task_uid = v.uid AND a.attempt = v.attempt";
-
 /// The ends' answers, in order, once committed (`None`: the end goes down
 /// the transactional path, which tells a missing task or a push queue's).
 async fn settle_all(
@@ -328,64 +305,20 @@ async fn decide_and_write<C: GenericClient>(
         return Ok(answers);
     }
 
-    let ends: Vec<&DecidedEnd> = decided.iter().map(|(_, e)| e).collect();
-    let col = |f: fn(&DecidedEnd) -> Option<i64>| ends.iter().map(|e| f(e)).collect::<Vec<_>>();
-    let uids: Vec<&str> = ends.iter().map(|e| e.row.uid.as_str()).collect();
-    let statuses: Vec<&str> = ends.iter().map(|e| e.next.status.as_str()).collect();
-    let next_at = col(|e| e.next.next_attempt_at);
-    let finished_at = col(|e| e.next.finished_at);
-    let dedup = col(|e| e.next.dedup_expires_at);
-    let last: Vec<String> = ends
-        .iter()
-        .map(|e| rows::to_json(&e.next.attempt))
-        .collect();
-    let results: Vec<Option<&str>> = ends.iter().map(|e| e.next.result.as_deref()).collect();
-    let attempts = col(|e| Some(i64::from(e.row.attempt_count)));
-    let codes = col(|e| e.next.attempt.status_code.map(i64::from));
-    let errors: Vec<Option<&str>> = ends
-        .iter()
-        .map(|e| e.next.attempt.error.as_deref())
-        .collect();
-    let durations = col(|e| e.next.attempt.duration_ms.map(|d| d as i64));
-
-    let write_tasks = async {
-        let stmt = c.0.prepare_cached(&sql_write_tasks()).await?;
-        let params: [&(dyn ToSql + Sync); 7] = [
-            &uids,
-            &statuses,
-            &next_at,
-            &finished_at,
-            &dedup,
-            &last,
-            &results,
-        ];
-        Ok::<_, Error>(c.0.query(&stmt, &params).await?)
-    };
-    let write_attempts = async {
-        let stmt = c.0.prepare_cached(SQL_WRITE_ATTEMPTS).await?;
-        let params: [&(dyn ToSql + Sync); 6] =
-            [&now, &uids, &attempts, &codes, &errors, &durations];
-        Ok::<_, Error>(c.0.execute(&stmt, &params).await?)
-    };
-    let (updated, _) = try_join(write_tasks, write_attempts).await?;
+    let ends: Vec<(&RunningRow, &NextState)> =
+        decided.iter().map(|(_, e)| (&e.row, &e.next)).collect();
     let mut now_tasks: HashMap<String, Task> = HashMap::new();
-    for r in updated {
+    for r in write_ends(c, now, &ends, true).await? {
         let task = rows::task(&r)?;
         now_tasks.insert(task.uid.clone(), task);
     }
-
-    // A final state raises its events (most queues have none: no
-    // statement), and wakes the nodes' waiters once committed.
-    let finals: Vec<TaskFinished> = ends.iter().map(|e| e.row.finished(e.next.status)).collect();
-    try_join_all(
-        ends.iter()
-            .filter(|e| matches!(e.next.status, Status::Succeeded | Status::Failed))
-            .map(|e| events::on_final(c, now, &e.row, e.next.status)),
-    )
-    .await?;
+    // The final states wake the nodes' waiters once committed.
+    let finals: Vec<TaskFinished> = ends
+        .iter()
+        .map(|(row, next)| row.finished(next.status))
+        .collect();
     let announced: Vec<&TaskFinished> = finals.iter().filter(|f| f.is_final()).collect();
     notify_finished(c.0, &announced).await?;
-
     for ((i, end), finished) in decided.iter().zip(finals) {
         let task = now_tasks.remove(&end.row.uid).ok_or_else(|| {
             Error::Internal(format!("task {} vanished while ending", end.row.uid))

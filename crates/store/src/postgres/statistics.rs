@@ -1,0 +1,59 @@
+//! Planner statistics that keep up with the task tables.
+//!
+//! The dispatcher's statements choose between the primary key and the
+//! partial index of due tasks from the planner's statistics. Autovacuum
+//! refreshes them at most once a `autovacuum_naptime` (a minute by
+//! default), and a table it has never analyzed has none: after a burst of
+//! tasks into a new database, every task of a queue looks like one row,
+//! the primary key (the smaller index) wins, and each claim reads the whole
+//! queue (measured: idle create-to-delivery from 7 ms to 63 ms after 20,000
+//! deliveries). A node therefore analyzes `tasks` and `attempts` itself
+//! once they have changed by a tenth since their last analysis (and by at
+//! least [`MIN_CHANGED`] rows), looking every [`EVERY`].
+
+use deadpool_postgres::Pool;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// How often a node looks.
+const EVERY: Duration = Duration::from_secs(5);
+
+/// Fewest changed rows worth an analysis.
+const MIN_CHANGED: i64 = 1000;
+
+/// Keeps the statistics fresh while the returned guard lives (the store
+/// holds it; its clones share it).
+pub(super) fn keep_fresh(pool: Pool) -> Arc<()> {
+    let alive = Arc::new(());
+    tokio::spawn(run(pool, Arc::downgrade(&alive)));
+    alive
+}
+
+async fn run(pool: Pool, alive: Weak<()>) {
+    let mut ticks = tokio::time::interval(EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while alive.strong_count() > 0 {
+        ticks.tick().await;
+        if let Err(e) = analyze_changed(&pool).await {
+            tracing::debug!(error = %e, "refreshing planner statistics");
+        }
+    }
+}
+
+async fn analyze_changed(pool: &Pool) -> Result<(), crate::Error> {
+    let client = pool.get().await?;
+    let stale = client
+        .query(
+            "SELECT relname::text FROM pg_stat_user_tables \
+             WHERE schemaname = current_schema() AND relname IN ('tasks', 'attempts') \
+             AND n_mod_since_analyze >= greatest($1, n_live_tup / 10)",
+            &[&MIN_CHANGED],
+        )
+        .await?;
+    for row in stale {
+        let table: String = row.get(0);
+        // Two names, fixed above: nothing from outside reaches the text.
+        client.batch_execute(&format!("ANALYZE {table}")).await?;
+    }
+    Ok(())
+}
