@@ -475,6 +475,51 @@ async fn stale_attempt_result_is_ignored(h: Harness) {
     assert_eq!(h.get("q", "t").await.status, Status::Succeeded);
 }
 
+/// One batch of results naming the same attempt twice (a delivery reported
+/// again): the first applies, the second is stale, and the task keeps the
+/// first one's outcome.
+async fn a_result_reported_twice_in_one_batch_applies_once(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    let claimed = h.claim(1).await.tasks.remove(0);
+    let result = |status: u16| AttemptResult {
+        task_uid: claimed.task.uid.clone(),
+        attempt: claimed.attempt,
+        status_code: Some(status),
+        error: None,
+        duration: Duration::from_millis(7),
+        retry_after: None,
+        give_up: false,
+    };
+    let out = h
+        .store
+        .dispatch_complete(vec![result(200), result(500)])
+        .await
+        .unwrap();
+    assert!(
+        matches!(&out[0], AttemptOutcome::Applied(f) if f.status == Status::Succeeded),
+        "{out:?}"
+    );
+    assert!(matches!(out[1], AttemptOutcome::Stale { .. }), "{out:?}");
+    assert_eq!(h.get("q", "t").await.status, Status::Succeeded);
+    let attempts = h
+        .store
+        .task_attempts(
+            ORG,
+            "q",
+            "t",
+            &PageRequest {
+                limit: 10,
+                after: None,
+            },
+        )
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].status_code, Some(200));
+}
+
 async fn a_cancel_ends_a_running_task_and_its_late_result_changes_nothing(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "fails").await;
@@ -1424,6 +1469,7 @@ idem_testkit::backend_tests! {
     retry_duration_ends_retries,
     an_expired_lease_is_redelivered,
     stale_attempt_result_is_ignored,
+    a_result_reported_twice_in_one_batch_applies_once,
     a_cancel_ends_a_running_task_and_its_late_result_changes_nothing,
     a_cancel_after_the_result_leaves_the_task_as_it_ended,
     a_cancelled_task_is_never_claimed,
