@@ -194,32 +194,33 @@ fn run_writer(
                 Err(_) => break,
             }
         }
-        let operations = batch.len();
-        if run_batch(&conn, clock.as_ref(), batch) {
-            commits.count(operations);
-        }
+        run_batch(&conn, clock.as_ref(), batch, commits);
     }
 }
 
 /// Runs `batch` in one transaction, each operation in its own savepoint and
-/// in order, commits, and answers every job. Tells whether it committed.
-fn run_batch(conn: &Connection, clock: &dyn Clock, batch: Vec<Job>) -> bool {
+/// in order, commits, and answers every job. A commit is counted before
+/// anyone is answered, so that a caller who has its answer sees it counted.
+fn run_batch(conn: &Connection, clock: &dyn Clock, batch: Vec<Job>, commits: &CommitCounter) {
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "guard sqlite writer could not begin a transaction");
         let message = e.to_string();
         for job in batch {
             let _ = job.reply.send(Err(StoreError::Commit(message.clone())));
         }
-        return false;
+        return;
     }
     let mut results = Vec::with_capacity(batch.len());
     for job in &batch {
         results.push(run_in_savepoint(conn, clock, &job.op));
     }
     let committed = conn.execute_batch("COMMIT").map_err(|e| e.to_string());
-    if let Err(e) = &committed {
-        tracing::error!(error = %e, "guard sqlite writer could not commit");
-        let _ = conn.execute_batch("ROLLBACK");
+    match &committed {
+        Ok(()) => commits.count(batch.len()),
+        Err(e) => {
+            tracing::error!(error = %e, "guard sqlite writer could not commit");
+            let _ = conn.execute_batch("ROLLBACK");
+        }
     }
     for (job, result) in batch.into_iter().zip(results) {
         let answer = match (&committed, result) {
@@ -229,7 +230,6 @@ fn run_batch(conn: &Connection, clock: &dyn Clock, batch: Vec<Job>) -> bool {
         };
         let _ = job.reply.send(answer);
     }
-    committed.is_ok()
 }
 
 fn run_in_savepoint(conn: &Connection, clock: &dyn Clock, op: &Op) -> Result<Done, StoreError> {
@@ -488,7 +488,7 @@ mod tests {
         ops: Vec<Op>,
     ) -> Vec<Result<Done, StoreError>> {
         let (jobs, answers): (Vec<_>, Vec<_>) = ops.into_iter().map(job).unzip();
-        run_batch(conn, clock, jobs);
+        run_batch(conn, clock, jobs, &CommitCounter::default());
         answers
             .into_iter()
             .map(|mut a| a.try_recv().expect("answered once the batch committed"))
