@@ -97,18 +97,24 @@ impl PostgresStore {
         task_id: &str,
         action: WorkAction,
     ) -> Result<Ended> {
-        let action = match WorkEnd::of(action) {
-            Ok(end) => match self.finish(org, queue, task_id, end).await {
-                Reply::Done(done) => return *done,
-                Reply::Alone(end) => end.into_action(),
-            },
-            Err(action) => action,
-        };
         let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
-        self.write(None, async move |c, now, _| {
-            work::act(c, &o, &q, &t, action, now).await
-        })
-        .await
+        match WorkEnd::of(action) {
+            Ok(report) => match self.finish(org, queue, task_id, report).await {
+                Reply::Done(done) => *done,
+                Reply::Alone(report) => {
+                    self.write(None, async move |c, now, _| {
+                        work::end(c, &o, &q, &t, report, now).await
+                    })
+                    .await
+                }
+            },
+            Err(action) => {
+                self.write(None, async move |c, now, _| {
+                    work::act(c, &o, &q, &t, action, now).await
+                })
+                .await
+            }
+        }
     }
 
     async fn finish(&self, org: &str, queue: &str, task_id: &str, end: WorkEnd) -> Reply {
@@ -293,7 +299,7 @@ async fn decide_and_write<C: GenericClient>(
             answers.push(None);
             continue;
         };
-        match work::decide_end_of(&job.org, task, row, job.end.clone(), now) {
+        match work::decide_end_of(&task, row, job.end.clone(), now) {
             Ok(end) => {
                 decided.push((i, end));
                 answers.push(None);

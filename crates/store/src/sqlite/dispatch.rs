@@ -130,17 +130,11 @@ async fn claim(
             )
             .await?;
         in_schedule_order(&mut claimed);
-        for t in &claimed {
-            c.execute(
-                "INSERT INTO attempts (task_uid, attempt, started_at) VALUES ($1, $2, $3)",
-                &args![&t.task.uid, i64::from(t.attempt), now],
-            )
-            .await?;
-            if let Some(upto) = attempts_to_trim(t.attempt, kept) {
-                c.execute(table::SQL_TRIM_ATTEMPTS, &args![&t.task.uid, upto])
-                    .await?;
-            }
-        }
+        let started: Vec<(&str, u32)> = claimed
+            .iter()
+            .map(|t| (t.task.uid.as_str(), t.attempt))
+            .collect();
+        table::record_started(c, &started, now, kept).await?;
         bucket.take(claimed.len());
         debit(c, &bucket, org, queue).await?;
         claim.took(c, org, q, &bucket, n, claimed).await?;

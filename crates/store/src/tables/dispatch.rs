@@ -6,7 +6,7 @@
 //! attempts with one `unnest` statement; SQLite's one writer needs neither.
 
 use crate::dispatch::*;
-use crate::driver::{Conn, args};
+use crate::driver::{Conn, Value, args};
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
@@ -212,8 +212,7 @@ impl RunningRow {
 
 /// Deletes a task's attempts up to a number. Parameters: task uid, the
 /// newest attempt number to delete.
-pub(crate) const SQL_TRIM_ATTEMPTS: &str =
-    "DELETE FROM attempts WHERE task_uid = $1 AND attempt <= $2";
+const SQL_TRIM_ATTEMPTS: &str = "DELETE FROM attempts WHERE task_uid = $1 AND attempt <= $2";
 
 /// The newest attempt to delete when `attempt` starts and `kept` are kept,
 /// or `None` while the history is within the bound (no statement needed).
@@ -221,6 +220,51 @@ pub(crate) fn attempts_to_trim(attempt: u32, kept: u32) -> Option<i64> {
     let kept = i64::from(kept.max(1));
     let attempt = i64::from(attempt);
     (attempt > kept).then_some(attempt - kept)
+}
+
+/// Records the attempts a claim started, `(task uid, attempt number)`, in
+/// one statement (one run of the statement triggers on `attempts`), and
+/// trims each task's history to the last `kept` attempts (only tasks past
+/// the bound send a statement for it).
+pub(crate) async fn record_started<C: Conn>(
+    c: &C,
+    started: &[(&str, u32)],
+    now: i64,
+    kept: u32,
+) -> Result<()> {
+    if started.is_empty() {
+        return Ok(());
+    }
+    // `($1, $2, $3), ($4, $5, $3), …`: parameters numbered in order of
+    // first use, as SQLite reads them.
+    let rows: Vec<String> = (0..started.len())
+        .map(|i| {
+            let at = if i == 0 { 1 } else { 2 * i + 2 };
+            format!("(${at}, ${}, $3)", at + 1)
+        })
+        .collect();
+    let mut params = Vec::with_capacity(2 * started.len() + 1);
+    for (i, (uid, attempt)) in started.iter().enumerate() {
+        params.push(Value::from(*uid));
+        params.push(Value::from(i64::from(*attempt)));
+        if i == 0 {
+            params.push(Value::from(now));
+        }
+    }
+    c.execute(
+        &format!(
+            "INSERT INTO attempts (task_uid, attempt, started_at) VALUES {}",
+            rows.join(", ")
+        ),
+        &params,
+    )
+    .await?;
+    for (uid, attempt) in started {
+        if let Some(upto) = attempts_to_trim(*attempt, kept) {
+            c.execute(SQL_TRIM_ATTEMPTS, &args![*uid, upto]).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Most expired leases one claim recovers; the rest wait for the next.

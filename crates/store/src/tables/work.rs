@@ -15,7 +15,7 @@
 
 use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, TaskFinished};
-use crate::driver::{Conn, Dialect, Value, args};
+use crate::driver::{Conn, Dialect, args};
 use crate::records::*;
 use crate::sql::{self as rows, TASK_COLUMNS};
 use crate::{Error, Result};
@@ -50,45 +50,13 @@ async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<()> {
     Ok(())
 }
 
-/// Records the attempts a claim started, in one statement, and trims each
-/// task's history to the last `kept` attempts, as the dispatcher does (only
-/// tasks past the bound send a statement for it).
+/// Records the attempts a claim started, as the dispatcher does.
 async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Result<()> {
-    if claimed.is_empty() {
-        return Ok(());
-    }
-    // `($1, $2, $3), ($4, $5, $3), …`: parameters numbered in order of
-    // first use, as SQLite reads them.
-    let rows: Vec<String> = (0..claimed.len())
-        .map(|i| {
-            let at = if i == 0 { 1 } else { 2 * i + 2 };
-            format!("(${at}, ${}, $3)", at + 1)
-        })
+    let started: Vec<(&str, u32)> = claimed
+        .iter()
+        .map(|t| (t.uid.as_str(), t.attempt_count))
         .collect();
-    let counts: Vec<i64> = claimed.iter().map(|t| i64::from(t.attempt_count)).collect();
-    let mut params = Vec::with_capacity(2 * claimed.len() + 1);
-    for (i, (t, n)) in claimed.iter().zip(&counts).enumerate() {
-        params.push(Value::from(&t.uid));
-        params.push(Value::from(*n));
-        if i == 0 {
-            params.push(Value::from(now));
-        }
-    }
-    c.execute(
-        &format!(
-            "INSERT INTO attempts (task_uid, attempt, started_at) VALUES {}",
-            rows.join(", ")
-        ),
-        &params,
-    )
-    .await?;
-    for t in claimed {
-        if let Some(upto) = dispatch::attempts_to_trim(t.attempt_count, kept) {
-            c.execute(dispatch::SQL_TRIM_ATTEMPTS, &args![&t.uid, upto])
-                .await?;
-        }
-    }
-    Ok(())
+    dispatch::record_started(c, &started, now, kept).await
 }
 
 /// Claims up to `max_tasks` due tasks of the queue in schedule order, in
@@ -235,10 +203,7 @@ pub(crate) async fn act<C: Conn>(
     now: i64,
 ) -> Result<(Task, Option<TaskFinished>)> {
     let action = match WorkEnd::of(action) {
-        Ok(end) => {
-            let decided = decide_end(c, org, queue, task_id, end, now).await?;
-            return write_end(c, decided, now).await;
-        }
+        Ok(report) => return end(c, org, queue, task_id, report, now).await,
         Err(action) => action,
     };
     let task = leased_task(c, org, queue, task_id).await?;
@@ -380,52 +345,31 @@ impl WorkEnd {
             other => Err(other),
         }
     }
-
-    /// The action that reports this end.
-    pub(crate) fn into_action(self) -> WorkAction {
-        let WorkEnd {
-            attempt_id,
-            outcome,
-            person,
-        } = self;
-        match outcome {
-            Ok(result) => WorkAction::Complete {
-                attempt_id,
-                result,
-                person,
-            },
-            Err(error) => WorkAction::Fail {
-                attempt_id,
-                error,
-                person,
-            },
-        }
-    }
 }
 
 /// An end that may be written: the lease holds, and the dispatcher's rules
 /// decided what follows.
 pub(crate) struct DecidedEnd {
-    pub org: String,
-    pub task: Task,
     pub row: dispatch::RunningRow,
     pub next: dispatch::NextState,
 }
 
-/// Locks and reads the task a completion or failure names, and decides.
-async fn decide_end<C: Conn>(
+/// Completes or fails the attempt `report` names, in the caller's
+/// transaction: the task locked and read, the end decided and written.
+pub(crate) async fn end<C: Conn>(
     c: &C,
     org: &str,
     queue: &str,
     task_id: &str,
-    end: WorkEnd,
+    report: WorkEnd,
     now: i64,
-) -> Result<DecidedEnd> {
+) -> Result<(Task, Option<TaskFinished>)> {
     let task = leased_task(c, org, queue, task_id).await?;
     let row = dispatch::running(c, &task.uid)
         .await?
         .ok_or_else(|| not_found("task", &task.task_id))?;
-    decide_end_of(org, task, row, end, now)
+    let decided = decide_end_of(&task, row, report, now)?;
+    write_end(c, decided, now).await
 }
 
 /// Checks a completion or failure against the task (locked, of a pull
@@ -434,8 +378,7 @@ async fn decide_end<C: Conn>(
 /// task. Nothing is written, so that many ends can be decided together and
 /// only those that hold written.
 pub(crate) fn decide_end_of(
-    org: &str,
-    task: Task,
+    task: &Task,
     row: dispatch::RunningRow,
     end: WorkEnd,
     now: i64,
@@ -446,7 +389,7 @@ pub(crate) fn decide_end_of(
             task.queue
         )));
     }
-    held(&task, &end.attempt_id, now)?;
+    held(task, &end.attempt_id, now)?;
     let started_at = row.started_at.unwrap_or(now);
     let attempt = AttemptResult {
         task_uid: row.uid.clone(),
@@ -467,12 +410,7 @@ pub(crate) fn decide_end_of(
         next.attempt = row.attempt(&attempt, now);
         next.result = result;
     }
-    Ok(DecidedEnd {
-        org: org.to_string(),
-        task,
-        row,
-        next,
-    })
+    Ok(DecidedEnd { row, next })
 }
 
 /// Writes a decided end: a final state raises its events in this
@@ -483,12 +421,7 @@ async fn write_end<C: Conn>(
     end: DecidedEnd,
     now: i64,
 ) -> Result<(Task, Option<TaskFinished>)> {
-    let DecidedEnd {
-        org,
-        task,
-        row,
-        next,
-    } = end;
+    let DecidedEnd { row, next } = end;
     let finished = dispatch::apply_next(c, now, &row, next).await?;
     let finished = finished.is_final().then_some(finished);
     if let Some(f) = &finished
@@ -500,6 +433,6 @@ async fn write_end<C: Conn>(
         )
         .await?;
     }
-    let task = tasks::require(c, &org, &task.queue, &task.task_id, "").await?;
+    let task = tasks::require(c, &row.org, &row.queue, &row.task_id, "").await?;
     Ok((task, finished))
 }
