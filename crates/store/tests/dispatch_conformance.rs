@@ -93,16 +93,7 @@ impl Harness {
     }
 
     async fn complete(&self, claimed: &ClaimedTask, status: Option<u16>) -> AttemptOutcome {
-        let result = AttemptResult {
-            task_uid: claimed.task.uid.clone(),
-            attempt: claimed.attempt,
-            status_code: status,
-            error: status.is_none().then(|| "connection refused".to_string()),
-            duration: Duration::from_millis(7),
-            retry_after: None,
-            give_up: false,
-        };
-        self.complete_with(result).await
+        self.complete_with(result_of(claimed, status)).await
     }
 
     async fn complete_with(&self, result: AttemptResult) -> AttemptOutcome {
@@ -478,22 +469,29 @@ async fn stale_attempt_result_is_ignored(h: Harness) {
 /// One batch of results naming the same attempt twice (a delivery reported
 /// again): the first applies, the second is stale, and the task keeps the
 /// first one's outcome.
+/// What a delivery of `claimed` reports: the status, or a connection error.
+fn result_of(claimed: &ClaimedTask, status: Option<u16>) -> AttemptResult {
+    AttemptResult {
+        task_uid: claimed.task.uid.clone(),
+        attempt: claimed.attempt,
+        status_code: status,
+        error: status.is_none().then(|| "connection refused".to_string()),
+        duration: Duration::from_millis(7),
+        retry_after: None,
+        give_up: false,
+    }
+}
+
 async fn a_result_reported_twice_in_one_batch_applies_once(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "t").await;
     let claimed = h.claim(1).await.tasks.remove(0);
-    let result = |status: u16| AttemptResult {
-        task_uid: claimed.task.uid.clone(),
-        attempt: claimed.attempt,
-        status_code: Some(status),
-        error: None,
-        duration: Duration::from_millis(7),
-        retry_after: None,
-        give_up: false,
-    };
     let out = h
         .store
-        .dispatch_complete(vec![result(200), result(500)])
+        .dispatch_complete(vec![
+            result_of(&claimed, Some(200)),
+            result_of(&claimed, Some(500)),
+        ])
         .await
         .unwrap();
     assert!(

@@ -83,6 +83,14 @@ impl Harness {
             .unwrap();
     }
 
+    /// A service principal with the writer role.
+    async fn writer(&self, name: &str) {
+        self.store
+            .principal_create(ORG, name, PrincipalKind::Service, Role::Writer, None)
+            .await
+            .unwrap();
+    }
+
     async fn add(&self, task: TaskCreate) -> Task {
         self.store.task_create(task).await.unwrap()
     }
@@ -269,10 +277,7 @@ async fn concurrent_claims_from_two_nodes_take_each_task_once(h: Harness) {
 
 async fn a_leased_task_is_refused_to_every_claimant_its_holder_included(h: Harness) {
     h.pull_queue(QueueConfig::default()).await;
-    h.store
-        .principal_create(ORG, "bob", PrincipalKind::Service, Role::Writer, None)
-        .await
-        .unwrap();
+    h.writer("bob").await;
     h.add(pull_task("t")).await;
     let held = h.act("t", claim_one("alice")).await.unwrap();
     let lease = held.lease.clone().unwrap();
@@ -541,10 +546,7 @@ async fn a_person_only_queue_takes_completions_from_persons_only(h: Harness) {
 /// worker who names a task wants that one.)
 async fn claims_keep_only_the_newest_attempts(h: Harness) {
     h.pull_queue(QueueConfig::default()).await;
-    h.store
-        .principal_create(ORG, "bob", PrincipalKind::Service, Role::Writer, None)
-        .await
-        .unwrap();
+    h.writer("bob").await;
     h.add(pull_task("t")).await;
     for n in 0..4 {
         let action = if n % 2 == 0 {
@@ -630,6 +632,58 @@ async fn concurrent_ends_settle_each_task_once(h: Harness) {
     assert_eq!((stats.succeeded, stats.failed, stats.running), (40, 20, 0));
 }
 
+/// Completions and failures of what is not leased pull work: a task or a
+/// queue that does not exist, a push queue's task, a pull task nobody
+/// claimed. Each is refused with its own answer and changes nothing.
+async fn ends_of_what_is_not_leased_pull_work_are_refused(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    h.store
+        .queue_create(ORG, "p", &QueueConfig::default(), None)
+        .await
+        .unwrap();
+    h.store
+        .task_create(TaskCreate {
+            queue: "p".into(),
+            target: Target {
+                url: "http://127.0.0.1:9/hook".into(),
+                method: "POST".into(),
+                headers: Default::default(),
+                body: None,
+                oidc: None,
+            },
+            pull: false,
+            ..pull_task("pushed")
+        })
+        .await
+        .unwrap();
+    h.add(pull_task("waiting")).await;
+    for action in [complete("any", None), fail("any")] {
+        let missing = h.act("nope", action.clone()).await;
+        assert!(
+            matches!(missing, Err(Error::NotFound { .. })),
+            "{missing:?}"
+        );
+        let no_queue = h.store.work_act(ORG, "gone", "t", action.clone()).await;
+        assert!(
+            matches!(no_queue, Err(Error::NotFound { .. })),
+            "{no_queue:?}"
+        );
+        let pushed = h.store.work_act(ORG, "p", "pushed", action.clone()).await;
+        assert!(
+            matches!(pushed, Err(Error::FailedPrecondition(_))),
+            "{pushed:?}"
+        );
+        assert!(is_lease_lost(&h.act("waiting", action).await));
+    }
+    let waiting = h.get("waiting").await;
+    assert_eq!(
+        (waiting.status, waiting.attempt_count),
+        (Status::Pending, 0)
+    );
+    let pushed = h.store.task_get(ORG, "p", "pushed").await.unwrap();
+    assert_eq!(pushed.status, Status::Pending);
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
@@ -644,4 +698,5 @@ idem_testkit::backend_tests! {
     a_person_only_queue_takes_completions_from_persons_only,
     claims_keep_only_the_newest_attempts,
     concurrent_ends_settle_each_task_once,
+    ends_of_what_is_not_leased_pull_work_are_refused,
 }

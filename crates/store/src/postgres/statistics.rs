@@ -57,3 +57,72 @@ async fn analyze_changed(pool: &Pool) -> Result<(), crate::Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Store;
+    use crate::postgres::PostgresStore;
+    use idem_core::queue::QueueConfig;
+    use idem_core::{Clock, SystemClock};
+    use idem_testkit::TestDatabase;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// When `table` was last analyzed by an `ANALYZE` statement (not by
+    /// autovacuum), as text; empty: never.
+    async fn analyzed(client: &tokio_postgres::Client, table: &str) -> String {
+        client
+            .query_one(
+                "SELECT COALESCE(last_analyze::text, '') \
+                 FROM pg_stat_user_tables WHERE relname = $1",
+                &[&table],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    }
+
+    /// A burst of tasks into a new database gets `tasks` analyzed by the
+    /// node within a few of its looks; `attempts`, unchanged, is left alone.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_tasks_gets_the_table_analyzed() {
+        let db = TestDatabase::create().await;
+        let store = PostgresStore::open(&db.url, 4, Arc::new(SystemClock) as Arc<dyn Clock>)
+            .await
+            .unwrap();
+        let admin = crate::records::NewApiKey {
+            id: "k".into(),
+            key_hash: "h".into(),
+        };
+        store
+            .organization_create("acme", admin, None)
+            .await
+            .unwrap();
+        store
+            .queue_create("acme", "q", &QueueConfig::default(), None)
+            .await
+            .unwrap();
+        let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        assert_eq!(analyzed(&client, "tasks").await, "");
+        client
+            .batch_execute(
+                "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, \
+                 schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
+                 attempt_count, cancel_requested, created_at) \
+                 SELECT 'acme', 'q', 't' || g, 'u' || g, 'pending', '{}', 'none', 0, 0, 10, \
+                 '{}', 0, 0, 0 FROM generate_series(1, 3000) g",
+            )
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(40);
+        while analyzed(&client, "tasks").await.is_empty() {
+            assert!(Instant::now() < deadline, "tasks was never analyzed");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        assert_eq!(analyzed(&client, "attempts").await, "");
+        drop(store);
+    }
+}
