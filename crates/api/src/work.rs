@@ -90,8 +90,10 @@ pub struct CompleteTask {
 #[serde(deny_unknown_fields)]
 pub struct FailTask {
     pub attempt_id: String,
-    /// Why the attempt failed; recorded with it.
+    /// Why the attempt failed; recorded with it. At most 4,096 bytes,
+    /// without U+0000.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
     pub error: String,
 }
 

@@ -693,6 +693,46 @@ async fn a_shell_script_can_be_a_worker(s: Server) {
     assert_eq!(none["tasks"], json!([]));
 }
 
+async fn a_rejected_end_names_its_field_and_leaves_the_lease(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    s.post("/v1/queues/q/tasks", work("t")).await.ok(201);
+    let leased = claim(&s, "q", json!({})).await.remove(0);
+    let attempt = attempt_id(&leased);
+    let fail = "/v1/queues/q/tasks/t/fail";
+    s.post(
+        fail,
+        json!({"attempt_id": attempt, "error": "disk\u{0}full"}),
+    )
+    .await
+    .invalid("error");
+    s.post(
+        fail,
+        json!({"attempt_id": attempt, "error": "x".repeat(4097)}),
+    )
+    .await
+    .invalid("error");
+    let big = json!({"blob": "x".repeat(64 * 1024)});
+    s.post(
+        "/v1/queues/q/tasks/t/complete",
+        json!({"attempt_id": attempt, "result": big}),
+    )
+    .await
+    .invalid("result");
+    let now = s.get_task("q", "t").await;
+    assert_eq!(now["state"], "running");
+    assert_eq!(now["lease"], leased["lease"]);
+    assert_eq!(now["last_attempt"], leased["last_attempt"]);
+    assert_eq!(now["attempt_count"], 1);
+    // The lease still holds: the same attempt fails with a plain error.
+    let failed = s
+        .post(fail, json!({"attempt_id": attempt, "error": "disk full"}))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(failed["last_attempt"]["error"], "disk full");
+}
+
 idem_testkit::store_tests!(
     Server::start;
     pull_tasks_carry_a_payload_and_no_target,
@@ -706,4 +746,5 @@ idem_testkit::store_tests!(
     callbacks_fire_for_pull_completions,
     two_workers_racing_for_1000_tasks_complete_each_exactly_once,
     a_shell_script_can_be_a_worker,
+    a_rejected_end_names_its_field_and_leaves_the_lease,
 );

@@ -197,6 +197,14 @@ pub async fn fail(
             format!("may be at most {MAX_ERROR_BYTES} bytes"),
         ));
     }
+    // PostgreSQL's text cannot hold U+0000; refusing it on every store keeps
+    // the contract one.
+    if body.error.contains('\0') {
+        return Err(Problem::field(
+            "error",
+            "may not contain the character U+0000",
+        ));
+    }
     let action = WorkAction::Fail {
         attempt_id: body.attempt_id,
         error: body.error,

@@ -333,3 +333,117 @@ async fn decide_and_write<C: GenericClient>(
     }
     Ok(answers)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Store;
+    use crate::postgres::PostgresStore;
+    use crate::records::{NewApiKey, Status, TaskCreate, WorkAction, WorkClaim};
+    use idem_core::queue::{QueueConfig, QueueMode};
+    use idem_core::task::{BodyForm, Target};
+    use idem_core::{Clock, SystemClock};
+    use idem_testkit::TestDatabase;
+    use std::sync::Arc;
+
+    /// Ends that PostgreSQL refuses to write (text holding U+0000, which the
+    /// API turns away before the store) arrive among many good ones: their
+    /// batches' statements fail, every end of those batches is settled again
+    /// on its own, and only the refused ones fail, their leases untouched.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_batch_settles_its_good_ends_one_by_one() {
+        let db = TestDatabase::create().await;
+        let store = PostgresStore::open(&db.url, 8, Arc::new(SystemClock) as Arc<dyn Clock>)
+            .await
+            .unwrap();
+        let admin = NewApiKey {
+            id: "k".into(),
+            key_hash: "h".into(),
+        };
+        store
+            .organization_create("acme", admin, None)
+            .await
+            .unwrap();
+        let pull = QueueConfig {
+            mode: QueueMode::Pull,
+            ..QueueConfig::default()
+        };
+        store.queue_create("acme", "w", &pull, None).await.unwrap();
+        for i in 0..96 {
+            store
+                .task_create(TaskCreate {
+                    org: "acme".into(),
+                    queue: "w".into(),
+                    task_id: format!("t{i}"),
+                    target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
+                    schedule_time: None,
+                    dispatch_deadline_s: None,
+                    retry_config: Default::default(),
+                    completion: None,
+                    pull: true,
+                    tag: None,
+                    callbacks: Default::default(),
+                    header_style: None,
+                })
+                .await
+                .unwrap();
+        }
+        let claimed = store
+            .work_claim(WorkClaim {
+                org: "acme".into(),
+                queue: "w".into(),
+                claimant: "alice".into(),
+                max_tasks: 96,
+                lease_s: 60,
+                tag: None,
+                attempts_kept: 100,
+            })
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 96);
+        // Every twelfth end is refused; they go last, so that each lands in
+        // a batch behind good ends rather than alone at its head.
+        let poisoned = |i: usize| i % 12 == 11;
+        let mut order: Vec<usize> = (0..96).filter(|i| !poisoned(*i)).collect();
+        order.extend((0..96).filter(|i| poisoned(*i)));
+        let ends = order.into_iter().map(|i| {
+            let task = &claimed[i];
+            let attempt_id = task.lease.as_ref().unwrap().attempt_id.clone();
+            let action = if poisoned(i) {
+                WorkAction::Fail {
+                    attempt_id,
+                    error: "bad\0byte".into(),
+                    person: false,
+                }
+            } else {
+                WorkAction::Complete {
+                    attempt_id,
+                    result: Some(format!("{{\"i\":{i}}}")),
+                    person: false,
+                }
+            };
+            let (store, id) = (store.clone(), task.task_id.clone());
+            tokio::spawn(async move { (i, store.work_act("acme", "w", &id, action).await) })
+        });
+        for end in futures_util::future::join_all(ends).await {
+            let (i, result) = end.unwrap();
+            if poisoned(i) {
+                assert!(result.is_err(), "t{i}: {result:?}");
+            } else {
+                let (task, finished) = result.unwrap_or_else(|e| panic!("t{i}: {e:?}"));
+                assert_eq!(task.status, Status::Succeeded);
+                assert!(finished.is_some());
+            }
+        }
+        for (i, before) in claimed.iter().enumerate() {
+            let now = store.task_get("acme", "w", &before.task_id).await.unwrap();
+            if poisoned(i) {
+                assert_eq!(now.status, Status::Running);
+                assert_eq!(now.lease, before.lease);
+            } else {
+                assert_eq!(now.result, Some(format!("{{\"i\":{i}}}")));
+            }
+        }
+        let stats = store.queue_stats("acme", "w").await.unwrap();
+        assert_eq!((stats.succeeded, stats.running), (88, 8));
+    }
+}
