@@ -14,6 +14,7 @@ use idem_api::{
     ProblemCode, ReassignTask, ReleaseTask, Task,
 };
 use reqwest::Method;
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use std::future::Future;
 use std::time::Duration;
@@ -48,6 +49,22 @@ fn lease_s(lease: Duration) -> u32 {
 
 fn task_call(queue: &str, task_id: &str, action: &str) -> Call {
     Call::new(Method::POST, ["queues", queue, "tasks", task_id, action])
+}
+
+/// A complete (`Ok`, with the result) or a fail (`Err`, with the error).
+fn end_call(
+    queue: &str,
+    task_id: &str,
+    attempt_id: &str,
+    outcome: Result<Option<Box<RawValue>>, String>,
+) -> Result<Call, Error> {
+    let attempt_id = attempt_id.to_string();
+    Ok(match outcome {
+        Ok(result) => task_call(queue, task_id, "complete")
+            .payload(Payload::json(&CompleteTask { attempt_id, result })?),
+        Err(error) => task_call(queue, task_id, "fail")
+            .payload(Payload::json(&FailTask { attempt_id, error })?),
+    })
 }
 
 /// Pull-queue operations.
@@ -114,11 +131,7 @@ impl Client {
         attempt_id: &str,
         result: Option<Box<RawValue>>,
     ) -> Result<Response<Task>, Error> {
-        let body = CompleteTask {
-            attempt_id: attempt_id.to_string(),
-            result,
-        };
-        self.execute(task_call(queue, task_id, "complete").payload(Payload::json(&body)?))
+        self.execute(end_call(queue, task_id, attempt_id, Ok(result))?)
             .await
     }
 
@@ -131,12 +144,13 @@ impl Client {
         attempt_id: &str,
         error: &str,
     ) -> Result<Response<Task>, Error> {
-        let body = FailTask {
-            attempt_id: attempt_id.to_string(),
-            error: error.to_string(),
-        };
-        self.execute(task_call(queue, task_id, "fail").payload(Payload::json(&body)?))
-            .await
+        self.execute(end_call(
+            queue,
+            task_id,
+            attempt_id,
+            Err(error.to_string()),
+        )?)
+        .await
     }
 
     /// `POST …/tasks/{task_id}/release` (writer): the task is due again
@@ -262,13 +276,9 @@ impl Client {
                 }
             }
         };
-        match outcome {
-            Ok(result) => {
-                self.complete_task(queue, &task_id, &attempt_id, result)
-                    .await?
-            }
-            Err(error) => self.fail_task(queue, &task_id, &attempt_id, &error).await?,
-        };
+        // The loop does not use the ended task: its answer is not decoded.
+        self.execute::<IgnoredAny>(end_call(queue, &task_id, &attempt_id, outcome)?)
+            .await?;
         Ok(())
     }
 }

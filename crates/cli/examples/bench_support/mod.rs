@@ -13,6 +13,11 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
 
+// The bench's own side (targets, workers, clients) allocates as the `idem`
+// binary does, so that glibc's allocator is not what a figure measures.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The API key the benchmarked server is bootstrapped with.
 pub const KEY: &str = "idem_bench_key_0123456789abcdefghijklmnop";
 
