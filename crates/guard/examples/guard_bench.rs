@@ -158,9 +158,11 @@ async fn redis_cleanup(url: &str, prefix: &str) {
         .query_async(&mut conn)
         .await
         .expect("KEYS");
-    if !keys.is_empty() {
+    // In slices: one DEL of a long run's keys outlasts the connection's
+    // response timeout.
+    for slice in keys.chunks(1000) {
         let _: i64 = redis::cmd("DEL")
-            .arg(keys)
+            .arg(slice)
             .query_async(&mut conn)
             .await
             .expect("DEL");
