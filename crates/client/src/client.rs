@@ -234,6 +234,9 @@ pub(crate) struct Call {
     pub payload: Payload,
     /// A key chosen by the caller instead of a fresh one.
     pub idempotency_key: Option<String>,
+    /// Whether a POST or PATCH carries a key: not on routes the server
+    /// never replays (operations on pull work).
+    pub keyed: bool,
     /// Added to the attempt timeout: for calls the server holds on purpose
     /// (`wait_ms`).
     pub extra_time: Duration,
@@ -248,8 +251,15 @@ impl Call {
             query: Vec::new(),
             payload: Payload::Empty,
             idempotency_key: None,
+            keyed: true,
             extra_time: Duration::ZERO,
         }
+    }
+
+    /// Sends no Idempotency-Key, on a route that ignores one.
+    pub fn unkeyed(mut self) -> Call {
+        self.keyed = false;
+        self
     }
 
     pub fn query(mut self, name: &'static str, value: Option<impl ToString>) -> Call {
@@ -444,7 +454,7 @@ impl Client {
         // ignores it where it does not apply (API.md §2), and where it does it
         // turns a retry into a replay.
         let key = match call.method {
-            Method::POST | Method::PATCH => {
+            Method::POST | Method::PATCH if call.keyed => {
                 let key = call
                     .idempotency_key
                     .take()

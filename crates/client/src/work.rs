@@ -1,11 +1,11 @@
 //! Pull queues (API.md §11): claiming tasks, acting on their leases, and a
 //! worker loop that does both.
 //!
-//! The server ignores `Idempotency-Key` on these routes; the retry layer
-//! still retries a call whose answer was lost. A retried claim of one task
-//! that had gone through answers 409 `WORK_ALREADY_CLAIMED`, and a retried
-//! complete or fail that had gone through answers 409 `LEASE_LOST`: read
-//! the task to learn where it stands.
+//! The server ignores `Idempotency-Key` on these routes, so none is sent;
+//! the retry layer still retries a call whose answer was lost. A retried
+//! claim of one task that had gone through answers 409
+//! `WORK_ALREADY_CLAIMED`, and a retried complete or fail that had gone
+//! through answers 409 `LEASE_LOST`: read the task to learn where it stands.
 
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;
@@ -48,7 +48,7 @@ fn lease_s(lease: Duration) -> u32 {
 }
 
 fn task_call(queue: &str, task_id: &str, action: &str) -> Call {
-    Call::new(Method::POST, ["queues", queue, "tasks", task_id, action])
+    Call::new(Method::POST, ["queues", queue, "tasks", task_id, action]).unkeyed()
 }
 
 /// A complete (`Ok`, with the result) or a fail (`Err`, with the error).
@@ -85,6 +85,7 @@ impl Client {
         };
         let mut call = Call::new(Method::POST, ["queues", queue, "tasks"])
             .verb("claim")
+            .unkeyed()
             .payload(Payload::json(&body)?);
         call.extra_time = options.wait;
         self.execute(call).await

@@ -78,6 +78,41 @@ async fn writes_carry_one_fresh_key_per_call_and_reads_none() {
     assert!(created.request_id.is_some());
 }
 
+/// Operations on pull work carry no key, since the server never replays
+/// them; a complete whose answer is lost is retried, the retry answers
+/// `LEASE_LOST`, and the task shows that the first one went through.
+#[tokio::test]
+async fn work_calls_carry_no_key_and_a_lost_complete_reads_as_lease_lost() {
+    let server = Server::start(Backend::Sqlite).await;
+    let queue = unique("w");
+    server
+        .create_queue_with(serde_json::json!({"name": queue, "mode": "pull"}))
+        .await;
+    server
+        .client()
+        .create_task(&queue, &NewTask::work(None).task_id("t"))
+        .await
+        .unwrap();
+    let proxy = through(&server, vec![Fault::Forward, Fault::ForwardThenDrop]).await;
+    let c = client(&proxy.base, &server.admin_key, quick_retries());
+    let options = idem_client::ClaimOptions::default();
+    let claimed = c.claim_tasks(&queue, &options).await.unwrap();
+    assert_eq!(claimed.idempotency_key, None);
+    let lease = claimed.value.tasks[0].lease.clone().unwrap();
+    let lost = c
+        .complete_task(&queue, "t", &lease.attempt_id, None)
+        .await
+        .unwrap_err();
+    assert_eq!(lost.code(), Some("LEASE_LOST"), "{lost}");
+    assert_eq!(
+        keys(&proxy),
+        [None, None, None],
+        "claim, complete, its retry"
+    );
+    let task = server.client().get_task(&queue, "t").await.unwrap().value;
+    assert_eq!(task.state, idem_client::TaskState::Succeeded);
+}
+
 /// The answer to the first attempt is lost after the server committed it;
 /// the retry must carry the same key, and there must be one queue. Holds
 /// with and without server-side Idempotency-Key support: a replay answers
