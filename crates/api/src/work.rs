@@ -90,10 +90,13 @@ pub struct CompleteTask {
 #[serde(deny_unknown_fields)]
 pub struct FailTask {
     pub attempt_id: String,
-    /// Why the attempt failed; recorded with it. At most 4,096 bytes,
+    /// Why the attempt failed; recorded with it. At most 4,096 characters,
     /// without U+0000.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 4096, pattern = r"^[^\x00]*$")
+    )]
     pub error: String,
 }
 

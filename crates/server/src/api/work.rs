@@ -190,11 +190,12 @@ pub async fn fail(
     Path((queue, task_id)): Path<(String, String)>,
     Json(body): Json<FailTask>,
 ) -> ApiResult<axum::Json<Task>> {
-    const MAX_ERROR_BYTES: usize = 4096;
-    if body.error.len() > MAX_ERROR_BYTES {
+    // Characters, as the document's maxLength counts them.
+    const MAX_ERROR_CHARS: usize = 4096;
+    if body.error.chars().count() > MAX_ERROR_CHARS {
         return Err(Problem::field(
             "error",
-            format!("may be at most {MAX_ERROR_BYTES} bytes"),
+            format!("may be at most {MAX_ERROR_CHARS} characters"),
         ));
     }
     // PostgreSQL's text cannot hold U+0000; refusing it on every store keeps
