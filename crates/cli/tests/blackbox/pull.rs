@@ -733,6 +733,33 @@ async fn a_rejected_end_names_its_field_and_leaves_the_lease(s: Server) {
     assert_eq!(failed["last_attempt"]["error"], "disk full");
 }
 
+/// A claim's body may be left out (the defaults then) but not replaced by
+/// something that is not JSON: whitespace is malformed, not absent, and
+/// claims nothing. A bulk redrive's body is read the same way.
+async fn a_body_that_may_be_left_out_is_absent_or_json(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    s.post("/v1/queues/q/tasks", work("t")).await.ok(201);
+    for path in ["/v1/queues/q/tasks:claim", "/v1/queues/q/tasks/t/claim"] {
+        for blank in ["\n", "  "] {
+            s.request(reqwest::Method::POST, path)
+                .raw("application/json", blank)
+                .send()
+                .await
+                .problem(400, "INVALID_ARGUMENT");
+        }
+    }
+    s.request(reqwest::Method::POST, "/v1/queues/q/tasks:redrive")
+        .raw("application/json", " ")
+        .send()
+        .await
+        .problem(400, "INVALID_ARGUMENT");
+    assert_eq!(s.get_task("q", "t").await["state"], "queued");
+    let claimed = s.post_empty("/v1/queues/q/tasks:claim").await.ok(200).json["tasks"].clone();
+    assert_eq!(claimed.as_array().unwrap().len(), 1, "{claimed}");
+    assert_eq!(claimed[0]["task_id"], "t");
+    s.post_empty("/v1/queues/q/tasks:redrive").await.ok(200);
+}
+
 idem_testkit::store_tests!(
     Server::start;
     pull_tasks_carry_a_payload_and_no_target,
@@ -747,4 +774,5 @@ idem_testkit::store_tests!(
     two_workers_racing_for_1000_tasks_complete_each_exactly_once,
     a_shell_script_can_be_a_worker,
     a_rejected_end_names_its_field_and_leaves_the_lease,
+    a_body_that_may_be_left_out_is_absent_or_json,
 );

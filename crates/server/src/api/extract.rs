@@ -143,6 +143,29 @@ impl<T: DeserializeOwned> FromRequest<Arc<App>> for Json<T> {
     }
 }
 
+/// A JSON request body that may be left out: no bytes at all give `T`'s
+/// defaults. Anything else is read as [`Json`] reads it, so a body of
+/// whitespace is malformed JSON, not an absent body.
+pub struct OptionalJson<T>(pub T);
+
+impl<T: DeserializeOwned + Default> FromRequest<Arc<App>> for OptionalJson<T> {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, app: &Arc<App>) -> ApiResult<Self> {
+        let media = media_type(&req);
+        let bytes = read_body(req, app.options.max_body_bytes).await?;
+        if bytes.is_empty() {
+            return Ok(OptionalJson(T::default()));
+        }
+        match media {
+            Some(m) if is_json(&m) => parse_json(&bytes).map(OptionalJson),
+            _ => Err(Problem::unsupported_media_type(
+                "expected a Content-Type of application/json",
+            )),
+        }
+    }
+}
+
 /// `?limit=` and `?page_token=`, plus any other parameters for the caller.
 pub struct ListParams {
     pub page: PageRequest,

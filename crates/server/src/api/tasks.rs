@@ -1,7 +1,7 @@
 //! `/v1/queues/{queue}/tasks`: create (JSON or multipart), read, list,
 //! attempts, cancel, run now, redrive (one task, or a queue's ended tasks).
 
-use super::extract::{ListParams, is_json, media_type, parse_json, read_body};
+use super::extract::{ListParams, OptionalJson, is_json, media_type, parse_json, read_body};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views;
@@ -570,30 +570,13 @@ pub async fn redrive(
     Ok(axum::Json(views::task(task, app.clock.now())))
 }
 
-/// The body of a bulk redrive, which may be left out: none, or an empty
-/// one, redrives every failed task.
-async fn read_redrive(app: &App, req: Request) -> ApiResult<RedriveTasks> {
-    let media = media_type(&req);
-    let bytes = read_body(req, app.options.max_body_bytes).await?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(RedriveTasks::default());
-    }
-    match media {
-        Some(m) if is_json(&m) => parse_json(&bytes),
-        _ => Err(Problem::unsupported_media_type(
-            "expected a Content-Type of application/json",
-        )),
-    }
-}
-
 pub async fn redrive_many(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     keyed: Keyed,
     Path(queue): Path<String>,
-    req: Request,
+    OptionalJson(body): OptionalJson<RedriveTasks>,
 ) -> ApiResult<axum::Json<Redriven>> {
-    let body = read_redrive(&app, req).await?;
     let mut errors = FieldErrors::new();
     let status = match body.state.unwrap_or(TaskState::Failed) {
         TaskState::Failed => Some(idem_store::Status::Failed),

@@ -3,12 +3,12 @@
 //! claim that had gone through answers 409 `WORK_ALREADY_CLAIMED`, and the
 //! task's GET tells the worker the lease is its own.
 
-use super::extract::{Json, is_json, media_type, parse_json, read_body};
+use super::extract::{Json, OptionalJson};
 use super::problem::{ApiResult, Problem};
 use super::views;
 use crate::App;
 use crate::auth::{Admin, Auth, Writer};
-use axum::extract::{Path, Request, State};
+use axum::extract::{Path, State};
 use idem_api::work::{
     DEFAULT_LEASE_S, MAX_CLAIM_TASKS, MAX_CLAIM_WAIT_MS, MAX_LEASE_S, MAX_RESULT_BYTES,
 };
@@ -20,7 +20,6 @@ use idem_core::FieldErrors;
 use idem_core::names::check_principal_name;
 use idem_core::tenancy::{PrincipalKind, Role};
 use idem_store::{WorkAction, WorkClaim};
-use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,21 +27,6 @@ use std::time::Duration;
 /// whose schedule time comes, or whose lease is recovered, sends no
 /// wake-up.
 const RECHECK: Duration = Duration::from_millis(250);
-
-/// A body that may be left out (or empty): the defaults then.
-async fn optional_body<T: DeserializeOwned + Default>(app: &App, req: Request) -> ApiResult<T> {
-    let media = media_type(&req);
-    let bytes = read_body(req, app.options.max_body_bytes).await?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(T::default());
-    }
-    match media {
-        Some(m) if is_json(&m) => parse_json(&bytes),
-        _ => Err(Problem::unsupported_media_type(
-            "expected a Content-Type of application/json",
-        )),
-    }
-}
 
 fn lease_s(given: Option<u32>, errors: &mut FieldErrors) -> u32 {
     let s = given.unwrap_or(DEFAULT_LEASE_S);
@@ -65,9 +49,8 @@ pub async fn claim_many(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     Path(queue): Path<String>,
-    req: Request,
+    OptionalJson(body): OptionalJson<ClaimTasks>,
 ) -> ApiResult<axum::Json<ClaimedTasks>> {
-    let body: ClaimTasks = optional_body(&app, req).await?;
     let mut errors = FieldErrors::new();
     let max_tasks = body.max_tasks.unwrap_or(1);
     errors.range("max_tasks", max_tasks, 1, MAX_CLAIM_TASKS);
@@ -130,9 +113,8 @@ pub async fn claim(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     Path((queue, task_id)): Path<(String, String)>,
-    req: Request,
+    OptionalJson(body): OptionalJson<ClaimTask>,
 ) -> ApiResult<axum::Json<Task>> {
-    let body: ClaimTask = optional_body(&app, req).await?;
     let mut errors = FieldErrors::new();
     let lease_s = lease_s(body.lease_s, &mut errors);
     checked(errors)?;
