@@ -15,6 +15,8 @@ mod queues;
 mod statistics;
 mod tasks;
 mod tenancy;
+#[cfg(test)]
+mod testing;
 mod work;
 
 pub use clock::DatabaseClock;

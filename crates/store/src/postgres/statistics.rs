@@ -61,11 +61,8 @@ async fn analyze_changed(pool: &Pool) -> Result<(), crate::Error> {
 #[cfg(test)]
 mod tests {
     use crate::Store;
-    use crate::postgres::PostgresStore;
+    use crate::postgres::testing::{ORG, store_with_org};
     use idem_core::queue::QueueConfig;
-    use idem_core::{Clock, SystemClock};
-    use idem_testkit::TestDatabase;
-    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     /// When `table` was last analyzed by an `ANALYZE` statement (not by
@@ -86,20 +83,9 @@ mod tests {
     /// node within a few of its looks; `attempts`, unchanged, is left alone.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_burst_of_tasks_gets_the_table_analyzed() {
-        let db = TestDatabase::create().await;
-        let store = PostgresStore::open(&db.url, 4, Arc::new(SystemClock) as Arc<dyn Clock>)
-            .await
-            .unwrap();
-        let admin = crate::records::NewApiKey {
-            id: "k".into(),
-            key_hash: "h".into(),
-        };
+        let (db, store) = store_with_org().await;
         store
-            .organization_create("acme", admin, None)
-            .await
-            .unwrap();
-        store
-            .queue_create("acme", "q", &QueueConfig::default(), None)
+            .queue_create(ORG, "q", &QueueConfig::default(), None)
             .await
             .unwrap();
         let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
@@ -108,12 +94,13 @@ mod tests {
         tokio::spawn(conn);
         assert_eq!(analyzed(&client, "tasks").await, "");
         client
-            .batch_execute(
+            .execute(
                 "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, \
                  schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
                  attempt_count, cancel_requested, created_at) \
-                 SELECT 'acme', 'q', 't' || g, 'u' || g, 'pending', '{}', 'none', 0, 0, 10, \
+                 SELECT $1, 'q', 't' || g, 'u' || g, 'pending', '{}', 'none', 0, 0, 10, \
                  '{}', 0, 0, 0 FROM generate_series(1, 3000) g",
+                &[&ORG],
             )
             .await
             .unwrap();

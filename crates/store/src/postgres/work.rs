@@ -337,13 +337,10 @@ async fn decide_and_write<C: GenericClient>(
 #[cfg(test)]
 mod tests {
     use crate::Store;
-    use crate::postgres::PostgresStore;
-    use crate::records::{NewApiKey, Status, TaskCreate, WorkAction, WorkClaim};
+    use crate::postgres::testing::{ORG, store_with_org};
+    use crate::records::{Status, TaskCreate, WorkAction, WorkClaim};
     use idem_core::queue::{QueueConfig, QueueMode};
     use idem_core::task::{BodyForm, Target};
-    use idem_core::{Clock, SystemClock};
-    use idem_testkit::TestDatabase;
-    use std::sync::Arc;
 
     /// Ends that PostgreSQL refuses to write (text holding U+0000, which the
     /// API turns away before the store) arrive among many good ones: their
@@ -351,27 +348,16 @@ mod tests {
     /// on its own, and only the refused ones fail, their leases untouched.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failed_batch_settles_its_good_ends_one_by_one() {
-        let db = TestDatabase::create().await;
-        let store = PostgresStore::open(&db.url, 8, Arc::new(SystemClock) as Arc<dyn Clock>)
-            .await
-            .unwrap();
-        let admin = NewApiKey {
-            id: "k".into(),
-            key_hash: "h".into(),
-        };
-        store
-            .organization_create("acme", admin, None)
-            .await
-            .unwrap();
+        let (_db, store) = store_with_org().await;
         let pull = QueueConfig {
             mode: QueueMode::Pull,
             ..QueueConfig::default()
         };
-        store.queue_create("acme", "w", &pull, None).await.unwrap();
+        store.queue_create(ORG, "w", &pull, None).await.unwrap();
         for i in 0..96 {
             store
                 .task_create(TaskCreate {
-                    org: "acme".into(),
+                    org: ORG.into(),
                     queue: "w".into(),
                     task_id: format!("t{i}"),
                     target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
@@ -389,7 +375,7 @@ mod tests {
         }
         let claimed = store
             .work_claim(WorkClaim {
-                org: "acme".into(),
+                org: ORG.into(),
                 queue: "w".into(),
                 claimant: "alice".into(),
                 max_tasks: 96,
@@ -422,7 +408,7 @@ mod tests {
                 }
             };
             let (store, id) = (store.clone(), task.task_id.clone());
-            tokio::spawn(async move { (i, store.work_act("acme", "w", &id, action).await) })
+            tokio::spawn(async move { (i, store.work_act(ORG, "w", &id, action).await) })
         });
         for end in futures_util::future::join_all(ends).await {
             let (i, result) = end.unwrap();
@@ -435,7 +421,7 @@ mod tests {
             }
         }
         for (i, before) in claimed.iter().enumerate() {
-            let now = store.task_get("acme", "w", &before.task_id).await.unwrap();
+            let now = store.task_get(ORG, "w", &before.task_id).await.unwrap();
             if poisoned(i) {
                 assert_eq!(now.status, Status::Running);
                 assert_eq!(now.lease, before.lease);
@@ -443,7 +429,7 @@ mod tests {
                 assert_eq!(now.result, Some(format!("{{\"i\":{i}}}")));
             }
         }
-        let stats = store.queue_stats("acme", "w").await.unwrap();
+        let stats = store.queue_stats(ORG, "w").await.unwrap();
         assert_eq!((stats.succeeded, stats.running), (88, 8));
     }
 }

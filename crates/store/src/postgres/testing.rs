@@ -1,0 +1,27 @@
+//! What the PostgreSQL-only tests share: a node on a fresh database with
+//! one organization.
+
+use super::PostgresStore;
+use crate::Store;
+use crate::records::NewApiKey;
+use idem_core::{Clock, SystemClock};
+use idem_testkit::TestDatabase;
+use std::sync::Arc;
+
+/// The organization [`store_with_org`] creates.
+pub(crate) const ORG: &str = "acme";
+
+/// A store on a database of its own (dropped with the returned handle),
+/// with the organization [`ORG`].
+pub(crate) async fn store_with_org() -> (TestDatabase, PostgresStore) {
+    let db = TestDatabase::create().await;
+    let store = PostgresStore::open(&db.url, 8, Arc::new(SystemClock) as Arc<dyn Clock>)
+        .await
+        .unwrap();
+    let admin = NewApiKey {
+        id: "k".into(),
+        key_hash: "h".into(),
+    };
+    store.organization_create(ORG, admin, None).await.unwrap();
+    (db, store)
+}
