@@ -621,10 +621,39 @@ async fn the_session_cookie_is_secure_behind_https(backend: Backend) {
     assert!(flagged.contains("; Secure"), "{flagged}");
 }
 
+/// A page of something that is not there answers 404, and of a name that
+/// cannot be one 400, with the problem shown: never a 200 page holding an
+/// error.
+async fn pages_of_what_cannot_exist_answer_with_the_apis_status(backend: Backend) {
+    let server = Server::start(backend).await;
+    server.create_queue("q").await;
+    let cookie = login_cookie(server.base(), &server.admin_key, &[]).await;
+    let session = cookie.split(';').next().unwrap().to_string();
+    let http = reqwest::Client::new();
+    for (path, status) in [
+        ("/ui/queues/q", 200),
+        ("/ui/queues/nosuch", 404),
+        ("/ui/queues/a%00b", 400),
+        ("/ui/queues/q/tasks/nosuch", 404),
+        ("/ui/queues/q/tasks/a%00b", 400),
+        ("/ui/jobs/nosuch", 404),
+        ("/ui/jobs/a%00b", 400),
+    ] {
+        let resp = http
+            .get(format!("{}{path}", server.base()))
+            .header("cookie", &session)
+            .send()
+            .await
+            .expect("page");
+        assert_eq!(resp.status().as_u16(), status, "{path}");
+    }
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     an_operator_finds_a_failed_task_and_redrives_it,
     a_reader_sees_everything_and_no_acting_button,
     a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session,
     the_session_cookie_is_secure_behind_https,
+    pages_of_what_cannot_exist_answer_with_the_apis_status,
 );

@@ -488,9 +488,11 @@ async fn queue_page(
                 .api
                 .get(key, path(&["queues", &queue, "tasks"], &params))
         });
-    if queue_answer.status == StatusCode::NOT_FOUND {
+    // A queue that is not there, or a name that cannot be one, answers
+    // with the API's status, as the task and job pages do.
+    if queue_answer.status.is_client_error() {
         return html(
-            StatusCode::NOT_FOUND,
+            queue_answer.status,
             pages::problem_page(&viewer, "Queue", &queue_answer),
         );
     }
