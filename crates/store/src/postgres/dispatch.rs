@@ -389,34 +389,15 @@ async fn claim<C: GenericClient>(
         in_schedule_order(&mut claimed);
         bucket.take(claimed.len());
         // The attempts in one statement, pipelined with the debit.
-        let uids: Vec<String> = claimed.iter().map(|t| t.task.uid.clone()).collect();
-        let attempts: Vec<i64> = claimed.iter().map(|t| i64::from(t.attempt)).collect();
-        let record_params: [&(dyn ToSql + Sync); 3] = [&uids, &attempts, &now];
-        let record = async {
-            let stmt =
-                c.0.prepare_cached(
-                    "INSERT INTO attempts (task_uid, attempt, started_at) \
-                     SELECT u, a, $3 FROM unnest($1::text[], $2::bigint[]) AS x(u, a)",
-                )
-                .await?;
-            Ok::<u64, crate::Error>(c.0.execute(&stmt, &record_params).await?)
-        };
-        try_join(record, debit(c, &bucket, org, queue)).await?;
-        // Only tasks past the bound have history to trim, so the common
-        // claim sends no statement for it.
-        let (trim_uids, trim_upto): (Vec<String>, Vec<i64>) = claimed
+        let started: Vec<(&str, u32)> = claimed
             .iter()
-            .filter_map(|t| Some((t.task.uid.clone(), attempts_to_trim(t.attempt, kept)?)))
-            .unzip();
-        if !trim_uids.is_empty() {
-            let stmt =
-                c.0.prepare_cached(
-                    "DELETE FROM attempts a USING unnest($1::text[], $2::bigint[]) AS x(u, upto) \
-                     WHERE a.task_uid = x.u AND a.attempt <= x.upto",
-                )
-                .await?;
-            c.0.execute(&stmt, &[&trim_uids, &trim_upto]).await?;
-        }
+            .map(|t| (t.task.uid.as_str(), t.attempt))
+            .collect();
+        try_join(
+            record_started(c, &started, now, kept),
+            debit(c, &bucket, org, queue),
+        )
+        .await?;
         claim.took(c, org, &q, &bucket, n, claimed).await?;
     }
     claim.finish(c).await

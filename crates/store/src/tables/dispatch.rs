@@ -2,11 +2,11 @@
 //! claim's bookkeeping, applying attempt results, recovering expired leases
 //! and the rules behind them (token buckets, backoff). How a claim takes
 //! rows is each backend's own: PostgreSQL locks queue and task rows with
-//! `SKIP LOCKED` so nodes never wait on each other, and records a batch of
-//! attempts with one `unnest` statement; SQLite's one writer needs neither.
+//! `SKIP LOCKED` so nodes never wait on each other; SQLite's one writer
+//! needs none. Both record a claim's attempts with one statement.
 
 use crate::dispatch::*;
-use crate::driver::{Conn, Value, args};
+use crate::driver::{Conn, Dialect, args};
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
@@ -225,7 +225,8 @@ pub(crate) fn attempts_to_trim(attempt: u32, kept: u32) -> Option<i64> {
 /// Records the attempts a claim started, `(task uid, attempt number)`, in
 /// one statement (one run of the statement triggers on `attempts`), and
 /// trims each task's history to the last `kept` attempts (only tasks past
-/// the bound send a statement for it).
+/// the bound send a statement for it). The rows go as one JSON array, so
+/// the statement's text is the same for every claim and stays prepared.
 pub(crate) async fn record_started<C: Conn>(
     c: &C,
     started: &[(&str, u32)],
@@ -235,30 +236,21 @@ pub(crate) async fn record_started<C: Conn>(
     if started.is_empty() {
         return Ok(());
     }
-    // `($1, $2, $3), ($4, $5, $3), …`: parameters numbered in order of
-    // first use, as SQLite reads them.
-    let rows: Vec<String> = (0..started.len())
-        .map(|i| {
-            let at = if i == 0 { 1 } else { 2 * i + 2 };
-            format!("(${at}, ${}, $3)", at + 1)
-        })
-        .collect();
-    let mut params = Vec::with_capacity(2 * started.len() + 1);
-    for (i, (uid, attempt)) in started.iter().enumerate() {
-        params.push(Value::from(*uid));
-        params.push(Value::from(i64::from(*attempt)));
-        if i == 0 {
-            params.push(Value::from(now));
+    let sql = match C::DIALECT {
+        Dialect::Postgres => {
+            "INSERT INTO attempts (task_uid, attempt, started_at) \
+             SELECT r->>0, (r->>1)::bigint, $1 FROM jsonb_array_elements($2::text::jsonb) AS r"
         }
-    }
-    c.execute(
-        &format!(
-            "INSERT INTO attempts (task_uid, attempt, started_at) VALUES {}",
-            rows.join(", ")
-        ),
-        &params,
-    )
-    .await?;
+        Dialect::Sqlite => {
+            "INSERT INTO attempts (task_uid, attempt, started_at) \
+             SELECT value->>0, value->>1, $1 FROM json_each($2)"
+        }
+    };
+    let rows = serde_json::to_string(started)
+        .map_err(|e| Error::Internal(format!("encoding started attempts: {e}")))?;
+    // `$1` before `$2` in both texts: SQLite numbers parameters in order of
+    // first use.
+    c.execute(sql, &args![now, rows.as_str()]).await?;
     for (uid, attempt) in started {
         if let Some(upto) = attempts_to_trim(*attempt, kept) {
             c.execute(SQL_TRIM_ATTEMPTS, &args![*uid, upto]).await?;
