@@ -41,8 +41,8 @@ pub use tenancy::{
     SigningSecrets, UpdatePrincipal,
 };
 pub use work::{
-    AssignTask, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask, FailTask, Heartbeat,
-    ReassignTask, ReleaseTask,
+    AssignTask, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask, EndTask, EndTasks, FailTask,
+    Heartbeat, ReassignTask, ReleaseTask,
 };
 
 pub use idem_core::event::EventType;

@@ -142,3 +142,44 @@ pub struct AssignTask {
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 3600))]
     pub lease_s: Option<u32>,
 }
+
+/// Most ends one `tasks:end` call reports: a claim's most tasks.
+pub const MAX_END_TASKS: usize = 100;
+
+/// `POST /v1/queues/{queue}/tasks:end`: the ends of attempts a worker
+/// holds, reported together.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EndTasks {
+    /// 1–100 ends, answered in this order.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 100))]
+    pub ends: Vec<EndTask>,
+}
+
+/// One attempt's end: a completion (with an optional `result`) or, when
+/// `error` is given, a failure.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EndTask {
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 500, pattern = "^[A-Za-z0-9_-]+$")
+    )]
+    pub task_id: String,
+    pub attempt_id: String,
+    /// For a completion: any JSON value up to 64 KiB, shown on the task
+    /// afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub result: Option<Box<RawValue>>,
+    /// For a failure: why the attempt failed (at most 4,096 characters,
+    /// without U+0000); the retry policy decides what follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 4096, pattern = r"^[^\x00]*$")
+    )]
+    pub error: Option<String>,
+}

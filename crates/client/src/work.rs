@@ -9,14 +9,17 @@
 
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use idem_api::{
-    AssignTask, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask, FailTask, Heartbeat,
-    ProblemCode, ReassignTask, ReleaseTask, Task,
+    AssignTask, BatchResults, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask, EndTask, EndTasks,
+    FailTask, Heartbeat, Problem, ProblemCode, ReassignTask, ReleaseTask, Task,
 };
 use reqwest::Method;
-use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 /// What a claim asks for.
@@ -49,6 +52,28 @@ fn lease_s(lease: Duration) -> u32 {
 
 fn task_call(queue: &str, task_id: &str, action: &str) -> Call {
     Call::new(Method::POST, ["queues", queue, "tasks", task_id, action]).unkeyed()
+}
+
+fn end_tasks_call(queue: &str, ends: Vec<EndTask>) -> Result<Call, Error> {
+    Ok(Call::new(Method::POST, ["queues", queue, "tasks"])
+        .verb("end")
+        .unkeyed()
+        .payload(Payload::json(&EndTasks { ends })?))
+}
+
+/// A `tasks:end` call of the worker loop, in flight.
+type Sending<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'a>>;
+
+/// What the worker loop reads of a `tasks:end` answer.
+#[derive(Deserialize)]
+struct EndAnswers {
+    results: Vec<EndAnswer>,
+}
+
+#[derive(Deserialize)]
+struct EndAnswer {
+    status: u16,
+    problem: Option<Problem>,
 }
 
 /// A complete (`Ok`, with the result) or a fail (`Err`, with the error).
@@ -204,12 +229,28 @@ impl Client {
             .await
     }
 
+    /// `POST /v1/queues/{queue}/tasks:end` (writer; a person on a
+    /// `person_only` queue): completes or fails up to 100 leased attempts
+    /// in one call. The answer holds one result per end, in order: 200
+    /// with the task, or the problem the task's own complete or fail would
+    /// have answered (409 `LEASE_LOST` for an attempt that no longer holds
+    /// its task).
+    pub async fn end_tasks(
+        &self,
+        queue: &str,
+        ends: Vec<EndTask>,
+    ) -> Result<Response<BatchResults>, Error> {
+        self.execute(end_tasks_call(queue, ends)?).await
+    }
+
     /// Claims one batch and works it: `handler` runs for each task at once,
     /// its lease is extended every third of its length while the handler
     /// runs, and the task is completed with the handler's `Ok` result or
-    /// failed with its `Err` text. Answers how many tasks were claimed (0
-    /// when none came within `options.wait`). A task whose lease was lost
-    /// meanwhile (it expired and went to another worker) is left as it is.
+    /// failed with its `Err` text. Ends are reported with `tasks:end`: those
+    /// ready together in one call, while the other handlers go on running.
+    /// Answers how many tasks were claimed (0 when none came within
+    /// `options.wait`). A task whose lease was lost meanwhile (it expired
+    /// and went to another worker) is left as it is.
     pub async fn work_batch<F, Fut>(
         &self,
         queue: &str,
@@ -222,16 +263,69 @@ impl Client {
     {
         let claimed = self.claim_tasks(queue, options).await?.value.tasks;
         let n = claimed.len();
-        let runs = claimed
+        let mut running: FuturesUnordered<_> = claimed
             .into_iter()
-            .map(|task| self.work_one(queue, options.lease, task, &handler));
-        for outcome in futures_util::future::join_all(runs).await {
-            match outcome {
-                Err(e) if e.problem_code() == Some(ProblemCode::LeaseLost) => {}
-                other => other?,
+            .map(|task| self.run_one(queue, options.lease, task, &handler))
+            .collect();
+        let mut ready = Vec::new();
+        let mut sending: Option<Sending<'_>> = None;
+        loop {
+            if sending.is_none() && !ready.is_empty() {
+                sending = Some(Box::pin(self.send_ends(queue, std::mem::take(&mut ready))));
+            }
+            let ran = match (sending.as_mut(), running.is_empty()) {
+                (None, true) => return Ok(n),
+                (None, false) => running.next().await,
+                (Some(send), true) => {
+                    send.await?;
+                    sending = None;
+                    None
+                }
+                (Some(send), false) => tokio::select! {
+                    sent = send => {
+                        sent?;
+                        sending = None;
+                        None
+                    }
+                    ran = running.next() => ran,
+                },
+            };
+            match ran {
+                Some(Ok(Some(end))) => ready.push(end),
+                Some(Ok(None)) | None => {}
+                Some(Err(e)) if e.problem_code() == Some(ProblemCode::LeaseLost) => {}
+                Some(Err(e)) => return Err(e),
             }
         }
-        Ok(n)
+    }
+
+    /// Reports ends; an end whose lease was lost is no error of the loop's.
+    async fn send_ends(&self, queue: &str, ends: Vec<EndTask>) -> Result<(), Error> {
+        // Only the outcomes are read: the ended tasks are skipped unread.
+        let answers = self
+            .execute::<EndAnswers>(end_tasks_call(queue, ends)?)
+            .await?
+            .value;
+        for answer in answers.results {
+            if answer.status == 200 {
+                continue;
+            }
+            let e = match answer.problem {
+                Some(document) => Error::Problem(Box::new(crate::error::Problem {
+                    document,
+                    retry_after: None,
+                })),
+                None => Error::UnexpectedStatus {
+                    status: answer.status,
+                    request_id: None,
+                    body: "an end answered without its problem".into(),
+                },
+            };
+            if e.problem_code() != Some(ProblemCode::LeaseLost) {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Works claimed batches one after another, until an error other than
@@ -251,19 +345,21 @@ impl Client {
         }
     }
 
-    async fn work_one<F, Fut>(
+    /// Runs `handler` on one claimed task, heartbeating its lease, and
+    /// answers the task's end (none for a task claimed without a lease).
+    async fn run_one<F, Fut>(
         &self,
         queue: &str,
         lease: Duration,
         task: Task,
         handler: &F,
-    ) -> Result<(), Error>
+    ) -> Result<Option<EndTask>, Error>
     where
         F: Fn(Task) -> Fut,
         Fut: Future<Output = Result<Option<Box<RawValue>>, String>>,
     {
         let Some(attempt_id) = task.lease.as_ref().map(|l| l.attempt_id.clone()) else {
-            return Ok(());
+            return Ok(None);
         };
         let task_id = task.task_id.clone();
         let every = (lease / 3).max(Duration::from_millis(100));
@@ -277,9 +373,15 @@ impl Client {
                 }
             }
         };
-        // The loop does not use the ended task: its answer is not decoded.
-        self.execute::<IgnoredAny>(end_call(queue, &task_id, &attempt_id, outcome)?)
-            .await?;
-        Ok(())
+        let (result, error) = match outcome {
+            Ok(result) => (result, None),
+            Err(error) => (None, Some(error)),
+        };
+        Ok(Some(EndTask {
+            task_id,
+            attempt_id,
+            result,
+            error,
+        }))
     }
 }

@@ -766,6 +766,180 @@ async fn a_body_that_may_be_left_out_is_absent_or_json(s: Server) {
     s.post_empty("/v1/queues/q/tasks:redrive").await.ok(200);
 }
 
+/// `tasks:end` reports many ends in one call: a malformed item, or a queue
+/// that cannot take them, refuses the whole call and changes nothing;
+/// otherwise each end is answered as its own complete or fail would be, in
+/// order, and sending the call again changes nothing.
+async fn ends_reported_together_are_answered_one_by_one(s: Server) {
+    pull_queue(&s, "q", json!({"retry_config": {"max_attempts": 1}})).await;
+    for id in ["a", "b", "c", "d"] {
+        s.post("/v1/queues/q/tasks", work(id)).await.ok(201);
+    }
+    let leased = claim(&s, "q", json!({"max_tasks": 4})).await;
+    let ids: HashMap<String, String> = leased
+        .iter()
+        .map(|t| (t["task_id"].as_str().unwrap().to_string(), attempt_id(t)))
+        .collect();
+    let end = |id: &str| json!({"task_id": id, "attempt_id": ids[id]});
+    let path = "/v1/queues/q/tasks:end";
+
+    let refused = [
+        (json!({"ends": []}), "ends"),
+        (json!({"ends": vec![end("a"); 101]}), "ends"),
+        (
+            json!({"ends": [end("a"), {"task_id": "b", "attempt_id": ids["b"], "result": 1, "error": "x"}]}),
+            "ends[1].result",
+        ),
+        (
+            json!({"ends": [end("a"), {"task_id": "b", "attempt_id": ids["b"], "error": "disk\u{0}full"}]}),
+            "ends[1].error",
+        ),
+        (
+            json!({"ends": [{"task_id": "a", "attempt_id": ids["a"], "result": {"blob": "x".repeat(64 * 1024)}}]}),
+            "ends[0].result",
+        ),
+        (
+            json!({"ends": [{"task_id": "no/such", "attempt_id": "x"}, end("a")]}),
+            "ends[0].task_id",
+        ),
+    ];
+    for (body, field) in refused {
+        s.post(path, body).await.invalid(field);
+    }
+    s.post(path, json!({"ends": [end("a")], "atomic": true}))
+        .await
+        .problem(400, "INVALID_ARGUMENT");
+    s.post("/v1/queues/nope/tasks:end", json!({"ends": [end("a")]}))
+        .await
+        .problem(404, "NOT_FOUND");
+    s.create_queue("pushed").await;
+    s.post("/v1/queues/pushed/tasks:end", json!({"ends": [end("a")]}))
+        .await
+        .problem(409, "FAILED_PRECONDITION");
+    for id in ["a", "b", "c", "d"] {
+        let now = s.get_task("q", id).await;
+        assert_eq!(now["state"], "running", "{id}: {now}");
+        assert_eq!(now["lease"]["attempt_id"], json!(ids[id]));
+    }
+
+    let call = json!({"ends": [
+        {"task_id": "a", "attempt_id": ids["a"], "result": {"n": 1}},
+        {"task_id": "b", "attempt_id": ids["b"], "error": "mail server refused"},
+        {"task_id": "c", "attempt_id": format!("{}0", ids["c"])},
+        {"task_id": "ghost", "attempt_id": ids["a"]},
+        {"task_id": "a", "attempt_id": ids["a"], "error": "too late"},
+    ]});
+    let answer = s.post(path, call.clone()).await.ok(200).json.clone();
+    let results = answer["results"].as_array().unwrap();
+    let statuses: Vec<u64> = results
+        .iter()
+        .map(|r| r["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [200, 200, 409, 404, 409], "{answer}");
+    assert_eq!(results[0]["task"]["state"], "succeeded");
+    assert_eq!(results[0]["task"]["result"], json!({"n": 1}));
+    assert_eq!(results[1]["task"]["state"], "failed");
+    assert_eq!(
+        results[1]["task"]["last_attempt"]["error"],
+        "mail server refused"
+    );
+    assert_eq!(results[2]["problem"]["type"], "LEASE_LOST");
+    assert_eq!(results[3]["problem"]["type"], "NOT_FOUND");
+    // Of two ends of one task, the first holds.
+    assert_eq!(results[4]["problem"]["type"], "LEASE_LOST");
+    let a = s.get_task("q", "a").await;
+    assert_eq!(
+        (a["state"].as_str(), &a["result"]),
+        (Some("succeeded"), &json!({"n": 1}))
+    );
+    for id in ["c", "d"] {
+        let now = s.get_task("q", id).await;
+        assert_eq!(now["state"], "running", "{id}: {now}");
+        assert_eq!(now["lease"]["attempt_id"], json!(ids[id]));
+    }
+
+    // Sent again (a retry whose answer was lost): every end has lost its
+    // lease, and nothing changes.
+    let again = s.post(path, call).await.ok(200).json.clone();
+    let statuses: Vec<u64> = again["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(statuses, [409, 409, 409, 404, 409], "{again}");
+    let a_again = s.get_task("q", "a").await;
+    assert_eq!(a_again["finished_at"], a["finished_at"]);
+    assert_eq!(a_again["attempt_count"], 1);
+
+    // A person-only queue refuses a service's key for the whole call.
+    pull_queue(&s, "approvals", json!({"person_only": true})).await;
+    s.post("/v1/queues/approvals/tasks", work("t"))
+        .await
+        .ok(201);
+    let (_, service) = principal(&s, "service", "writer").await;
+    let (_, person) = principal(&s, "person", "writer").await;
+    let t = claim(&s, "approvals", json!({})).await.remove(0);
+    let approve = json!({"ends": [{"task_id": "t", "attempt_id": attempt_id(&t)}]});
+    s.with_key(&service)
+        .post("/v1/queues/approvals/tasks:end", approve.clone())
+        .await
+        .problem(403, "USER_IDENTITY_REQUIRED");
+    assert_eq!(s.get_task("approvals", "t").await["state"], "running");
+    let by_person = s
+        .with_key(&person)
+        .post("/v1/queues/approvals/tasks:end", approve)
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(by_person["results"][0]["status"], 200, "{by_person}");
+    assert_eq!(s.get_task("approvals", "t").await["state"], "succeeded");
+}
+
+/// idem-client's worker loop reports its ends with `tasks:end`: a handler's
+/// `Ok` completes the task with its result, its `Err` fails it with the
+/// text.
+async fn the_worker_loop_completes_and_fails_what_its_handler_says(s: Server) {
+    pull_queue(&s, "q", json!({"retry_config": {"max_attempts": 1}})).await;
+    for i in 0..10 {
+        s.post("/v1/queues/q/tasks", work(&format!("t{i}")))
+            .await
+            .ok(201);
+    }
+    let client = s.client();
+    let options = idem_client::ClaimOptions {
+        max_tasks: 10,
+        ..Default::default()
+    };
+    let n = client
+        .work_batch("q", &options, |task| async move {
+            let i: u32 = task.task_id[1..].parse().unwrap();
+            if i.is_multiple_of(2) {
+                let result = serde_json::value::to_raw_value(&json!({"i": i})).unwrap();
+                Ok(Some(result))
+            } else {
+                // The odd ones finish later than the even ones: their ends
+                // go in a call of their own.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                Err(format!("odd {i}"))
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(n, 10);
+    for i in 0..10 {
+        let t = s.get_task("q", &format!("t{i}")).await;
+        if i % 2 == 0 {
+            assert_eq!(t["state"], "succeeded", "{t}");
+            assert_eq!(t["result"], json!({"i": i}));
+        } else {
+            assert_eq!(t["state"], "failed", "{t}");
+            assert_eq!(t["last_attempt"]["error"], format!("odd {i}"));
+        }
+    }
+}
+
 idem_testkit::store_tests!(
     Server::start;
     pull_tasks_carry_a_payload_and_no_target,
@@ -781,4 +955,6 @@ idem_testkit::store_tests!(
     a_shell_script_can_be_a_worker,
     a_rejected_end_names_its_field_and_leaves_the_lease,
     a_body_that_may_be_left_out_is_absent_or_json,
+    ends_reported_together_are_answered_one_by_one,
+    the_worker_loop_completes_and_fails_what_its_handler_says,
 );

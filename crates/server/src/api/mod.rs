@@ -351,6 +351,21 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         (
             Operation {
                 request_optional: false,
+                problems: &[
+                    ProblemCode::UserIdentityRequired,
+                    ProblemCode::FailedPrecondition,
+                ],
+                example: Some(
+                    r#"{"ends": [{"task_id": "invoice-1", "attempt_id": "0193b1c4e5f67a8b9c0d1e2f3a4b5c6d-1", "result": {"sent": true}}, {"task_id": "invoice-2", "attempt_id": "0193b1c4e5f67a8b9c0d1e2f3a4b5c6e-1", "error": "mail server refused"}]}"#,
+                ),
+                ..op!(POST "/v1/queues/{queue}/tasks:end", "endTasks", "Pull queues: complete (result) or fail (error) up to 100 leased attempts in one call, answered item by item: 200 with the task, or the problem its own complete or fail would answer (writer; person-only on a person_only queue)", idempotent: false,
+                request: Some("EndTasks"), response: (OK, Some("EndedTasks")))
+            },
+            post(work::end_many),
+        ),
+        (
+            Operation {
+                request_optional: false,
                 problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
                 ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/release", "releaseTask", "Pull queues: give the leased task back, due now; the attempt does not count (writer)", idempotent: false,
                 request: Some("ReleaseTask"), response: (OK, Some("TaskView")))

@@ -506,6 +506,7 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema_from::<CreateTask>()
         .schema_from::<CreateTasks>()
         .schema("TaskBatchResults", batch_results_schema())
+        .schema("EndedTasks", ended_tasks_schema())
         .schema_from::<TargetSpec>()
         .schema_from::<Attempt>()
         .schema_from::<QueueState>()
@@ -545,6 +546,8 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema_from::<Heartbeat>()
         .schema_from::<CompleteTask>()
         .schema_from::<FailTask>()
+        .schema_from::<EndTasks>()
+        .schema_from::<EndTask>()
         .schema_from::<ReleaseTask>()
         .schema_from::<ReassignTask>()
         .schema_from::<AssignTask>()
@@ -665,19 +668,41 @@ fn describe_ndjson_batches(doc: &mut serde_json::Value) {
 
 /// `{"results": [...]}`: one result per item, in request order.
 fn batch_results_schema() -> utoipa::openapi::schema::Object {
+    item_results_schema(
+        "201 with the task created; 409 (TASK_ALREADY_EXISTS) with the problem and the \
+         task holding the ID; 400 with the problem naming the item's fields as tasks[i].…; \
+         on a replay, 410 (IDEMPOTENT_RESOURCE_GONE) for a task gone since",
+        &[201, 400, 409, 410],
+        1000,
+    )
+}
+
+fn ended_tasks_schema() -> utoipa::openapi::schema::Object {
+    item_results_schema(
+        "200 with the task as the end left it; otherwise the problem the task's own \
+         complete or fail would answer: 409 (LEASE_LOST) for an attempt that no longer holds \
+         its task, 404 for a task that does not exist, 403 (USER_IDENTITY_REQUIRED) if the \
+         queue became person-only meanwhile, 503 if the store could not take it",
+        &[200, 403, 404, 409, 503],
+        100,
+    )
+}
+
+/// `{"results": [...]}`: one result per item of a request, in its order.
+fn item_results_schema(
+    description: &str,
+    statuses: &[u16],
+    max: usize,
+) -> utoipa::openapi::schema::Object {
     use utoipa::openapi::Ref;
     use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
     let result = ObjectBuilder::new()
-        .description(Some(
-            "201 with the task created; 409 (TASK_ALREADY_EXISTS) with the problem and the \
-             task holding the ID; 400 with the problem naming the item's fields as tasks[i].…; \
-             on a replay, 410 (IDEMPOTENT_RESOURCE_GONE) for a task gone since",
-        ))
+        .description(Some(description))
         .property(
             "status",
             ObjectBuilder::new()
                 .schema_type(Type::Integer)
-                .enum_values(Some([201, 400, 409, 410])),
+                .enum_values(Some(statuses.iter().copied())),
         )
         .required("status")
         .property("task", Ref::from_schema_name("TaskView"))
@@ -688,7 +713,7 @@ fn batch_results_schema() -> utoipa::openapi::schema::Object {
             ArrayBuilder::new()
                 .items(result)
                 .min_items(Some(1))
-                .max_items(Some(1000)),
+                .max_items(Some(max)),
         )
         .required("results")
         .build()

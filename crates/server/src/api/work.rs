@@ -9,17 +9,21 @@ use super::views;
 use crate::App;
 use crate::auth::{Admin, Auth, Writer};
 use axum::extract::{Path, State};
+use futures_util::future::join_all;
 use idem_api::work::{
-    DEFAULT_LEASE_S, MAX_CLAIM_TASKS, MAX_CLAIM_WAIT_MS, MAX_LEASE_S, MAX_RESULT_BYTES,
+    DEFAULT_LEASE_S, MAX_CLAIM_TASKS, MAX_CLAIM_WAIT_MS, MAX_END_TASKS, MAX_LEASE_S,
+    MAX_RESULT_BYTES,
 };
 use idem_api::{
-    AssignTask, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask, FailTask, Heartbeat,
-    ReassignTask, ReleaseTask, Task,
+    AssignTask, BatchResult, BatchResults, ClaimTask, ClaimTasks, ClaimedTasks, CompleteTask,
+    EndTasks, FailTask, Heartbeat, ReassignTask, ReleaseTask, Task,
 };
 use idem_core::FieldErrors;
-use idem_core::names::check_principal_name;
+use idem_core::names::{check_principal_name, check_task_id};
+use idem_core::queue::QueueMode;
 use idem_core::tenancy::{PrincipalKind, Role};
-use idem_store::{WorkAction, WorkClaim};
+use idem_store::{Error as StoreError, WorkAction, WorkClaim};
+use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -143,6 +147,41 @@ pub async fn heartbeat(
     act(&app, &auth.caller.org, &queue, &task_id, action).await
 }
 
+/// A completion's `result` as stored: at most [`MAX_RESULT_BYTES`] of JSON.
+fn result_text(
+    result: Option<Box<RawValue>>,
+    field: &str,
+    errors: &mut FieldErrors,
+) -> Option<String> {
+    let result = result.map(|r| r.get().to_string());
+    if result.as_ref().is_some_and(|r| r.len() > MAX_RESULT_BYTES) {
+        errors.push(
+            field,
+            format!("may be at most {MAX_RESULT_BYTES} bytes of JSON"),
+        );
+    }
+    result
+}
+
+/// A failure's `error`: at most 4,096 characters (as the document's
+/// maxLength counts them), and no U+0000, which PostgreSQL's text cannot
+/// hold: refusing it on every store keeps the contract one.
+fn check_error(error: &str, field: &str, errors: &mut FieldErrors) {
+    const MAX_ERROR_CHARS: usize = 4096;
+    if error.chars().count() > MAX_ERROR_CHARS {
+        errors.push(
+            field,
+            format!("may be at most {MAX_ERROR_CHARS} characters"),
+        );
+    } else if error.contains('\0') {
+        errors.push(field, "may not contain the character U+0000");
+    }
+}
+
+fn is_person(auth: &Auth<Writer>) -> bool {
+    auth.caller.kind == PrincipalKind::Person
+}
+
 /// `POST …/tasks/{task_id}/complete`: person-only on a `person_only` queue.
 pub async fn complete(
     State(app): State<Arc<App>>,
@@ -150,17 +189,13 @@ pub async fn complete(
     Path((queue, task_id)): Path<(String, String)>,
     Json(body): Json<CompleteTask>,
 ) -> ApiResult<axum::Json<Task>> {
-    let result = body.result.map(|r| r.get().to_string());
-    if result.as_ref().is_some_and(|r| r.len() > MAX_RESULT_BYTES) {
-        return Err(Problem::field(
-            "result",
-            format!("may be at most {MAX_RESULT_BYTES} bytes of JSON"),
-        ));
-    }
+    let mut errors = FieldErrors::new();
+    let result = result_text(body.result, "result", &mut errors);
+    checked(errors)?;
     let action = WorkAction::Complete {
         attempt_id: body.attempt_id,
         result,
-        person: auth.caller.kind == PrincipalKind::Person,
+        person: is_person(&auth),
     };
     act(&app, &auth.caller.org, &queue, &task_id, action).await
 }
@@ -172,28 +207,118 @@ pub async fn fail(
     Path((queue, task_id)): Path<(String, String)>,
     Json(body): Json<FailTask>,
 ) -> ApiResult<axum::Json<Task>> {
-    // Characters, as the document's maxLength counts them.
-    const MAX_ERROR_CHARS: usize = 4096;
-    if body.error.chars().count() > MAX_ERROR_CHARS {
-        return Err(Problem::field(
-            "error",
-            format!("may be at most {MAX_ERROR_CHARS} characters"),
-        ));
-    }
-    // PostgreSQL's text cannot hold U+0000; refusing it on every store keeps
-    // the contract one.
-    if body.error.contains('\0') {
-        return Err(Problem::field(
-            "error",
-            "may not contain the character U+0000",
-        ));
-    }
+    let mut errors = FieldErrors::new();
+    check_error(&body.error, "error", &mut errors);
+    checked(errors)?;
     let action = WorkAction::Fail {
         attempt_id: body.attempt_id,
         error: body.error,
-        person: auth.caller.kind == PrincipalKind::Person,
+        person: is_person(&auth),
     };
     act(&app, &auth.caller.org, &queue, &task_id, action).await
+}
+
+/// `POST /v1/queues/{queue}/tasks:end`: many completions and failures in
+/// one call, each as its own route would take it, answered item by item in
+/// request order. A worker that finishes a claimed batch reports it with
+/// one request instead of one per task; the ends still commit together
+/// (the stores' group commit), each held to its own lease.
+///
+/// The call as a whole is refused, and nothing changes, when an item is
+/// malformed, or the queue is missing, a push queue, or person-only and
+/// the key a service's. What remains is per item: 200 with the task, or
+/// the problem its own route would answer (409 `LEASE_LOST`, 404).
+pub async fn end_many(
+    State(app): State<Arc<App>>,
+    auth: Auth<Writer>,
+    Path(queue): Path<String>,
+    Json(body): Json<EndTasks>,
+) -> ApiResult<axum::Json<BatchResults>> {
+    let mut errors = FieldErrors::new();
+    let n = body.ends.len();
+    if n == 0 || n > MAX_END_TASKS {
+        errors.push(
+            "ends",
+            format!("must hold 1 to {MAX_END_TASKS} ends, got {n}"),
+        );
+    }
+    let person = is_person(&auth);
+    let mut ends = Vec::with_capacity(n);
+    for (i, end) in body.ends.into_iter().enumerate() {
+        let field = |name: &str| format!("ends[{i}].{name}");
+        if let Err(e) = check_task_id(&field("task_id"), &end.task_id) {
+            errors.0.push(e);
+        }
+        let action = match end.error {
+            Some(error) => {
+                if end.result.is_some() {
+                    errors.push(
+                        field("result"),
+                        "an end completes (result) or fails (error), not both",
+                    );
+                }
+                check_error(&error, &field("error"), &mut errors);
+                WorkAction::Fail {
+                    attempt_id: end.attempt_id,
+                    error,
+                    person,
+                }
+            }
+            None => WorkAction::Complete {
+                attempt_id: end.attempt_id,
+                result: result_text(end.result, &field("result"), &mut errors),
+                person,
+            },
+        };
+        ends.push((end.task_id, action));
+    }
+    checked(errors)?;
+    let org = &auth.caller.org;
+    let config = app.store.queue_get(org, &queue).await?.config;
+    if config.mode != QueueMode::Pull {
+        return Err(StoreError::FailedPrecondition(format!(
+            "queue '{queue}' is a push queue: Idem delivers its tasks, workers cannot end them"
+        ))
+        .into());
+    }
+    if config.person_only && !person {
+        return Err(StoreError::PersonRequired(format!(
+            "queue '{queue}' is person-only: completing or failing its tasks needs a person's key"
+        ))
+        .into());
+    }
+    // Polled in order, so each end joins the store's queue in request
+    // order: of two ends of one task, the first is the one that holds.
+    let (store, queue) = (&app.store, queue.as_str());
+    let outcomes = join_all(ends.into_iter().map(|(task_id, action)| async move {
+        store.work_act(org, queue, &task_id, action).await
+    }))
+    .await;
+    let now = app.clock.now();
+    let results = outcomes
+        .into_iter()
+        .map(|outcome| match outcome {
+            Ok((task, finished)) => {
+                if let Some(finished) = finished {
+                    app.dispatch.publish(finished);
+                }
+                BatchResult {
+                    status: 200,
+                    task: Some(views::task(task, now)),
+                    problem: None,
+                }
+            }
+            Err(e) => {
+                let problem = Problem::from(e);
+                BatchResult {
+                    status: problem.status.as_u16(),
+                    task: None,
+                    problem: Some(problem.document()),
+                }
+            }
+        })
+        .collect();
+    Ok(axum::Json(BatchResults { results }))
 }
 
 /// `POST …/tasks/{task_id}/release`.
