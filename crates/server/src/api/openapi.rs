@@ -467,6 +467,15 @@ fn input_rules(schemas: &mut Map<String, Value>) {
             .expect("a target has properties");
         properties.insert("json".into(), any_json.clone());
     }
+    // What the server reads: a null `result` or `error` is one left out.
+    schemas["EndTask"]["not"] = json!({
+        "description": "A completion (result) or a failure (error), not both",
+        "required": ["result", "error"],
+        "properties": {
+            "result": {"not": {"type": "null"}},
+            "error": {"type": "string"},
+        },
+    });
     schemas["TargetSpec"]["not"] = json!({
         "description": "At most one of body, body_base64 and json",
         "anyOf": [

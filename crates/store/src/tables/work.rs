@@ -10,7 +10,7 @@
 //!
 //! The lease token is `attempt_id`, not the attempt number: a release gives
 //! the attempt back (the number is reused by the next claim), so the token
-//! carries a nonce of its claim as well. Every action on a lease is
+//! carries a nonce of its claim and a random part of its task's as well. Every action on a lease is
 //! conditional on `attempt_id` and an unexpired `lease_expires_at`.
 
 use super::{dispatch, not_found, queues, tasks};
@@ -34,10 +34,22 @@ fn micros(s: u32) -> i64 {
 }
 
 /// What a claim sets on the rows it takes; `$1` now, `$2` the lease's
-/// length (µs), `$3` the nonce, `$4` the claimant.
-const SQL_LEASE: &str = "status = 'running', attempt_count = attempt_count + 1, \
-     first_attempt_at = COALESCE(first_attempt_at, $1), lease_expires_at = $1 + $2, \
-     attempt_id = $3 || '-' || (attempt_count + 1), claimant = $4";
+/// length (µs), `$3` the claim's nonce, `$4` the claimant.
+///
+/// The lease token is the nonce, a random part of each row's own and the
+/// attempt number: the tasks of one claim hold different tokens, so that a
+/// token handed on with one task (`reassign`) opens no other.
+fn sql_lease(dialect: Dialect) -> String {
+    let own = match dialect {
+        Dialect::Postgres => "substr(md5(gen_random_uuid()::text), 1, 16)",
+        Dialect::Sqlite => "lower(hex(randomblob(8)))",
+    };
+    format!(
+        "status = 'running', attempt_count = attempt_count + 1, \
+         first_attempt_at = COALESCE(first_attempt_at, $1), lease_expires_at = $1 + $2, \
+         attempt_id = $3 || '-' || {own} || '-' || (attempt_count + 1), claimant = $4"
+    )
+}
 
 /// The queue, which must be a pull queue.
 async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<()> {
@@ -71,12 +83,13 @@ pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec
         Dialect::Postgres => format!(
             "WITH due AS ({due} FOR UPDATE SKIP LOCKED) UPDATE tasks SET {} \
              FROM due WHERE tasks.uid = due.uid RETURNING {}",
-            SQL_LEASE,
+            sql_lease(C::DIALECT),
             rows::task_columns_of("tasks")
         ),
-        Dialect::Sqlite => {
-            format!("UPDATE tasks SET {SQL_LEASE} WHERE uid IN ({due}) RETURNING {TASK_COLUMNS}")
-        }
+        Dialect::Sqlite => format!(
+            "UPDATE tasks SET {} WHERE uid IN ({due}) RETURNING {TASK_COLUMNS}",
+            sql_lease(C::DIALECT)
+        ),
     };
     let nonce = nonce();
     let tag = p.tag.as_deref().unwrap_or("");
@@ -145,7 +158,8 @@ async fn lease_one<C: Conn>(
         }
     }
     let sql = format!(
-        "UPDATE tasks SET {SQL_LEASE} WHERE uid = $5 AND status = 'pending' RETURNING {TASK_COLUMNS}"
+        "UPDATE tasks SET {} WHERE uid = $5 AND status = 'pending' RETURNING {TASK_COLUMNS}",
+        sql_lease(C::DIALECT)
     );
     let nonce = nonce();
     let leased = c
