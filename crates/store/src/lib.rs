@@ -292,6 +292,17 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         action: WorkAction,
     ) -> Result<(Task, Option<dispatch::TaskFinished>)>;
 
+    /// Ends (`WorkAction::Complete` and `WorkAction::Fail`) of tasks of
+    /// one pull queue, each answered as [`Store::work_act`] answers it, in
+    /// order; of two ends of one task, the first is applied first. They
+    /// share their commits.
+    async fn work_end_many(
+        &self,
+        org: &str,
+        queue: &str,
+        ends: Vec<(String, WorkAction)>,
+    ) -> Vec<Result<(Task, Option<dispatch::TaskFinished>)>>;
+
     /// The names of every organization and queue; the metrics drop the
     /// series of those that are gone.
     async fn metric_scopes(&self) -> Result<MetricScopes>;

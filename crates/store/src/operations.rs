@@ -6,7 +6,7 @@
 //! write outside a transaction on PostgreSQL, a job of SQLite's writer).
 //! The few operations whose dialects differ are the backend's own
 //! (`ping_database`, `bootstrap_once`, `delete_queue`, `create_task`,
-//! `create_tasks`, `work_action`, `queue_paused_hint`,
+//! `create_tasks`, `claim_work`, `work_action`, `work_ends`, `queue_paused_hint`,
 //! `forget_queue_config`, `ids_bytewise`).
 //!
 //! Arguments are moved into the operation, since SQLite runs it on
@@ -24,7 +24,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy, work};
+            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -466,11 +466,7 @@ macro_rules! store_operations {
 
                 async fn work_claim(&self, claim: WorkClaim) -> Result<Vec<Task>> {
                     let (org, queue) = (claim.org.clone(), claim.queue.clone());
-                    let claimed = self
-                        .write(None, async move |c, now, _| {
-                            work::claim(c, &claim, now).await
-                        })
-                        .await?;
+                    let claimed = self.claim_work(claim).await?;
                     self.record_dispatched(&org, &queue, claimed.len() as u64);
                     Ok(claimed)
                 }
@@ -489,6 +485,15 @@ macro_rules! store_operations {
                         self.record_dispatched(org, queue, 1);
                     }
                     Ok(done)
+                }
+
+                async fn work_end_many(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    ends: Vec<(String, WorkAction)>,
+                ) -> Vec<Result<(Task, Option<$crate::dispatch::TaskFinished>)>> {
+                    self.work_ends(org, queue, ends).await
                 }
 
                 async fn metric_scopes(&self) -> Result<MetricScopes> {

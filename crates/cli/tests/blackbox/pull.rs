@@ -946,6 +946,71 @@ async fn the_worker_loop_completes_and_fails_what_its_handler_says(s: Server) {
     }
 }
 
+/// Concurrent claims of one queue are gathered on the node (one claim for
+/// the claims that waited, its tasks dealt out): each gets at most what it
+/// asked for, no task goes to two claims, every lease is the caller's with
+/// a token of its own, and claims of a queue that cannot be claimed each
+/// hear why.
+async fn concurrent_claims_share_the_due_tasks_without_overlap(s: Server) {
+    pull_queue(&s, "q", json!({})).await;
+    let tasks: Vec<Value> = (0..60).map(|i| work(&format!("t{i:02}"))).collect();
+    s.post("/v1/queues/q/tasks:batch", json!({"tasks": tasks}))
+        .await
+        .ok(200);
+    let mut claims = tokio::task::JoinSet::new();
+    for _ in 0..16 {
+        let api = s.admin.clone();
+        claims.spawn(async move {
+            let answer = api
+                .post("/v1/queues/q/tasks:claim", json!({"max_tasks": 5}))
+                .await;
+            answer.ok(200);
+            answer.json["tasks"].as_array().unwrap().clone()
+        });
+    }
+    let answers = claims.join_all().await;
+    let mut ids = std::collections::HashSet::new();
+    let mut tokens = std::collections::HashSet::new();
+    for tasks in &answers {
+        assert!(tasks.len() <= 5, "a claim took {} tasks", tasks.len());
+        for t in tasks {
+            assert!(
+                ids.insert(t["task_id"].clone()),
+                "{} claimed twice",
+                t["task_id"]
+            );
+            assert!(tokens.insert(attempt_id(t)), "a token given twice");
+            assert_eq!(t["state"], "running");
+            assert_eq!(t["lease"]["claimant"], "admin");
+        }
+        // Each claim's share is in schedule order.
+        let times: Vec<&str> = tasks
+            .iter()
+            .map(|t| t["schedule_time"].as_str().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    }
+    // 16 claims of 5 ask for 80 of the 60 due tasks: all 60 are taken.
+    assert_eq!(ids.len(), 60);
+    assert_eq!(s.get_queue("q").await["stats"]["tasks"]["running"], 60);
+
+    s.create_queue("pushed").await;
+    for (queue, status, code) in [
+        ("nope", 404, "NOT_FOUND"),
+        ("pushed", 409, "FAILED_PRECONDITION"),
+    ] {
+        let mut claims = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let api = s.admin.clone();
+            let path = format!("/v1/queues/{queue}/tasks:claim");
+            claims.spawn(async move { api.post(&path, json!({"max_tasks": 2})).await });
+        }
+        for answer in claims.join_all().await {
+            answer.problem(status, code);
+        }
+    }
+}
+
 idem_testkit::store_tests!(
     Server::start;
     pull_tasks_carry_a_payload_and_no_target,
@@ -963,4 +1028,5 @@ idem_testkit::store_tests!(
     a_body_that_may_be_left_out_is_absent_or_json,
     ends_reported_together_are_answered_one_by_one,
     the_worker_loop_completes_and_fails_what_its_handler_says,
+    concurrent_claims_share_the_due_tasks_without_overlap,
 );

@@ -9,7 +9,6 @@ use super::views;
 use crate::App;
 use crate::auth::{Admin, Auth, Writer};
 use axum::extract::{Path, State};
-use futures_util::future::join_all;
 use idem_api::work::{
     DEFAULT_LEASE_S, MAX_CLAIM_TASKS, MAX_CLAIM_WAIT_MS, MAX_END_TASKS, MAX_LEASE_S,
     MAX_RESULT_BYTES,
@@ -287,13 +286,7 @@ pub async fn end_many(
         ))
         .into());
     }
-    // Polled in order, so each end joins the store's queue in request
-    // order: of two ends of one task, the first is the one that holds.
-    let (store, queue) = (&app.store, queue.as_str());
-    let outcomes = join_all(ends.into_iter().map(|(task_id, action)| async move {
-        store.work_act(org, queue, &task_id, action).await
-    }))
-    .await;
+    let outcomes = app.store.work_end_many(org, &queue, ends).await;
     let now = app.clock.now();
     let results = outcomes
         .into_iter()

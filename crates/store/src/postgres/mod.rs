@@ -8,6 +8,7 @@
 //! the read-modify-write operations.
 
 mod batch;
+mod claims;
 mod clock;
 mod dispatch;
 mod idempotency;
@@ -68,6 +69,8 @@ pub struct PostgresStore {
     batcher: batch::Batcher,
     /// Group commit for the ends of pull tasks.
     finisher: work::Finisher,
+    /// Concurrent claims of a pull queue, gathered.
+    claims: Arc<claims::Claims>,
     /// Keeps the task tables' planner statistics fresh while held.
     _statistics: Arc<()>,
     /// Connections whose commits do not wait for the disk, for
@@ -177,6 +180,7 @@ impl PostgresStore {
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
             finisher: work::Finisher::start(pool.clone(), clock.clone()),
+            claims: Arc::default(),
             _statistics: statistics::keep_fresh(pool.clone()),
             pool,
             clock,

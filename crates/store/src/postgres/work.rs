@@ -2,7 +2,8 @@
 //!
 //! One transaction per end costs the database several statements and a
 //! commit flushed to disk for every task a worker finishes. Ends instead go
-//! to a finisher task (one of a few, chosen by the task's name), which takes
+//! to a finisher task (one of a few: chosen by the task's name, or for the
+//! ends a worker reports together, one for all of them), which takes
 //! whatever is waiting (a lone end goes out at once: there is no timer) and
 //! settles it with a fixed number of statements: the tasks locked and read
 //! in one, their running rows in another, every end checked and decided in
@@ -19,16 +20,16 @@
 use super::dispatch::{notify_finished, write_ends};
 use super::{Pg, PostgresStore};
 use crate::dispatch::TaskFinished;
-use crate::records::{Task, WorkAction};
+use crate::records::{Task, WorkAction, WorkClaim};
 use crate::sql::{self as rows, TASK_COLUMNS};
 use crate::tables::dispatch::{NextState, RUNNING_ROW, RunningRow, running_row};
 use crate::tables::work::{self, DecidedEnd, WorkEnd};
 use crate::{Error, Result};
 use deadpool_postgres::{GenericClient, Pool};
-use futures_util::future::try_join_all;
+use futures_util::future::{join_all, try_join_all};
 use idem_core::Clock;
 use idem_core::clock::to_micros;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -78,8 +79,10 @@ impl Finisher {
         Finisher { shards }
     }
 
-    /// The finisher of a task: always the same one, so that two batches
-    /// never hold locks on one task and cannot deadlock.
+    /// The finisher of a task. Two batches lock their tasks in one order
+    /// (by queue, then ID), so that two finishers holding ends of one task
+    /// (a retried end, or one sent alone and again in a call) wait on each
+    /// other but cannot deadlock.
     fn shard(&self, org: &str, queue: &str, task_id: &str) -> &mpsc::UnboundedSender<Job> {
         let mut h = std::hash::DefaultHasher::new();
         (org, queue, task_id).hash(&mut h);
@@ -88,6 +91,20 @@ impl Finisher {
 }
 
 impl PostgresStore {
+    /// A claim, gathered with the concurrent claims of its line (see
+    /// `claims.rs`).
+    pub(super) async fn claim_work(&self, claim: WorkClaim) -> Result<Vec<Task>> {
+        self.claims.clone().claim(self, claim).await
+    }
+
+    /// A claim in a transaction of its own.
+    pub(super) async fn claim_alone(&self, claim: WorkClaim) -> Result<Vec<Task>> {
+        self.write(None, async move |c, now, _| {
+            work::claim(c, &claim, now).await
+        })
+        .await
+    }
+
     /// One action on a pull task: ends through the finisher, the rest (and
     /// what a batch could not settle) in a transaction of their own.
     pub(super) async fn work_action(
@@ -97,9 +114,42 @@ impl PostgresStore {
         task_id: &str,
         action: WorkAction,
     ) -> Result<Ended> {
+        let shard = self.finisher.shard(org, queue, task_id);
+        self.work_action_on(shard, org, queue, task_id, action)
+            .await
+    }
+
+    /// The ends of one call go to one finisher, which takes them in one
+    /// batch when it can: a finisher per task would split them into as
+    /// many batches, each with its statements and commit.
+    pub(super) async fn work_ends(
+        &self,
+        org: &str,
+        queue: &str,
+        ends: Vec<(String, WorkAction)>,
+    ) -> Vec<Result<Ended>> {
+        let Some((first, _)) = ends.first() else {
+            return Vec::new();
+        };
+        let shard = self.finisher.shard(org, queue, first);
+        join_all(ends.into_iter().map(|(task_id, action)| async move {
+            self.work_action_on(shard, org, queue, &task_id, action)
+                .await
+        }))
+        .await
+    }
+
+    async fn work_action_on(
+        &self,
+        shard: &mpsc::UnboundedSender<Job>,
+        org: &str,
+        queue: &str,
+        task_id: &str,
+        action: WorkAction,
+    ) -> Result<Ended> {
         let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
         match WorkEnd::of(action) {
-            Ok(report) => match self.finish(org, queue, task_id, report).await {
+            Ok(report) => match finish(shard, org, queue, task_id, report).await {
                 Reply::Done(done) => *done,
                 Reply::Alone(report) => {
                     self.write(None, async move |c, now, _| {
@@ -116,28 +166,34 @@ impl PostgresStore {
             }
         }
     }
+}
 
-    async fn finish(&self, org: &str, queue: &str, task_id: &str, end: WorkEnd) -> Reply {
-        let (reply, answer) = oneshot::channel();
-        let job = Job {
-            org: org.to_string(),
-            queue: queue.to_string(),
-            task_id: task_id.to_string(),
-            end,
-            reply,
-        };
-        let shard = self.finisher.shard(org, queue, task_id);
-        if let Err(mpsc::error::SendError(job)) = shard.send(job) {
-            return Reply::Alone(job.end);
-        }
-        // Dropped mid-batch (the runtime shutting down): whether the batch
-        // committed is unknown, and so is the answer.
-        answer.await.unwrap_or_else(|_| {
-            Reply::Done(Box::new(Err(Error::Unavailable(
-                "the server stopped while the end was being committed".into(),
-            ))))
-        })
+/// Hands an end to a finisher and waits for its answer.
+async fn finish(
+    shard: &mpsc::UnboundedSender<Job>,
+    org: &str,
+    queue: &str,
+    task_id: &str,
+    end: WorkEnd,
+) -> Reply {
+    let (reply, answer) = oneshot::channel();
+    let job = Job {
+        org: org.to_string(),
+        queue: queue.to_string(),
+        task_id: task_id.to_string(),
+        end,
+        reply,
+    };
+    if let Err(mpsc::error::SendError(job)) = shard.send(job) {
+        return Reply::Alone(job.end);
     }
+    // Dropped mid-batch (the runtime shutting down): whether the batch
+    // committed is unknown, and so is the answer.
+    answer.await.unwrap_or_else(|_| {
+        Reply::Done(Box::new(Err(Error::Unavailable(
+            "the server stopped while the end was being committed".into(),
+        ))))
+    })
 }
 
 async fn run(pool: Pool, clock: Arc<dyn Clock>, mut jobs: mpsc::UnboundedReceiver<Job>) {
@@ -254,12 +310,16 @@ async fn decide_and_write<C: GenericClient>(
 ) -> Result<Vec<Option<Result<Ended>>>> {
     // One statement per queue in the batch (most batches are one queue's),
     // pipelined.
-    let mut by_queue: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+    let mut by_queue: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
     for j in batch {
         by_queue
             .entry((&j.org, &j.queue))
             .or_default()
             .push(&j.task_id);
+    }
+    // Locked in one order by every batch (see `Finisher::shard`).
+    for ids in by_queue.values_mut() {
+        ids.sort_unstable();
     }
     let lock = c.0.prepare_cached(&sql_lock_tasks()).await?;
     let locked = try_join_all(by_queue.iter().map(|((org, queue), ids)| async {

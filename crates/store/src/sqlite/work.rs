@@ -4,10 +4,20 @@
 use super::SqliteStore;
 use crate::Result;
 use crate::dispatch::TaskFinished;
-use crate::records::{Task, WorkAction};
+use crate::records::{Task, WorkAction, WorkClaim};
 use crate::tables::work;
+use futures_util::future::join_all;
 
 impl SqliteStore {
+    /// One job of the writer, which runs concurrent claims one after
+    /// another.
+    pub(super) async fn claim_work(&self, claim: WorkClaim) -> Result<Vec<Task>> {
+        self.write(None, async move |c, now, _| {
+            work::claim(c, &claim, now).await
+        })
+        .await
+    }
+
     pub(super) async fn work_action(
         &self,
         org: &str,
@@ -19,6 +29,20 @@ impl SqliteStore {
         self.write(None, async move |c, now, _| {
             work::act(c, &o, &q, &t, action, now).await
         })
+        .await
+    }
+
+    /// Each end is a job of its own; sent in order, they join the writer's
+    /// queue in order and mostly share one commit.
+    pub(super) async fn work_ends(
+        &self,
+        org: &str,
+        queue: &str,
+        ends: Vec<(String, WorkAction)>,
+    ) -> Vec<Result<(Task, Option<TaskFinished>)>> {
+        join_all(ends.into_iter().map(|(task_id, action)| async move {
+            self.work_action(org, queue, &task_id, action).await
+        }))
         .await
     }
 }
