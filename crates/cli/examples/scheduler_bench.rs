@@ -119,7 +119,8 @@ async fn main() {
         warm.as_secs_f64()
     );
 
-    let node = Node::start(&store).await;
+    // An organization holds 1,000 jobs unless told otherwise.
+    let node = Node::start_with(&store, &["--max-jobs-per-org", &jobs.to_string()]).await;
     let (base, key) = (node.base.clone(), KEY.to_string());
     let http = reqwest::Client::new();
     println!(

@@ -49,6 +49,11 @@ impl Node {
     /// Starts on `store` (`sqlite` or `postgres`), with `KEY` as its admin
     /// key; returns once it listens.
     pub async fn start(store: &str) -> Node {
+        Node::start_with(store, &[]).await
+    }
+
+    /// As [`Node::start`], with more arguments for `idem serve`.
+    pub async fn start_with(store: &str, extra: &[&str]) -> Node {
         let binary = std::env::var("IDEM_BIN").expect("IDEM_BIN: path of a release idem binary");
         let dir = tempfile::tempdir().unwrap();
         let mut db = None;
@@ -63,6 +68,7 @@ impl Node {
             other => panic!("unknown store {other}"),
         }
         args.extend(["--bootstrap-key".into(), KEY.into()]);
+        args.extend(extra.iter().map(|a| a.to_string()));
         let mut child = tokio::process::Command::new(&binary)
             .args(&args)
             .env("IDEM_LOG", "warn")
