@@ -19,10 +19,10 @@
 //! a commit's wait to the claims behind the first (measured: 0.9× the
 //! drain rate with claims of 32).
 
-use super::PostgresStore;
 use crate::Result;
-use crate::records::{Task, WorkClaim};
+use crate::records::WorkClaim;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
@@ -53,52 +53,65 @@ impl Line {
     }
 }
 
-/// A claim waiting in its line.
-struct Waiting {
+/// A claim waiting in its line, for tasks of type `T`.
+struct Waiting<T> {
     max_tasks: u32,
-    reply: oneshot::Sender<Share>,
+    reply: oneshot::Sender<Share<T>>,
 }
 
-enum Share {
-    Tasks(Vec<Task>),
+enum Share<T> {
+    Tasks(Vec<T>),
     /// The gathered claim failed: claim alone.
     Alone,
 }
 
-#[derive(Default)]
-struct LineState {
-    waiting: Vec<Waiting>,
-    /// A claim of this line is in the store.
-    claiming: bool,
+struct LineState<T> {
+    waiting: Vec<Waiting<T>>,
 }
 
-/// The lines of this node's claims.
-#[derive(Default)]
-pub(super) struct Claims {
-    lines: Mutex<HashMap<Line, LineState>>,
+/// The lines of this node's claims. A line exists while one of its claims
+/// is being made.
+pub(super) struct Claims<T> {
+    lines: Mutex<HashMap<Line, LineState<T>>>,
 }
 
-impl Claims {
-    /// Claims as `claim` asks, gathered with the claims of its line.
-    pub(super) async fn claim(
-        self: &Arc<Self>,
-        store: &PostgresStore,
-        claim: WorkClaim,
-    ) -> Result<Vec<Task>> {
+impl<T> Default for Claims<T> {
+    fn default() -> Self {
+        Claims {
+            lines: Mutex::default(),
+        }
+    }
+}
+
+impl<T: Send + 'static> Claims<T> {
+    /// Claims as `claim` asks, gathered with the claims of its line; `run`
+    /// makes one claim in the database (the first's, or a gathered one).
+    pub(super) async fn claim<R, Fut>(self: &Arc<Self>, claim: WorkClaim, run: R) -> Result<Vec<T>>
+    where
+        R: Fn(WorkClaim) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<T>>> + Send + 'static,
+    {
         let line = Line::of(&claim);
         let answer = {
             let mut lines = self.lines.lock().expect("claim lines");
-            let state = lines.entry(line.clone()).or_default();
-            if state.claiming {
-                let (reply, answer) = oneshot::channel();
-                state.waiting.push(Waiting {
-                    max_tasks: claim.max_tasks,
-                    reply,
-                });
-                Some(answer)
-            } else {
-                state.claiming = true;
-                None
+            match lines.get_mut(&line) {
+                Some(state) => {
+                    let (reply, answer) = oneshot::channel();
+                    state.waiting.push(Waiting {
+                        max_tasks: claim.max_tasks,
+                        reply,
+                    });
+                    Some(answer)
+                }
+                None => {
+                    lines.insert(
+                        line.clone(),
+                        LineState {
+                            waiting: Vec::new(),
+                        },
+                    );
+                    None
+                }
             }
         };
         let Some(answer) = answer else {
@@ -107,21 +120,25 @@ impl Claims {
                 claims: self,
                 line: Some(line),
             };
-            let mine = store.claim_alone(claim.clone()).await;
-            leading.hand_on(store, claim);
+            let mine = run(claim.clone()).await;
+            leading.hand_on(run, claim);
             return mine;
         };
         match answer.await {
             Ok(Share::Tasks(tasks)) => Ok(tasks),
             // The gathered claim failed, or the first in line went away
             // (its request dropped) before its claim returned.
-            Ok(Share::Alone) | Err(_) => store.claim_alone(claim).await,
+            Ok(Share::Alone) | Err(_) => run(claim).await,
         }
     }
 
     /// Claims for the claims that wait in `line`, round after round, until
     /// none is left; then the line closes.
-    async fn serve(self: Arc<Self>, store: PostgresStore, line: Line, template: WorkClaim) {
+    async fn serve<R, Fut>(self: Arc<Self>, run: R, line: Line, template: WorkClaim)
+    where
+        R: Fn(WorkClaim) -> Fut,
+        Fut: Future<Output = Result<Vec<T>>>,
+    {
         loop {
             let round = {
                 let mut lines = self.lines.lock().expect("claim lines");
@@ -137,7 +154,7 @@ impl Claims {
                 max_tasks: wanted,
                 ..template.clone()
             };
-            match store.claim_alone(claim).await {
+            match run(claim).await {
                 Ok(tasks) => deal(round, tasks),
                 Err(_) => {
                     for w in round {
@@ -152,15 +169,19 @@ impl Claims {
 /// The first claim of a line, while its own claim runs. Dropped before
 /// that returns (the request went away), it closes the line: the claims
 /// that waited then claim alone.
-struct Leading<'a> {
-    claims: &'a Arc<Claims>,
+struct Leading<'a, T> {
+    claims: &'a Arc<Claims<T>>,
     line: Option<Line>,
 }
 
-impl Leading<'_> {
+impl<T: Send + 'static> Leading<'_, T> {
     /// Closes the line if nobody waits; otherwise a task of its own serves
     /// the waiting claims, so that this claim answers now.
-    fn hand_on(mut self, store: &PostgresStore, template: WorkClaim) {
+    fn hand_on<R, Fut>(mut self, run: R, template: WorkClaim)
+    where
+        R: Fn(WorkClaim) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<T>>> + Send + 'static,
+    {
         let line = self.line.take().expect("handed on once");
         let mut lines = self.claims.lines.lock().expect("claim lines");
         if lines
@@ -171,11 +192,11 @@ impl Leading<'_> {
             return;
         }
         drop(lines);
-        tokio::spawn(self.claims.clone().serve(store.clone(), line, template));
+        tokio::spawn(self.claims.clone().serve(run, line, template));
     }
 }
 
-impl Drop for Leading<'_> {
+impl<T> Drop for Leading<'_, T> {
     fn drop(&mut self) {
         if let Some(line) = self.line.take() {
             self.claims.lines.lock().expect("claim lines").remove(&line);
@@ -185,7 +206,7 @@ impl Drop for Leading<'_> {
 
 /// The waiting claims of one round, oldest first, up to
 /// [`MAX_GATHERED`] tasks (at least one claim).
-fn take_round(waiting: &mut Vec<Waiting>) -> Vec<Waiting> {
+fn take_round<T>(waiting: &mut Vec<Waiting<T>>) -> Vec<Waiting<T>> {
     let mut total = 0;
     let n = waiting
         .iter()
@@ -200,10 +221,181 @@ fn take_round(waiting: &mut Vec<Waiting>) -> Vec<Waiting> {
 
 /// Deals `tasks` (in schedule order) out to `round`, oldest claim first,
 /// each up to what it asked for.
-fn deal(round: Vec<Waiting>, tasks: Vec<Task>) {
+fn deal<T>(round: Vec<Waiting<T>>, tasks: Vec<T>) {
     let mut tasks = tasks.into_iter();
     for w in round {
-        let share: Vec<Task> = tasks.by_ref().take(w.max_tasks as usize).collect();
+        let share: Vec<T> = tasks.by_ref().take(w.max_tasks as usize).collect();
         let _ = w.reply.send(Share::Tasks(share));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The line on its own, with a claim that hands out numbers in order
+    //! and waits for the test's word before it returns: what a claim in
+    //! the database does is the blackbox tests' (both stores).
+
+    use super::*;
+    use crate::Error;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::time::Duration;
+    use tokio::sync::Semaphore;
+
+    /// The claims `run` made (their `max_tasks`), a gate each waits at,
+    /// and the next number to hand out.
+    #[derive(Clone)]
+    struct Db {
+        calls: Arc<Mutex<Vec<u32>>>,
+        gate: Arc<Semaphore>,
+        next: Arc<AtomicU32>,
+        /// Gathered claims larger than this fail.
+        fail_over: Option<u32>,
+    }
+
+    impl Default for Db {
+        fn default() -> Self {
+            Db {
+                calls: Arc::default(),
+                gate: Arc::new(Semaphore::new(0)),
+                next: Arc::default(),
+                fail_over: None,
+            }
+        }
+    }
+
+    impl Db {
+        fn run(
+            &self,
+        ) -> impl Fn(WorkClaim) -> futures_util::future::BoxFuture<'static, Result<Vec<u32>>>
+        + Send
+        + Sync
+        + 'static {
+            let db = self.clone();
+            move |claim: WorkClaim| {
+                let db = db.clone();
+                db.calls.lock().unwrap().push(claim.max_tasks);
+                Box::pin(async move {
+                    db.gate.acquire().await.unwrap().forget();
+                    if db.fail_over.is_some_and(|most| claim.max_tasks > most) {
+                        return Err(Error::Unavailable("too many".into()));
+                    }
+                    let first = db.next.fetch_add(claim.max_tasks, Ordering::SeqCst);
+                    Ok((first..first + claim.max_tasks).collect())
+                })
+            }
+        }
+
+        fn calls(&self) -> Vec<u32> {
+            self.calls.lock().unwrap().clone()
+        }
+    }
+
+    fn asking(max_tasks: u32) -> WorkClaim {
+        WorkClaim {
+            org: "o".into(),
+            queue: "q".into(),
+            claimant: "w".into(),
+            max_tasks,
+            lease_s: 60,
+            tag: None,
+            attempts_kept: 10,
+        }
+    }
+
+    async fn until(what: &str, done: impl Fn() -> bool) {
+        for _ in 0..2500 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        panic!("timed out waiting until {what}");
+    }
+
+    fn waiting(claims: &Claims<u32>) -> usize {
+        let lines = claims.lines.lock().unwrap();
+        lines.values().map(|l| l.waiting.len()).sum()
+    }
+
+    /// Starts the first claim and `then` claims behind it, in this order,
+    /// each waiting in the line before the next starts.
+    async fn line_up(
+        claims: &Arc<Claims<u32>>,
+        db: &Db,
+        first: u32,
+        then: &[u32],
+    ) -> Vec<tokio::task::JoinHandle<Result<Vec<u32>>>> {
+        let mut started = Vec::new();
+        let (c, run) = (claims.clone(), db.run());
+        started.push(tokio::spawn(
+            async move { c.claim(asking(first), run).await },
+        ));
+        until("the first claim runs", || db.calls().len() == 1).await;
+        for (i, &max) in then.iter().enumerate() {
+            let (c, run) = (claims.clone(), db.run());
+            started.push(tokio::spawn(async move { c.claim(asking(max), run).await }));
+            until("a claim waits in line", || waiting(claims) == i + 1).await;
+        }
+        started
+    }
+
+    #[tokio::test]
+    async fn the_claims_that_wait_are_made_together_and_dealt_in_order() {
+        let (claims, db) = (Arc::new(Claims::default()), Db::default());
+        let started = line_up(&claims, &db, 2, &[3, 1, 2]).await;
+        db.gate.add_permits(2);
+        let mut got = Vec::new();
+        for s in started {
+            got.push(s.await.unwrap().unwrap());
+        }
+        assert_eq!(
+            db.calls(),
+            [2, 6],
+            "the first alone, then one for the three"
+        );
+        assert_eq!(got, [vec![0, 1], vec![2, 3, 4], vec![5], vec![6, 7]]);
+        until("the line closes", || {
+            claims.lines.lock().unwrap().is_empty()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn when_the_first_claim_goes_away_the_others_claim_alone() {
+        let (claims, db) = (Arc::new(Claims::default()), Db::default());
+        let mut started = line_up(&claims, &db, 2, &[3, 1]).await;
+        started.remove(0).abort();
+        until("the line closes", || {
+            claims.lines.lock().unwrap().is_empty()
+        })
+        .await;
+        db.gate.add_permits(2);
+        let mut got = Vec::new();
+        for s in started {
+            got.push(s.await.unwrap().unwrap().len());
+        }
+        assert_eq!(got, [3, 1]);
+        let mut calls = db.calls();
+        calls.sort();
+        assert_eq!(calls, [1, 2, 3], "the first's, then one each");
+    }
+
+    #[tokio::test]
+    async fn a_gathered_claim_that_fails_lets_each_claim_alone() {
+        let claims = Arc::new(Claims::default());
+        let db = Db {
+            fail_over: Some(3),
+            ..Db::default()
+        };
+        let started = line_up(&claims, &db, 1, &[2, 2]).await;
+        db.gate.add_permits(4);
+        let mut got = Vec::new();
+        for s in started {
+            got.push(s.await.unwrap().unwrap().len());
+        }
+        assert_eq!(got, [1, 2, 2]);
+        let calls = db.calls();
+        assert_eq!(&calls[..2], [1, 4], "the first's, then the gathered one");
+        assert_eq!(&calls[2..], [2, 2], "then each alone");
     }
 }

@@ -70,7 +70,7 @@ pub struct PostgresStore {
     /// Group commit for the ends of pull tasks.
     finisher: work::Finisher,
     /// Concurrent claims of a pull queue, gathered.
-    claims: Arc<claims::Claims>,
+    claims: Arc<claims::Claims<crate::records::Task>>,
     /// Keeps the task tables' planner statistics fresh while held.
     _statistics: Arc<()>,
     /// Connections whose commits do not wait for the disk, for

@@ -94,7 +94,13 @@ impl PostgresStore {
     /// A claim, gathered with the concurrent claims of its line (see
     /// `claims.rs`).
     pub(super) async fn claim_work(&self, claim: WorkClaim) -> Result<Vec<Task>> {
-        self.claims.clone().claim(self, claim).await
+        let store = self.clone();
+        self.claims
+            .claim(claim, move |c| {
+                let store = store.clone();
+                async move { store.claim_alone(c).await }
+            })
+            .await
     }
 
     /// A claim in a transaction of its own.
