@@ -8,7 +8,8 @@
 //! - pull: N tasks created in a pull queue (`tasks:batch`, 1,000 a call),
 //!   then W workers, each running idem-client's worker loop
 //!   (`Client::work_batch`: claim up to B tasks, run the handler for each,
-//!   complete each), with a handler that does nothing; the rate is N over
+//!   report their ends together with `tasks:end`), with a handler that
+//!   does nothing; the rate is N over
 //!   the time from the first claim to the last worker finding the queue
 //!   empty. Every task must be worked exactly once.
 
