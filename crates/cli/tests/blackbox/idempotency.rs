@@ -804,6 +804,58 @@ async fn keyed_creates_on_two_nodes_execute_once() {
     assert_eq!(nodes.apis[0].all_tasks(&q, "").await.len(), 2);
 }
 
+/// Keyed creates of one task ID sent at once from many clients, among
+/// creates of IDs of their own (so that the batches they share hold
+/// others): one creates the task and every other answers 409, each other
+/// create is made, and every key then replays what it answered (a 409
+/// leaves no record: sent again, it answers 409 again).
+async fn keyed_creates_racing_for_one_id_settle_each_one(s: Server) {
+    let q = unique("q");
+    s.admin.create_queue(&q).await;
+    for round in 0..10 {
+        let mut sent = tokio::task::JoinSet::new();
+        for i in 0..32 {
+            let api = s.admin.clone();
+            let path = tasks_path(&q);
+            let id = if i % 2 == 0 {
+                format!("dup{round}")
+            } else {
+                format!("own{round}-{i}")
+            };
+            let key = format!("k{round}-{i}");
+            sent.spawn(async move {
+                let body = json!({"task_id": id, "target": {"url": "http://127.0.0.1:9/x"}});
+                let first = keyed_post(&api, &path, &key, &body).await;
+                (id, key, body, first.status)
+            });
+        }
+        let answers = sent.join_all().await;
+        let dup = format!("dup{round}");
+        let won: Vec<_> = answers
+            .iter()
+            .filter(|a| a.0 == dup && a.3 == 201)
+            .collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "round {round}: {:?}",
+            answers.iter().map(|a| a.3).collect::<Vec<_>>()
+        );
+        for (id, key, body, status) in &answers {
+            let want = if id == &dup && status != &201 {
+                409
+            } else {
+                201
+            };
+            assert_eq!(*status, want, "round {round}: {id} under {key}");
+            let again = keyed_post(&s.admin, &tasks_path(&q), key, body).await;
+            again.ok(want);
+            assert_eq!(replayed(&again), want == 201, "{id} under {key}");
+        }
+    }
+    assert_eq!(s.admin.all_tasks(&q, "").await.len(), 10 * 17);
+}
+
 idem_testkit::store_tests!(
     Server::start;
     replay_returns_the_original_status_and_the_resource_as_it_is_now,
@@ -822,6 +874,7 @@ idem_testkit::store_tests!(
     a_replay_never_names_a_resource_made_again_under_the_same_name,
     a_retried_secret_bearing_creation_gets_the_same_secret,
     every_keyed_operation_replays,
+    keyed_creates_racing_for_one_id_settle_each_one,
 );
 
 mod per_store {

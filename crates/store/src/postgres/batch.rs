@@ -89,8 +89,8 @@ const RACED: &str = raced!();
 /// A record inserted whose task then meets a row of that ID committed by a
 /// concurrent transaction after the snapshot (the one case `k` cannot see)
 /// would answer a create that did not happen: the last `SELECT` then fails
-/// the statement, rolling everything back, and the batch's creates take the
-/// transactional path, which settles them one by one.
+/// the statement, rolling everything back, naming the ID; the batch runs
+/// again without it ([`insert_keyed_around_races`]).
 const SQL_INSERT_TASKS_KEYED: &str = concat!(
     "WITH v AS (SELECT * FROM unnest($1::text[], \
      $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::bigint[], \
@@ -369,7 +369,7 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     let result = match pool.get().await {
         Ok(client) => {
             let inserted = if keyed {
-                insert_keyed(&client, &rows).await
+                insert_keyed_around_races(&client, &mut rows).await
             } else {
                 insert(&client, &rows).await
             };
@@ -468,6 +468,49 @@ async fn held(
             Ok(((org, principal, record.key.clone()), record))
         })
         .collect()
+}
+
+/// Most times a keyed batch runs again without a row that raced.
+const MAX_RACE_RETRIES: usize = 4;
+
+/// Runs [`SQL_INSERT_TASKS_KEYED`]; a statement that failed because a row
+/// raced a concurrent create of its ID (which then committed) runs again
+/// without that row's ID, which is then answered from the task that took
+/// it, as any row not inserted. Without this, one duplicate ID sent from
+/// two clients at once sent its whole batch down the transactional path,
+/// a lock and a transaction per create.
+async fn insert_keyed_around_races(
+    client: &Object,
+    rows: &mut Vec<&Row>,
+) -> Result<HashSet<String>, Error> {
+    for _ in 0..MAX_RACE_RETRIES {
+        let failed = match insert_keyed(client, rows).await {
+            Err(e) => e,
+            done => return done,
+        };
+        match raced_id(&failed) {
+            Some(id) if rows.iter().any(|r| r.task_id == id) => {
+                tracing::debug!(task_id = %id, rows = rows.len(), "keyed batch raced a create; again without it");
+                rows.retain(|r| r.task_id != id);
+                if rows.is_empty() {
+                    return Ok(HashSet::new());
+                }
+            }
+            _ => return Err(failed),
+        }
+    }
+    insert_keyed(client, rows).await
+}
+
+/// The task ID the error of a raced keyed batch names.
+fn raced_id(e: &Error) -> Option<String> {
+    let text = e.to_string();
+    let at = text.find(RACED)? + RACED.len();
+    let id: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    (!id.is_empty()).then_some(id)
 }
 
 /// Runs [`SQL_INSERT_TASKS_KEYED`]: the uids of the rows inserted.
@@ -823,9 +866,10 @@ mod tests {
 
     /// A keyed row whose ID a concurrent transaction takes after the
     /// statement's snapshot would leave a record without its task: the
-    /// statement fails instead, and nothing of its batch is written.
+    /// statement fails instead, writing nothing, and runs again without
+    /// that row, which is answered from the task that took its ID.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_keyed_row_that_loses_its_id_to_a_concurrent_create_fails_its_batch() {
+    async fn a_keyed_row_that_loses_its_id_to_a_concurrent_create_is_answered_from_its_task() {
         let (store, _db) = store().await;
         let mut other = store.pool.get().await.unwrap();
         let tx = other.transaction().await.unwrap();
@@ -837,12 +881,10 @@ mod tests {
         .await
         .unwrap();
         let pool = store.pool.clone();
+        let beside = row("q", "y", None);
+        let beside_uid = beside.uid.clone();
         let batch = tokio::spawn(async move {
-            run_batch(
-                &pool,
-                vec![keyed(row("q", "x", None), "kx"), row("q", "y", None)],
-            )
-            .await
+            run_batch(&pool, vec![keyed(row("q", "x", None), "kx"), beside]).await
         });
         // The batch's statement has taken its snapshot and waits for the
         // row the transaction inserted.
@@ -850,11 +892,12 @@ mod tests {
         tx.commit().await.unwrap();
         let out = batch.await.unwrap();
         assert!(
-            out.iter().all(|(_, o)| matches!(o, Outcome::Failed)),
+            matches!(&out[0].1, Outcome::Exists(summary) if summary.task_id == "x"),
             "{out:?}"
         );
+        assert!(matches!(out[1].1, Outcome::Inserted), "{out:?}");
         assert_eq!(record_of(&store, "kx").await, None);
-        assert_eq!(stored_uid(&store, "y").await, None);
+        assert_eq!(stored_uid(&store, "y").await, Some(beside_uid));
         assert_eq!(stored_uid(&store, "x").await, Some(first.uid));
     }
 
