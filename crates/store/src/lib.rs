@@ -295,13 +295,15 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// Ends (`WorkAction::Complete` and `WorkAction::Fail`) of tasks of
     /// one pull queue, each answered as [`Store::work_act`] answers it, in
     /// order; of two ends of one task, the first is applied first. They
-    /// share their commits.
+    /// share their commits. A queue that is missing, a push queue, or
+    /// person-only while an end is not a person's refuses them all, and
+    /// nothing is written.
     async fn work_end_many(
         &self,
         org: &str,
         queue: &str,
         ends: Vec<(String, WorkAction)>,
-    ) -> Vec<Result<(Task, Option<dispatch::TaskFinished>)>>;
+    ) -> Result<Vec<Result<(Task, Option<dispatch::TaskFinished>)>>>;
 
     /// The names of every organization and queue; the metrics drop the
     /// series of those that are gone.

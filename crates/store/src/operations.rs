@@ -24,7 +24,7 @@ macro_rules! store_operations {
             use $crate::idempotency::KeyCompletion;
             use $crate::jobs::{FireParams, FireReport, JobStore};
             use $crate::records::*;
-            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy};
+            use $crate::tables::{events, jobs, oidc_keys, queues, stats, tasks, tenancy, work};
             use $crate::{Result, Store};
 
             impl $backend {
@@ -492,8 +492,18 @@ macro_rules! store_operations {
                     org: &str,
                     queue: &str,
                     ends: Vec<(String, WorkAction)>,
-                ) -> Vec<Result<(Task, Option<$crate::dispatch::TaskFinished>)>> {
-                    self.work_ends(org, queue, ends).await
+                ) -> Result<Vec<Result<(Task, Option<$crate::dispatch::TaskFinished>)>>> {
+                    let person = ends.iter().all(|(_, action)| {
+                        matches!(
+                            action,
+                            WorkAction::Complete { person: true, .. }
+                                | WorkAction::Fail { person: true, .. }
+                        )
+                    });
+                    let (o, q) = (org.to_string(), queue.to_string());
+                    self.read(async move |c, _| work::may_end(c, &o, &q, person).await)
+                        .await?;
+                    Ok(self.work_ends(org, queue, ends).await)
                 }
 
                 async fn metric_scopes(&self) -> Result<MetricScopes> {

@@ -19,9 +19,8 @@ use idem_api::{
 };
 use idem_core::FieldErrors;
 use idem_core::names::{check_principal_name, check_task_id};
-use idem_core::queue::QueueMode;
 use idem_core::tenancy::{PrincipalKind, Role};
-use idem_store::{Error as StoreError, WorkAction, WorkClaim};
+use idem_store::{WorkAction, WorkClaim};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::time::Duration;
@@ -272,21 +271,10 @@ pub async fn end_many(
         ends.push((end.task_id, action));
     }
     checked(errors)?;
-    let org = &auth.caller.org;
-    let config = app.store.queue_get(org, &queue).await?.config;
-    if config.mode != QueueMode::Pull {
-        return Err(StoreError::FailedPrecondition(format!(
-            "queue '{queue}' is a push queue: Idem delivers its tasks, workers cannot end them"
-        ))
-        .into());
-    }
-    if config.person_only && !person {
-        return Err(StoreError::PersonRequired(format!(
-            "queue '{queue}' is person-only: completing or failing its tasks needs a person's key"
-        ))
-        .into());
-    }
-    let outcomes = app.store.work_end_many(org, &queue, ends).await;
+    let outcomes = app
+        .store
+        .work_end_many(&auth.caller.org, &queue, ends)
+        .await?;
     let now = app.clock.now();
     let results = outcomes
         .into_iter()

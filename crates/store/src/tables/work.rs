@@ -10,8 +10,9 @@
 //!
 //! The lease token is `attempt_id`, not the attempt number: a release gives
 //! the attempt back (the number is reused by the next claim), so the token
-//! carries a nonce of its claim and a random part of its task's as well. Every action on a lease is
-//! conditional on `attempt_id` and an unexpired `lease_expires_at`.
+//! carries a nonce of its claim and a random part of its task's as well.
+//! Every action on a lease is conditional on `attempt_id` and an unexpired
+//! `lease_expires_at`.
 
 use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, TaskFinished};
@@ -21,7 +22,7 @@ use crate::sql::{self as rows, TASK_COLUMNS};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
-use idem_core::queue::QueueMode;
+use idem_core::queue::{QueueConfig, QueueMode};
 use std::time::Duration;
 
 /// A fresh claim's nonce: the lease token is `<nonce>-<attempt>`.
@@ -52,12 +53,30 @@ fn sql_lease(dialect: Dialect) -> String {
 }
 
 /// The queue, which must be a pull queue.
-async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<()> {
+async fn pull_queue<C: Conn>(c: &C, org: &str, queue: &str) -> Result<QueueConfig> {
     let q = queues::get(c, org, queue, "").await?;
     if q.config.mode != QueueMode::Pull {
         return Err(Error::FailedPrecondition(format!(
-            "queue '{queue}' is a push queue: Idem delivers its tasks, workers cannot claim them"
+            "queue '{queue}' is a push queue: Idem delivers its tasks, workers cannot claim or \
+             end them"
         )));
+    }
+    Ok(q.config)
+}
+
+fn person_required(queue: &str) -> Error {
+    Error::PersonRequired(format!(
+        "queue '{queue}' is person-only: completing or failing its tasks needs a person's key"
+    ))
+}
+
+/// Whether a worker may report ends on the queue at all (one call of many
+/// ends is refused whole, changing nothing, where each end would be): it
+/// must be a pull queue, and a person's key on a person-only one.
+pub(crate) async fn may_end<C: Conn>(c: &C, org: &str, queue: &str, person: bool) -> Result<()> {
+    let config = pull_queue(c, org, queue).await?;
+    if config.person_only && !person {
+        return Err(person_required(queue));
     }
     Ok(())
 }
@@ -398,10 +417,7 @@ pub(crate) fn decide_end_of(
     now: i64,
 ) -> Result<DecidedEnd> {
     if row.queue_config.person_only && !end.person {
-        return Err(Error::PersonRequired(format!(
-            "queue '{}' is person-only: completing or failing its tasks needs a person's key",
-            task.queue
-        )));
+        return Err(person_required(&task.queue));
     }
     held(task, &end.attempt_id, now)?;
     let started_at = row.started_at.unwrap_or(now);
