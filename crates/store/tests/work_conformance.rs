@@ -684,6 +684,76 @@ async fn ends_of_what_is_not_leased_pull_work_are_refused(h: Harness) {
     assert_eq!(pushed.status, Status::Pending);
 }
 
+/// Ends reported together (`work_end_many`) race single ends of the same
+/// tasks sent in the opposite order: each task ends once, whichever way
+/// its end went, and the call's answers come in its order. A call on a
+/// queue that cannot take ends is refused whole and writes nothing.
+async fn ends_reported_together_and_alone_settle_each_task_once(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for i in 0..40 {
+        h.add(pull_task(&format!("t{i:02}"))).await;
+    }
+    let claimed = h.claim("alice", 40).await;
+    let together: Vec<(String, WorkAction)> = claimed
+        .iter()
+        .map(|t| (t.task_id.clone(), complete(&attempt_id(t), None)))
+        .collect();
+    let mut alone = Vec::new();
+    for t in claimed.iter().rev() {
+        let (store, id, action) = (
+            h.store.clone(),
+            t.task_id.clone(),
+            complete(&attempt_id(t), None),
+        );
+        alone.push(tokio::spawn(async move {
+            (id.clone(), store.work_act(ORG, "w", &id, action).await)
+        }));
+    }
+    let answers = h.store.work_end_many(ORG, "w", together).await.unwrap();
+    assert_eq!(answers.len(), 40);
+    let mut ended = HashSet::new();
+    for (t, answer) in claimed.iter().zip(answers) {
+        match answer {
+            Ok((task, _)) => {
+                assert_eq!(task.task_id, t.task_id, "answers in the call's order");
+                assert!(ended.insert(t.task_id.clone()));
+            }
+            Err(Error::LeaseLost(_)) => {}
+            Err(e) => panic!("{}: {e:?}", t.task_id),
+        }
+    }
+    for single in alone {
+        let (id, result) = single.await.unwrap();
+        match result {
+            Ok(_) => assert!(ended.insert(id.clone()), "{id} ended twice"),
+            Err(Error::LeaseLost(_)) => {}
+            Err(e) => panic!("{id}: {e:?}"),
+        }
+    }
+    assert_eq!(ended.len(), 40, "every task ended once");
+    let stats = h.store.queue_stats(ORG, "w").await.unwrap();
+    assert_eq!((stats.succeeded, stats.running), (40, 0));
+
+    h.add(pull_task("left")).await;
+    let left = h.claim("alice", 1).await.remove(0);
+    let end = || vec![("left".to_string(), complete(&attempt_id(&left), None))];
+    let missing = h.store.work_end_many(ORG, "gone", end()).await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
+    h.store
+        .queue_create(ORG, "p", &QueueConfig::default(), None)
+        .await
+        .unwrap();
+    let pushed = h.store.work_end_many(ORG, "p", end()).await;
+    assert!(
+        matches!(pushed, Err(Error::FailedPrecondition(_))),
+        "{pushed:?}"
+    );
+    assert_eq!(h.get("left").await.status, Status::Running);
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
@@ -698,5 +768,6 @@ idem_testkit::backend_tests! {
     a_person_only_queue_takes_completions_from_persons_only,
     claims_keep_only_the_newest_attempts,
     concurrent_ends_settle_each_task_once,
+    ends_reported_together_and_alone_settle_each_task_once,
     ends_of_what_is_not_leased_pull_work_are_refused,
 }
