@@ -8,6 +8,8 @@
 #   generator drives every build; CONCURRENCY defaults to 1, STORE to
 #   sqlite; PostgreSQL from IDEM_BENCH_DATABASE_URL, default
 #   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
+# With AB_BATCH=N the load is batch creates instead (`tasks:batch`, N tasks
+# a request, every task new) from CONCURRENCY clients.
 set -euo pipefail
 before=$1 after=$2
 concurrency=${3:-1}
@@ -33,7 +35,11 @@ one() { # label release-dir
     sleep 0.1
   done
   printf '%-7s %-9s ' "$1" "$store"
-  "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab
+  if [ -n "${AB_BATCH:-}" ]; then
+    "$before/idem-bench" batch-creates --addr "${addr#http://}" --key "$key" --total "$total" --batch "$AB_BATCH" --concurrency "$concurrency"
+  else
+    "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab
+  fi
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   if [ -n "$db" ]; then psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; fi

@@ -168,13 +168,13 @@ impl Conn {
         &mut self,
         path: &str,
         key: &str,
-        body: Vec<u8>,
+        body: impl Into<Bytes>,
     ) -> anyhow::Result<(u16, Bytes)> {
         let req = Request::post(path)
             .header("host", &self.host)
             .header("authorization", format!("Bearer {key}"))
             .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(body)))?;
+            .body(Full::new(body.into()))?;
         self.sender.ready().await?;
         let resp = self.sender.send_request(req).await?;
         let status = resp.status().as_u16();
@@ -343,28 +343,11 @@ async fn batch_creates(
         bail!("creating queue {queue}: HTTP {status}");
     }
     let path = format!("/v1/queues/{queue}/tasks:batch");
-    let requests = total.div_ceil(batch);
-    let next = Arc::new(AtomicU64::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..concurrency {
-        let (addr, key, path, prefix, next, schedule_time) = (
-            addr.clone(),
-            key.clone(),
-            path.clone(),
-            prefix.clone(),
-            next.clone(),
-            schedule_time.clone(),
-        );
-        workers.push(tokio::spawn(async move {
-            let mut conn = Conn::open(&addr).await?;
-            let mut latencies = Vec::new();
-            let (mut created, mut other) = (0u64, 0u64);
-            loop {
-                let r = next.fetch_add(1, Ordering::Relaxed);
-                if r >= requests {
-                    break;
-                }
+    // The bodies are made before the clock starts, as a producer's data is
+    // at hand when it sends: what is timed is the server's work.
+    let bodies: Arc<Vec<Bytes>> = Arc::new(
+        (0..total.div_ceil(batch))
+            .map(|r| {
                 let first = r * batch;
                 let tasks: Vec<serde_json::Value> = (first..(first + batch).min(total))
                     .map(|id| {
@@ -378,7 +361,32 @@ async fn batch_creates(
                         task
                     })
                     .collect();
-                let body = serde_json::to_vec(&serde_json::json!({ "tasks": tasks }))?;
+                serde_json::to_vec(&serde_json::json!({ "tasks": tasks })).map(Bytes::from)
+            })
+            .collect::<Result<_, _>>()?,
+    );
+    let requests = bodies.len() as u64;
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (addr, key, path, next, bodies) = (
+            addr.clone(),
+            key.clone(),
+            path.clone(),
+            next.clone(),
+            bodies.clone(),
+        );
+        workers.push(tokio::spawn(async move {
+            let mut conn = Conn::open(&addr).await?;
+            let mut latencies = Vec::new();
+            let (mut created, mut other) = (0u64, 0u64);
+            loop {
+                let r = next.fetch_add(1, Ordering::Relaxed);
+                if r >= requests {
+                    break;
+                }
+                let body = bodies[r as usize].clone();
                 let t0 = Instant::now();
                 let (status, answer) = conn.post_read(&path, &key, body).await?;
                 latencies.push(t0.elapsed());
@@ -388,10 +396,10 @@ async fn batch_creates(
                         String::from_utf8_lossy(&answer)
                     );
                 }
-                let answer: serde_json::Value = serde_json::from_slice(&answer)?;
-                let results = answer["results"].as_array().cloned().unwrap_or_default();
-                for item in results {
-                    if item["status"] == 201 {
+                // Only each item's status is read; the tasks are skipped.
+                let answer: BatchAnswer = serde_json::from_slice(&answer)?;
+                for item in answer.results {
+                    if item.status == 201 {
                         created += 1;
                     } else {
                         other += 1;
@@ -422,6 +430,17 @@ async fn batch_creates(
         bail!("{other} tasks were not created");
     }
     Ok(())
+}
+
+/// What `batch-creates` reads of a `tasks:batch` answer.
+#[derive(serde::Deserialize)]
+struct BatchAnswer {
+    results: Vec<BatchItem>,
+}
+
+#[derive(serde::Deserialize)]
+struct BatchItem {
+    status: u16,
 }
 
 async fn get(

@@ -281,6 +281,58 @@ async fn a_batch_replaces_expired_tombstones_only(h: Harness) {
     assert_eq!(gone.uid, task(&out.items[0]).uid, "the tombstone replaced");
 }
 
+/// A batch longer than one insert statement (SQLite inserts up to 64 rows
+/// at a time): each row gets its own values, and the items whose IDs are
+/// taken before the batch (live, or a tombstone past its window, which is
+/// replaced) are answered wherever they fall among the statements.
+async fn a_long_batch_answers_each_item_from_its_own_row(h: Harness) {
+    h.queue(60).await;
+    for id in ["t003", "t070", "t129", "t100"] {
+        h.store.task_create(create(id)).await.unwrap();
+    }
+    h.store.task_cancel(ORG, "q", "t100").await.unwrap();
+    h.clock.advance(SignedDuration::from_secs(61));
+    let item = |i: i64| {
+        let mut c = create(&format!("t{i:03}"));
+        c.target.body = Some((
+            idem_core::task::BodyForm::Text,
+            format!("n={i}").into_bytes(),
+        ));
+        c.schedule_time = Some(jiff::Timestamp::from_second(2_000_000_000 + i).unwrap());
+        c
+    };
+    let mut tasks: Vec<_> = (0..140).map(|i| Ok(item(i))).collect();
+    tasks.push(Ok(item(10)));
+    let out = h
+        .store
+        .task_create_batch(batch(tasks, false))
+        .await
+        .unwrap();
+    assert_eq!(out.items.len(), 141);
+    for (i, item) in out.items.iter().enumerate() {
+        let expected = if [3, 70, 129].contains(&i) || i == 140 {
+            "exists"
+        } else {
+            "created"
+        };
+        assert_eq!(kind(item), expected, "item {i}");
+        let t = task(item);
+        let stored = h.store.task_get(ORG, "q", &t.task_id).await.unwrap();
+        assert_eq!(&stored, t, "item {i} is answered as stored");
+        if expected == "created" {
+            assert_eq!(t.task_id, format!("t{i:03}"));
+            assert_eq!(
+                t.target.body.as_ref().map(|b| b.1.as_slice()),
+                Some(format!("n={i}").as_bytes())
+            );
+            assert_eq!(t.schedule_time.as_second(), 2_000_000_000 + i as i64);
+            assert_eq!(t.next_attempt_at, t.schedule_time);
+        }
+    }
+    assert_eq!(task(&out.items[140]).uid, task(&out.items[10]).uid);
+    assert_eq!(h.ids().await.len(), 140);
+}
+
 /// A thousand items, the most a batch holds, and what the batch says of
 /// its queue: missing is the whole batch's 404, paused is reported.
 async fn a_full_batch_and_its_queue(h: Harness) {
@@ -461,6 +513,7 @@ idem_testkit::backend_tests! {
     a_batch_answers_each_item_in_order_with_one_commit,
     an_atomic_batch_creates_all_or_nothing,
     a_batch_replaces_expired_tombstones_only,
+    a_long_batch_answers_each_item_from_its_own_row,
     a_full_batch_and_its_queue,
     a_batch_completes_its_key_in_its_own_commit,
     concurrent_batches_sharing_ids_have_one_winner_each,

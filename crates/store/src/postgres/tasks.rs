@@ -9,7 +9,7 @@
 use super::{Pg, PostgresStore, batch};
 use crate::idempotency::KeyCompletion;
 use crate::records::*;
-use crate::tables::tasks::TaskInsert;
+use crate::tables::tasks::{BatchPlan, TaskInsert};
 use crate::tables::{self, queues};
 use crate::{Error, Result};
 use idem_core::queue::{QueueConfig, QueueState};
@@ -216,36 +216,7 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
     config: &QueueConfig,
     now: i64,
 ) -> Result<Vec<BatchItem>> {
-    let mut items: Vec<Option<BatchItem>> = Vec::with_capacity(batch.tasks.len());
-    let mut resolved: Vec<(usize, &TaskCreate, TaskInsert)> = Vec::new();
-    // The first item of each ID is the one inserted; a later one meets it.
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    let mut later: Vec<(usize, usize)> = Vec::new();
-    for (index, task) in batch.tasks.iter().enumerate() {
-        let p = match task {
-            Err(errors) => {
-                items.push(Some(BatchItem::Invalid(errors.clone())));
-                continue;
-            }
-            Ok(p) => p,
-        };
-        match TaskInsert::resolve(p, config, now) {
-            Err(Error::Invalid(errors)) => items.push(Some(BatchItem::Invalid(
-                errors.under(&format!("tasks[{index}]")),
-            ))),
-            Err(e) => return Err(e),
-            Ok(ins) => {
-                items.push(None);
-                match first.get(p.task_id.as_str()) {
-                    Some(&earlier) => later.push((index, earlier)),
-                    None => {
-                        first.insert(&p.task_id, index);
-                        resolved.push((index, p, ins));
-                    }
-                }
-            }
-        }
-    }
+    let (mut plan, mut resolved) = BatchPlan::new(batch, config, now)?;
     // One lock order for every batch and batcher: two inserting some of the
     // same IDs wait for each other in the same order and cannot deadlock.
     resolved.sort_by(|a, b| a.1.task_id.cmp(&b.1.task_id));
@@ -300,23 +271,7 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
                 },
             }
         };
-        items[*index] = Some(item);
+        plan.decide(*index, item);
     }
-    for (index, earlier) in later {
-        let task = match &items[earlier] {
-            Some(BatchItem::Created(t) | BatchItem::Exists(t)) => t.clone(),
-            _ => return Err(Error::Internal("a batch item lost its outcome".into())),
-        };
-        items[index] = Some(BatchItem::Exists(task));
-    }
-    let items: Vec<BatchItem> = items
-        .into_iter()
-        .map(|i| i.expect("every item decided"))
-        .collect();
-    if batch.atomic {
-        for (index, item) in items.iter().enumerate() {
-            tables::tasks::check_atomic(index, item, now)?;
-        }
-    }
-    Ok(items)
+    plan.finish(batch.atomic, now)
 }
