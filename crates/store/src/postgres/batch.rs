@@ -48,35 +48,39 @@ const MAX_BATCH_BYTES: usize = 4 << 20;
 /// the next collects the creates that arrive meanwhile.
 pub(super) const BATCHERS: usize = 2;
 
-/// The queues of the rows in `v`, each locked once (`FOR KEY SHARE`, so that
-/// none goes while its tasks go in): a lock taken for every row was a fifth
-/// of a thousand-row insert.
-macro_rules! locked_queues {
-    () => {
-        "lq AS (SELECT org, name FROM queues \
-         WHERE (org, name) IN (SELECT DISTINCT org, queue FROM v) FOR KEY SHARE)"
+/// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
+/// array parameter per column, rows in array order, each inserted if the
+/// condition `$queue` puts on its queue holds and its ID is free;
+/// `RETURNING uid` names the rows that were.
+macro_rules! insert_tasks {
+    ($queue:expr) => {
+        concat!(
+            "INSERT INTO tasks (org, queue, task_id, uid, status, \
+             target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, \
+             retry_config, attempt_count, cancel_requested, created_at) \
+             SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
+             v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, \
+             v.created_at \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+             $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[]) WITH ORDINALITY \
+             AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
+             dispatch_deadline_s, retry_config, created_at, ord) ",
+            $queue,
+            " ORDER BY v.ord ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid"
+        )
     };
 }
 
-/// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
-/// array parameter per column, rows in array order. Each row is inserted
-/// only if its queue exists (locked as the one-row statement locks it) and
-/// its ID is free; `RETURNING uid` names the rows that were.
-const SQL_INSERT_TASKS: &str = concat!(
-    "WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], \
-     $5::text[], $6::text[], $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], \
-     $11::bigint[]) WITH ORDINALITY AS v(org, queue, task_id, uid, target, body_form, body, \
-     schedule_time, dispatch_deadline_s, retry_config, created_at, ord)), ",
-    locked_queues!(),
-    " INSERT INTO tasks (org, queue, task_id, uid, status, \
-     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at) \
-     SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
-     v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, v.created_at \
-     FROM v WHERE (v.org, v.queue) IN (SELECT org, name FROM lq) \
-     ORDER BY v.ord \
-     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid"
+/// Rows of any queues, each inserted only if its queue exists (`FOR KEY
+/// SHARE`, as the one-row statement).
+const SQL_INSERT_TASKS: &str = insert_tasks!(
+    "WHERE EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE)"
 );
+
+/// Rows of one queue that the transaction has locked already (a batch
+/// create): a lock taken again for every row was a fifth of a
+/// thousand-row insert.
+const SQL_INSERT_TASKS_LOCKED: &str = insert_tasks!("");
 
 /// The text of the error that fails [`SQL_INSERT_TASKS_KEYED`] when a
 /// record went in without its task: a plain statement raises an error of
@@ -111,13 +115,13 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
      $15::text[], $16::bigint[], $17::text[], $18::text[], $19::bigint[]) WITH ORDINALITY \
      AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
      dispatch_deadline_s, retry_config, created_at, principal, key, fingerprint, token, status, \
-     resource_kind, resource_id, expires_at, ord)), ",
-    locked_queues!(),
-    ", k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
+     resource_kind, resource_id, expires_at, ord)), \
+     k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
      status, resource_kind, resource_id, created_at, locked_until, expires_at) \
      SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
      v.resource_kind, v.resource_id, v.created_at, v.created_at, v.expires_at FROM v \
-     WHERE v.key IS NOT NULL AND (v.org, v.queue) IN (SELECT org, name FROM lq) \
+     WHERE v.key IS NOT NULL \
+     AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.org = v.org AND t.queue = v.queue \
      AND t.task_id = v.task_id) \
      ORDER BY v.org, v.principal, v.key \
@@ -136,7 +140,7 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
      SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
      v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, v.created_at \
      FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
-     AND (v.org, v.queue) IN (SELECT org, name FROM lq) \
+     AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      ORDER BY v.ord \
      ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid) \
      SELECT uid FROM ins UNION ALL SELECT ('",
@@ -384,7 +388,7 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
             let inserted = if keyed {
                 insert_keyed_around_races(&client, &mut rows).await
             } else {
-                insert(&client, &rows).await
+                insert(&client, &rows, false).await
             };
             inserted.map(|i| (client, i))
         }
@@ -592,10 +596,13 @@ async fn insert_keyed<C: GenericClient>(
         .collect()
 }
 
-/// Runs [`SQL_INSERT_TASKS`]: the uids of the rows inserted.
+/// Runs [`SQL_INSERT_TASKS`], or [`SQL_INSERT_TASKS_LOCKED`] when the
+/// caller's transaction holds the one queue of `rows`: the uids of the rows
+/// inserted.
 pub(super) async fn insert<C: GenericClient>(
     client: &C,
     rows: &[&Row],
+    queue_locked: bool,
 ) -> Result<HashSet<String>, Error> {
     let org: Vec<&str> = rows.iter().map(|r| r.org.as_str()).collect();
     let queue: Vec<&str> = rows.iter().map(|r| r.queue.as_str()).collect();
@@ -608,7 +615,12 @@ pub(super) async fn insert<C: GenericClient>(
     let deadline: Vec<i64> = rows.iter().map(|r| r.dispatch_deadline_s).collect();
     let retry_config: Vec<&str> = rows.iter().map(|r| r.retry_config.as_str()).collect();
     let created_at: Vec<i64> = rows.iter().map(|r| r.created_at).collect();
-    let stmt = client.prepare_cached(SQL_INSERT_TASKS).await?;
+    let sql = if queue_locked {
+        SQL_INSERT_TASKS_LOCKED
+    } else {
+        SQL_INSERT_TASKS
+    };
+    let stmt = client.prepare_cached(sql).await?;
     let inserted = client
         .query(
             &stmt,

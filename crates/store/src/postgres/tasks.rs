@@ -227,7 +227,8 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
     let inserted = if rows.is_empty() {
         HashSet::new()
     } else {
-        batch::insert(c.0, &rows.iter().collect::<Vec<_>>()).await?
+        // Every row is of the batch's queue, which the caller locked.
+        batch::insert(c.0, &rows.iter().collect::<Vec<_>>(), true).await?
     };
     // The set-based insert has no tag column: the tagged (pull) tasks it
     // inserted get theirs in one more statement, only when there are any.
