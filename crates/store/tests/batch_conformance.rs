@@ -333,6 +333,50 @@ async fn a_long_batch_answers_each_item_from_its_own_row(h: Harness) {
     assert_eq!(h.ids().await.len(), 140);
 }
 
+/// A pull queue's batch over several insert statements: each task keeps
+/// its own tag and payload (PostgreSQL sets the tags in a statement of
+/// their own).
+async fn a_long_pull_batch_gives_each_task_its_own_tag(h: Harness) {
+    let config = QueueConfig {
+        mode: idem_core::queue::QueueMode::Pull,
+        ..QueueConfig::default()
+    };
+    h.store.queue_create(ORG, "q", &config, None).await.unwrap();
+    let item = |i: usize| TaskCreate {
+        target: Target::payload(Some((
+            idem_core::task::BodyForm::Text,
+            format!("n={i}").into_bytes(),
+        ))),
+        pull: true,
+        tag: (!i.is_multiple_of(3)).then(|| format!("tag{i}")),
+        ..create(&format!("p{i:03}"))
+    };
+    let out = h
+        .store
+        .task_create_batch(batch((0..70).map(|i| Ok(item(i))).collect(), false))
+        .await
+        .unwrap();
+    for (i, item) in out.items.iter().enumerate() {
+        assert_eq!(kind(item), "created", "item {i}");
+        let stored = h
+            .store
+            .task_get(ORG, "q", &format!("p{i:03}"))
+            .await
+            .unwrap();
+        assert_eq!(&stored, task(item), "item {i} is answered as stored");
+        assert_eq!(
+            stored.tag,
+            (!i.is_multiple_of(3)).then(|| format!("tag{i}")),
+            "item {i}"
+        );
+        assert_eq!(
+            stored.target.body.as_ref().map(|b| b.1.as_slice()),
+            Some(format!("n={i}").as_bytes()),
+            "item {i}"
+        );
+    }
+}
+
 /// A thousand items, the most a batch holds, and what the batch says of
 /// its queue: missing is the whole batch's 404, paused is reported.
 async fn a_full_batch_and_its_queue(h: Harness) {
@@ -514,6 +558,7 @@ idem_testkit::backend_tests! {
     an_atomic_batch_creates_all_or_nothing,
     a_batch_replaces_expired_tombstones_only,
     a_long_batch_answers_each_item_from_its_own_row,
+    a_long_pull_batch_gives_each_task_its_own_tag,
     a_full_batch_and_its_queue,
     a_batch_completes_its_key_in_its_own_commit,
     concurrent_batches_sharing_ids_have_one_winner_each,
