@@ -9,7 +9,8 @@
 #   sqlite; PostgreSQL from IDEM_BENCH_DATABASE_URL, default
 #   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
 # With AB_BATCH=N the load is batch creates instead (`tasks:batch`, N tasks
-# a request, every task new) from CONCURRENCY clients.
+# a request, every task new) from CONCURRENCY clients; with AB_KEYS=1 every
+# create carries an Idempotency-Key of its own.
 set -euo pipefail
 before=$1 after=$2
 concurrency=${3:-1}
@@ -38,7 +39,8 @@ one() { # label release-dir
   if [ -n "${AB_BATCH:-}" ]; then
     "$before/idem-bench" batch-creates --addr "${addr#http://}" --key "$key" --total "$total" --batch "$AB_BATCH" --concurrency "$concurrency"
   else
-    "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab
+    "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab \
+      ${AB_KEYS:+--with-keys}
   fi
   kill "$pid"
   wait "$pid" 2>/dev/null || true

@@ -48,6 +48,10 @@ const MAX_BATCH_BYTES: usize = 4 << 20;
 /// the next collects the creates that arrive meanwhile.
 pub(super) const BATCHERS: usize = 2;
 
+/// Connections of the batchers' pool: one for each batcher's statement and
+/// one for each batcher's reads of the rows it could not insert.
+pub(super) const BATCH_CONNECTIONS: usize = 2 * BATCHERS;
+
 /// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
 /// array parameter per column, rows in array order, each inserted if the
 /// condition `$queue` puts on its queue holds and its ID is free;
@@ -420,6 +424,27 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     if rest.is_empty() {
         return;
     }
+    // The rest are read on another connection while this batcher goes on
+    // to its next batch: a read here held the next batch's rows back by a
+    // round trip for every batch with a duplicate ID in it.
+    drop(client);
+    let pool = pool.clone();
+    tokio::spawn(async move { answer_not_inserted(&pool, rest).await });
+}
+
+/// Answers the jobs whose rows were not inserted, from the records holding
+/// their keys and the tasks holding their IDs.
+async fn answer_not_inserted(pool: &Pool, rest: Vec<Job>) {
+    let client = match pool.get().await {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::warn!(error = %e, "no connection to read the rows of conflicting creates");
+            for job in rest {
+                let _ = job.reply.send(Outcome::NotInserted);
+            }
+            return;
+        }
+    };
     // Both reads go out together, pipelined on the connection: one round
     // trip. A key held elsewhere answers before the ID: on the locking path
     // the key's record is found before the create runs at all.

@@ -175,7 +175,7 @@ impl PostgresStore {
             &config,
             "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off",
         );
-        let batch_pool = pool(batch_config, &tls, batch::BATCHERS, &pool_options)?;
+        let batch_pool = pool(batch_config, &tls, batch::BATCH_CONNECTIONS, &pool_options)?;
         let pool = pool(config, &tls, max_connections, &pool_options)?;
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
