@@ -55,17 +55,19 @@ impl FieldErrors {
         if self.0.is_empty() { Ok(()) } else { Err(self) }
     }
 
-    /// Checks that `value` lies in `min..=max`.
+    /// Checks that `value` lies in `min..=max`. The field's name is made
+    /// only for an error (`format_args!` for a dotted path), since every
+    /// create checks its retry policy this way.
     pub fn range<T: PartialOrd + std::fmt::Display + Copy>(
         &mut self,
-        field: &str,
+        field: impl std::fmt::Display,
         value: T,
         min: T,
         max: T,
     ) {
         if value < min || value > max {
             self.push(
-                field,
+                field.to_string(),
                 format!("must be between {min} and {max}, got {value}"),
             );
         }

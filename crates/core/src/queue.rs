@@ -70,13 +70,13 @@ impl RateLimits {
             );
         }
         errors.range(
-            &format!("{prefix}.max_burst_size"),
+            format_args!("{prefix}.max_burst_size"),
             self.max_burst_size,
             1,
             MAX_BURST,
         );
         errors.range(
-            &format!("{prefix}.max_concurrent_dispatches"),
+            format_args!("{prefix}.max_concurrent_dispatches"),
             self.max_concurrent_dispatches,
             1,
             MAX_CONCURRENCY,
@@ -160,31 +160,31 @@ impl RetryConfig {
 
     pub fn validate(&self, prefix: &str, errors: &mut FieldErrors) {
         errors.range(
-            &format!("{prefix}.max_attempts"),
+            format_args!("{prefix}.max_attempts"),
             self.max_attempts,
             0,
             MAX_ATTEMPTS,
         );
         errors.range(
-            &format!("{prefix}.max_retry_duration_s"),
+            format_args!("{prefix}.max_retry_duration_s"),
             self.max_retry_duration_s,
             0,
             MAX_RETRY_DURATION_S,
         );
         errors.range(
-            &format!("{prefix}.min_backoff_ms"),
+            format_args!("{prefix}.min_backoff_ms"),
             self.min_backoff_ms,
             1,
             MAX_BACKOFF_MS,
         );
         errors.range(
-            &format!("{prefix}.max_backoff_ms"),
+            format_args!("{prefix}.max_backoff_ms"),
             self.max_backoff_ms,
             1,
             MAX_BACKOFF_MS,
         );
         errors.range(
-            &format!("{prefix}.max_doublings"),
+            format_args!("{prefix}.max_doublings"),
             self.max_doublings,
             0,
             MAX_DOUBLINGS,
@@ -504,6 +504,50 @@ impl QueueConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each limit out of range is named by its dotted path under the
+    /// caller's prefix; a policy within every limit names nothing.
+    #[test]
+    fn policies_out_of_range_name_each_field_under_the_prefix() {
+        let mut errors = FieldErrors::new();
+        RetryConfig::default().validate("retry_config", &mut errors);
+        RateLimits::default().validate("rate_limits", &mut errors);
+        assert!(errors.is_empty(), "{errors}");
+        let retry = RetryConfig {
+            max_attempts: MAX_ATTEMPTS + 1,
+            max_retry_duration_s: MAX_RETRY_DURATION_S + 1,
+            min_backoff_ms: 0,
+            max_backoff_ms: MAX_BACKOFF_MS + 1,
+            max_doublings: MAX_DOUBLINGS + 1,
+        };
+        retry.validate("tasks[2].retry_config", &mut errors);
+        let limits = RateLimits {
+            max_dispatches_per_second: 500.0,
+            max_burst_size: 0,
+            max_concurrent_dispatches: MAX_CONCURRENCY + 1,
+        };
+        limits.validate("rate_limits", &mut errors);
+        let fields: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "tasks[2].retry_config.max_attempts",
+                "tasks[2].retry_config.max_retry_duration_s",
+                "tasks[2].retry_config.min_backoff_ms",
+                "tasks[2].retry_config.max_backoff_ms",
+                "tasks[2].retry_config.max_doublings",
+                "rate_limits.max_burst_size",
+                "rate_limits.max_concurrent_dispatches",
+            ]
+        );
+        assert_eq!(
+            errors.0[0].message,
+            format!(
+                "must be between 0 and {MAX_ATTEMPTS}, got {}",
+                MAX_ATTEMPTS + 1
+            )
+        );
+    }
 
     #[test]
     fn defaults_match_the_spec_example() {
