@@ -170,9 +170,10 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
 }
 
 /// An insert of `rows` tasks, each skipped when its ID is taken (a
-/// conflict changes no row), then `tail`. Row k takes the parameters
-/// `12k+1` to `12k+12`, in the order of [`insert_args`] and then the tag.
-fn insert_sql(rows: usize, tail: &str) -> String {
+/// conflict changes no row), answering the uids of those inserted. Row k
+/// takes the parameters `12k+1` to `12k+12`, as [`insert_args`] orders
+/// them.
+fn insert_sql(rows: usize) -> String {
     let mut sql = String::from(
         "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
          schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
@@ -200,19 +201,14 @@ fn insert_sql(rows: usize, tail: &str) -> String {
             p(12)
         ));
     }
-    sql.push_str(" ON CONFLICT (org, queue, task_id) DO NOTHING");
-    sql.push_str(tail);
+    sql.push_str(" ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid");
     sql
 }
 
-/// Inserts one task unless its ID is taken.
-static SQL_INSERT_TASK: LazyLock<String> = LazyLock::new(|| insert_sql(1, ""));
-
-/// Inserts 2^k tasks (the k-th text) and answers the uids of those
-/// inserted.
+/// Inserts 2^k tasks (the k-th text; the first, one task).
 static SQL_INSERT_TASKS: LazyLock<Vec<String>> = LazyLock::new(|| {
     (0..=ROWS_PER_INSERT.ilog2())
-        .map(|k| insert_sql(1 << k, " RETURNING uid"))
+        .map(|k| insert_sql(1 << k))
         .collect()
 });
 
@@ -305,9 +301,9 @@ fn parse_created_key(key: &str) -> Result<(i64, &str)> {
             Error::Invalid(errors)
         })
 }
-/// The parameters of [`SQL_INSERT_TASK`] ($1–$11); PostgreSQL's one-row
-/// fast statements number theirs the same.
-pub(crate) fn insert_args<'a>(p: &'a TaskCreate, ins: &'a TaskInsert, now: i64) -> [Value<'a>; 11] {
+/// The parameters of one row of [`SQL_INSERT_TASKS`] ($1–$12); PostgreSQL's
+/// one-row fast statements number theirs the same (all but the tag).
+pub(crate) fn insert_args<'a>(p: &'a TaskCreate, ins: &'a TaskInsert, now: i64) -> [Value<'a>; 12] {
     args![
         &p.org,
         &p.queue,
@@ -320,6 +316,7 @@ pub(crate) fn insert_args<'a>(p: &'a TaskCreate, ins: &'a TaskInsert, now: i64) 
         ins.dispatch_deadline_s,
         &ins.retry_config,
         now,
+        &p.tag,
     ]
 }
 
@@ -449,7 +446,6 @@ pub(crate) async fn create_batch<C: Conn>(
         let mut params = Vec::with_capacity(n * 12);
         for (_, p, ins) in chunk {
             params.extend(insert_args(p, ins, now));
-            params.push(Value::from(&p.tag));
         }
         let sql = &SQL_INSERT_TASKS[n.ilog2() as usize];
         for uid in c.query(sql, &params, |r| r.text(0)).await? {
@@ -501,10 +497,13 @@ pub(crate) async fn insert_or_existing<C: Conn>(
     own_uid: Option<&str>,
     now: i64,
 ) -> Result<std::result::Result<Task, Task>> {
-    let mut params = insert_args(p, ins, now).to_vec();
-    params.extend(args![&p.tag]);
+    let params = insert_args(p, ins, now);
     for _ in 0..4 {
-        if c.execute(&SQL_INSERT_TASK, &params).await? == 1 {
+        if !c
+            .query(&SQL_INSERT_TASKS[0], &params, |_| Ok(()))
+            .await?
+            .is_empty()
+        {
             return Ok(Ok(ins.task(p, now)));
         }
         match get(c, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await? {
