@@ -1033,6 +1033,60 @@ async fn task_lists_filter_by_id_prefix_creation_time_and_state_combined(h: Harn
     assert!(matches!(err, Error::Invalid(_)), "{err:?}");
 }
 
+/// A node opens at most its pool and the 14 connections of its own that
+/// docs/API.md tells operators to size `max_connections` for, however many
+/// creates (a third of them duplicate IDs, read back beside the batches)
+/// arrive at once.
+#[tokio::test]
+async fn postgres_holds_at_most_its_pool_and_fourteen_connections() {
+    let db = TestDatabase::create().await;
+    let url = db.url.clone();
+    let clock = ManualClock::new(start());
+    let store = PostgresStore::open(&url, 4, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let h = Harness {
+        store: Arc::new(store),
+        clock,
+        _db: Some(db),
+        _dir: None,
+    };
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    let runs: Vec<_> = (0..300)
+        .map(|i| {
+            let (store, req) = (
+                h.store.clone(),
+                create("acme", "payments", &format!("t{}", i / 3 * 2)),
+            );
+            tokio::spawn(async move { store.task_create(req).await })
+        })
+        .collect();
+    let (mut created, mut exists) = (0, 0);
+    for run in runs {
+        match run.await.unwrap() {
+            Ok(_) => created += 1,
+            Err(Error::TaskExists(_)) => exists += 1,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!((created, exists), (100, 200));
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let held: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(held <= 4 + 14, "{held} connections");
+}
+
 /// Under a collation that is not byte order (here ICU's `en-US`, where `a`
 /// and `A` sort together), the IDs with a prefix are not one range of the
 /// primary key; the list matches them one by one and stays exact.
