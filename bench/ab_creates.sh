@@ -10,7 +10,9 @@
 #   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
 # With AB_BATCH=N the load is batch creates instead (`tasks:batch`, N tasks
 # a request, every task new) from CONCURRENCY clients; with AB_KEYS=1 every
-# create carries an Idempotency-Key of its own.
+# create carries an Idempotency-Key of its own. After each run the line
+# `cpu` gives the server's CPU seconds for the run (user + system, from
+# /proc), and on SQLite those of its writer thread alone.
 set -euo pipefail
 before=$1 after=$2
 concurrency=${3:-1}
@@ -42,10 +44,21 @@ one() { # label release-dir
     "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab \
       ${AB_KEYS:+--with-keys}
   fi
+  cpu_line "$pid"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   if [ -n "$db" ]; then psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; fi
   rm -rf "$work"
+}
+cpu_s() { # /proc/…/stat: CPU seconds (utime + stime)
+  awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz}' "$1"
+}
+cpu_line() { # pid
+  local writer="" t
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm")" = idem-sqlite-wri ]; then writer=" writer_s=$(cpu_s "$t/stat")"; fi
+  done
+  printf '        cpu server_s=%s%s\n' "$(cpu_s /proc/"$1"/stat)" "$writer"
 }
 for _ in 1 2 3; do
   one before "$before"

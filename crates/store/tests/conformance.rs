@@ -1559,6 +1559,86 @@ async fn concurrent_creates_with_duplicates_and_a_missing_queue(h: Harness) {
     assert_eq!(listed.items.len(), 41);
 }
 
+/// Many different creates at once, as group commit sees them (PostgreSQL
+/// inserts them together, one multi-row statement): each task is stored
+/// with its own body, schedule time, deadline and retry policy,
+/// exactly as its answer says; a create whose retry policy is out of range
+/// or whose queue takes pull tasks only fails alone and writes nothing.
+async fn concurrent_creates_each_keep_their_own_fields(h: Harness) {
+    h.org("acme").await;
+    h.queue("acme", "payments", 60).await;
+    h.store
+        .queue_create(
+            "acme",
+            "jobs",
+            &QueueConfig {
+                mode: idem_core::queue::QueueMode::Pull,
+                ..QueueConfig::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let runs: Vec<_> = (0..150u32)
+        .map(|i| {
+            let mut req = create("acme", "payments", &format!("t{i}"));
+            req.target.body = Some((BodyForm::Json, format!("{{\"n\":{i}}}").into_bytes()));
+            req.schedule_time = Some(start() + SignedDuration::from_secs(i64::from(i)));
+            req.dispatch_deadline_s = Some(30 + i);
+            req.retry_config.max_attempts = Some(1 + i % 7);
+            match i % 25 {
+                // Out of range: the create is refused, its neighbours are not.
+                3 => req.retry_config.max_attempts = Some(u32::MAX),
+                // A push create of a pull queue.
+                4 => req.queue = "jobs".into(),
+                _ => {}
+            }
+            let store = h.store.clone();
+            tokio::spawn(async move { (i, store.task_create(req).await) })
+        })
+        .collect();
+    let mut created = 0;
+    for run in runs {
+        let (i, answer) = run.await.unwrap();
+        let id = format!("t{i}");
+        match (i % 25, answer) {
+            (3, Err(Error::Invalid(e))) => {
+                assert!(
+                    format!("{e:?}").contains("retry_config.max_attempts"),
+                    "{e:?}"
+                )
+            }
+            (4, Err(Error::Invalid(e))) => assert!(format!("{e:?}").contains("target"), "{e:?}"),
+            (3 | 4, other) => panic!("{id}: {other:?}"),
+            (_, Ok(t)) => {
+                created += 1;
+                assert_eq!(t.task_id, id);
+                assert_eq!(
+                    t.target.body,
+                    Some((BodyForm::Json, format!("{{\"n\":{i}}}").into_bytes()))
+                );
+                assert_eq!(
+                    t.schedule_time,
+                    start() + SignedDuration::from_secs(i64::from(i))
+                );
+                assert_eq!(t.dispatch_deadline_s, 30 + i);
+                assert_eq!(t.retry_config.max_attempts, 1 + i % 7);
+                assert_eq!(h.store.task_get("acme", "payments", &id).await.unwrap(), t);
+            }
+            (_, Err(e)) => panic!("{id}: {e:?}"),
+        }
+    }
+    assert_eq!(created, 150 - 12);
+    for q in ["payments", "jobs"] {
+        let listed = h
+            .store
+            .task_list("acme", q, TaskFilter::default(), &page(200, None))
+            .await
+            .unwrap();
+        assert_eq!(listed.items.len(), if q == "payments" { 138 } else { 0 });
+    }
+}
+
 /// Concurrent creates of an ID whose tombstone has outlived its window:
 /// one of them replaces it, the others see the new task.
 async fn concurrent_creates_replace_an_expired_tombstone_once(h: Harness) {
@@ -1601,6 +1681,7 @@ mod group_commit {
         sqlite: Harness::sqlite().await,
         postgres: Harness::postgres().await;
         concurrent_creates_with_duplicates_and_a_missing_queue,
+        concurrent_creates_each_keep_their_own_fields,
         concurrent_creates_replace_an_expired_tombstone_once,
     }
 }
