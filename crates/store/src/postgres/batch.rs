@@ -28,7 +28,7 @@ use crate::Error;
 use crate::idempotency::{IdempotencyRecord, KeyCompletion};
 use crate::records::{Task, TaskSummary};
 use crate::sql as rows;
-use crate::tables::idempotency::{RECORD_COLUMNS, micros, record};
+use crate::tables::idempotency::{RECORD_COLUMNS, live_record, micros, record};
 use crate::tables::tasks;
 use deadpool_postgres::{GenericClient, Object, Pool};
 use std::collections::{HashMap, HashSet};
@@ -102,7 +102,10 @@ const RACED: &str = raced!();
 ///
 /// `k` inserts each record completed, as the create's answer, unless a live
 /// record holds the key (an expired one is replaced), the ID is taken in the
-/// statement's snapshot or the queue is missing; `ins` inserts a keyed row's
+/// statement's snapshot or the queue is missing. A key held in the snapshot
+/// is skipped before the insert: the conflict clause would lock the record
+/// it keeps, a write that made a replay wait for a WAL flush (see
+/// [`SQL_LOCK`](crate::tables::idempotency::SQL_LOCK)); `ins` inserts a keyed row's
 /// task only if its record went in. The keys are inserted in key order and
 /// all of them before any task, in ID order, so that two batches wait for
 /// each other's keys and tasks in one order and cannot deadlock.
@@ -125,6 +128,10 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
      SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
      v.resource_kind, v.resource_id, v.created_at, v.created_at, v.expires_at FROM v \
      WHERE v.key IS NOT NULL \
+     AND NOT EXISTS (SELECT 1 FROM idempotency_keys i WHERE i.org = v.org \
+     AND i.principal = v.principal AND i.key = v.key AND ",
+    live_record!("i", "v.created_at"),
+    ") \
      AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.org = v.org AND t.queue = v.queue \
      AND t.task_id = v.task_id) \
@@ -161,8 +168,8 @@ fn sql_held() -> String {
         "SELECT r.*, k.org, k.principal FROM unnest($1::text[], $2::text[], $3::text[]) \
          AS k(org, principal, key) CROSS JOIN LATERAL (SELECT {RECORD_COLUMNS} \
          FROM idempotency_keys i WHERE i.org = k.org AND i.principal = k.principal \
-         AND i.key = k.key AND i.expires_at > $4 \
-         AND (i.state = 'completed' OR i.locked_until > $4) LIMIT 1) r"
+         AND i.key = k.key AND {} LIMIT 1) r",
+        live_record!("i", "$4")
     )
 }
 
@@ -912,6 +919,40 @@ mod tests {
             assert_eq!(record_of(&store, key).await, None, "{key}");
         }
         assert_eq!(stored_uid(&store, "d").await, None);
+    }
+
+    /// A key whose record holds it is answered from the record without
+    /// locking it, beside a row that goes in: the conflict clause would
+    /// lock the record it keeps, a write whose commit waits for a WAL
+    /// flush even in a batch of replays alone.
+    #[tokio::test]
+    async fn a_held_key_is_answered_without_locking_its_record() {
+        let (store, _db) = store().await;
+        run_batch(&store.pool, vec![keyed(row("q", "a", None), "ka")]).await;
+        let xmax = async || -> String {
+            let client = store.pool.get().await.unwrap();
+            client
+                .query_one(
+                    "SELECT xmax::text FROM idempotency_keys WHERE key = 'ka'",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0)
+        };
+        assert_eq!(xmax().await, "0");
+        let out = run_batch(
+            &store.pool,
+            vec![keyed(row("q", "b", None), "ka"), row("q", "c", None)],
+        )
+        .await;
+        assert!(
+            matches!(&out[0].1, Outcome::Held(r) if r.resource_id.as_deref() == Some("q/a")),
+            "{out:?}"
+        );
+        assert!(matches!(out[1].1, Outcome::Inserted), "{out:?}");
+        assert_eq!(xmax().await, "0");
+        assert_eq!(stored_uid(&store, "b").await, None);
     }
 
     /// A keyed row whose ID a concurrent transaction takes after the

@@ -97,3 +97,64 @@ impl IdempotencyStore for PostgresStore {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use idem_core::{Clock, ManualClock};
+    use idem_testkit::TestDatabase;
+    use jiff::SignedDuration;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// The `xmax` of the key's row: a transaction's ID once one has locked
+    /// it, `0` while none has.
+    async fn xmax(store: &PostgresStore, key: &str) -> String {
+        let client = store.pool.get().await.unwrap();
+        client
+            .query_one(
+                "SELECT xmax::text FROM idempotency_keys WHERE key = $1",
+                &[&key],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    }
+
+    /// A begin on a key another request holds is answered from the row
+    /// without locking it (a lock is a write, so its commit would wait for
+    /// a WAL flush, as every replay did); once the lock has run out the
+    /// key is taken over.
+    #[tokio::test]
+    async fn a_held_key_is_answered_without_locking_its_row() {
+        let db = TestDatabase::create().await;
+        let clock = ManualClock::new("2026-10-16T12:00:00Z".parse().unwrap());
+        let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()) as Arc<dyn Clock>)
+            .await
+            .unwrap();
+        let begin = IdempotencyBegin {
+            org: "acme".into(),
+            principal: "admin".into(),
+            key: "k".into(),
+            fingerprint: "fp".into(),
+            lock_for: Duration::from_secs(60),
+            retain_for: Duration::from_secs(3600),
+        };
+        let first = match store.idempotency_begin(&begin).await.unwrap() {
+            LockOutcome::Started(token) => token,
+            other => panic!("{other:?}"),
+        };
+        for _ in 0..2 {
+            match store.idempotency_begin(&begin).await.unwrap() {
+                LockOutcome::Existing(r) => assert_eq!(r.state, RecordState::InProgress),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(xmax(&store, "k").await, "0");
+        }
+        clock.advance(SignedDuration::from_secs(61));
+        match store.idempotency_begin(&begin).await.unwrap() {
+            LockOutcome::Started(token) => assert_ne!(token, first),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -119,18 +119,51 @@ impl Keyed {
 /// The in-progress row that holds a key: inserted, or replacing a record
 /// that expired or a lock that ran out; `RETURNING` a row only then.
 /// Parameters: org, principal, key, fingerprint, token, now, locked_until,
-/// expires_at.
-pub(crate) const SQL_LOCK: &str = "INSERT INTO idempotency_keys (org, principal, key, \
+/// expires_at (PostgreSQL only).
+///
+/// A key whose live record the statement's snapshot sees is left alone
+/// before the insert ([`live_record!`]): `ON CONFLICT DO UPDATE` locks the
+/// row it meets even when its `WHERE` keeps it, and that lock is a write,
+/// which made every replay wait for a WAL flush as a create does. A record
+/// committed after the snapshot still meets the conflict clause, which
+/// decides on its newest version.
+/// The condition on a record `$r` that it holds its key at `$now`:
+/// completed and not expired, or in progress with its lock running. The
+/// conflict clauses that replace a record take over exactly the others.
+macro_rules! live_record {
+    ($r:literal, $now:literal) => {
+        concat!(
+            $r,
+            ".expires_at > ",
+            $now,
+            " AND (",
+            $r,
+            ".state = 'completed' OR ",
+            $r,
+            ".locked_until > ",
+            $now,
+            ")"
+        )
+    };
+}
+pub(crate) use live_record;
+
+pub(crate) const SQL_LOCK: &str = concat!(
+    "INSERT INTO idempotency_keys AS i (org, principal, key, \
      fingerprint, state, token, created_at, locked_until, expires_at) \
-     VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, $7, $8) \
-     ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+     SELECT $1::text, $2::text, $3::text, $4::text, 'in_progress', $5::text, $6::bigint, \
+     $7::bigint, $8::bigint \
+     WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys l \
+     WHERE l.org = $1 AND l.principal = $2 AND l.key = $3 AND ",
+    live_record!("l", "$6"),
+    ") ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
      state = 'in_progress', token = excluded.token, status = NULL, resource_kind = NULL, \
      resource_id = NULL, body = NULL, created_at = excluded.created_at, \
      locked_until = excluded.locked_until, expires_at = excluded.expires_at \
-     WHERE idempotency_keys.expires_at <= excluded.created_at \
-     OR (idempotency_keys.state = 'in_progress' \
-         AND idempotency_keys.locked_until <= excluded.created_at) \
-     RETURNING token";
+     WHERE i.expires_at <= excluded.created_at \
+     OR (i.state = 'in_progress' AND i.locked_until <= excluded.created_at) \
+     RETURNING token"
+);
 
 /// The live record of a key at `now`: completed and not expired, or in
 /// progress with its lock running.
@@ -142,8 +175,12 @@ pub(crate) async fn live<C: Conn>(
     now: i64,
 ) -> Result<Option<IdempotencyRecord>> {
     let sql = format!(
-        "SELECT {RECORD_COLUMNS} FROM idempotency_keys WHERE org = $1 AND principal = $2 \
-         AND key = $3 AND expires_at > $4 AND (state = 'completed' OR locked_until > $4)"
+        concat!(
+            "SELECT {} FROM idempotency_keys r WHERE org = $1 AND principal = $2 \
+             AND key = $3 AND ",
+            live_record!("r", "$4")
+        ),
+        RECORD_COLUMNS
     );
     c.query_opt(&sql, &args![org, principal, key, now], |r| record(r))
         .await
