@@ -10,9 +10,13 @@
 #   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
 # With AB_BATCH=N the load is batch creates instead (`tasks:batch`, N tasks
 # a request, every task new) from CONCURRENCY clients; with AB_KEYS=1 every
-# create carries an Idempotency-Key of its own. After each run the line
+# create carries an Idempotency-Key of its own; with AB_REPLAY=1 the keyed
+# creates run first, untimed, and the line is the same requests again,
+# each answered from its key's record (the duplicates' 409s, which are not
+# recorded, run again). After each run the line
 # `cpu` gives the server's CPU seconds for the run (user + system, from
-# /proc), and on SQLite those of its writer thread alone.
+# /proc, from the start of the timed load), and on SQLite those of its
+# writer thread alone.
 set -euo pipefail
 before=$1 after=$2
 concurrency=${3:-1}
@@ -38,11 +42,20 @@ one() { # label release-dir
     sleep 0.1
   done
   printf '%-7s %-9s ' "$1" "$store"
+  cpu_mark "$pid"
   if [ -n "${AB_BATCH:-}" ]; then
     "$before/idem-bench" batch-creates --addr "${addr#http://}" --key "$key" --total "$total" --batch "$AB_BATCH" --concurrency "$concurrency"
   else
-    "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab \
-      ${AB_KEYS:+--with-keys}
+    creates() {
+      "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab "$@"
+    }
+    if [ -n "${AB_REPLAY:-}" ]; then
+      creates --with-keys >/dev/null
+      cpu_mark "$pid"
+      creates --with-keys
+    else
+      creates ${AB_KEYS:+--with-keys}
+    fi
   fi
   cpu_line "$pid"
   kill "$pid"
@@ -53,12 +66,23 @@ one() { # label release-dir
 cpu_s() { # /proc/…/stat: CPU seconds (utime + stime)
   awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz}' "$1"
 }
-cpu_line() { # pid
-  local writer="" t
+writer_stat() { # pid: the stat file of SQLite's writer thread, if any
+  local t
   for t in /proc/"$1"/task/*; do
-    if [ "$(cat "$t/comm")" = idem-sqlite-wri ]; then writer=" writer_s=$(cpu_s "$t/stat")"; fi
+    if [ "$(cat "$t/comm")" = idem-sqlite-wri ]; then echo "$t/stat"; fi
   done
-  printf '        cpu server_s=%s%s\n' "$(cpu_s /proc/"$1"/stat)" "$writer"
+}
+cpu_mark() { # pid: the CPU seconds so far, which cpu_line subtracts
+  local w
+  cpu0=$(cpu_s /proc/"$1"/stat) writer0=0
+  w=$(writer_stat "$1")
+  if [ -n "$w" ]; then writer0=$(cpu_s "$w"); fi
+}
+cpu_line() { # pid: CPU seconds since cpu_mark
+  local writer="" w
+  w=$(writer_stat "$1")
+  if [ -n "$w" ]; then writer=$(awk -v a="$(cpu_s "$w")" -v b="$writer0" 'BEGIN {printf " writer_s=%.2f", a - b}'); fi
+  awk -v a="$(cpu_s /proc/"$1"/stat)" -v b="$cpu0" -v w="$writer" 'BEGIN {printf "        cpu server_s=%.2f%s\n", a - b, w}'
 }
 for _ in 1 2 3; do
   one before "$before"
