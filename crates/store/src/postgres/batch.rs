@@ -104,9 +104,12 @@ const RACED: &str = raced!();
 /// record holds the key (an expired one is replaced), the ID is taken in the
 /// statement's snapshot or the queue is missing. A key held in the snapshot
 /// is skipped before the insert: the conflict clause would lock the record
-/// it keeps, a write that made a replay wait for a WAL flush (see
-/// [`SQL_LOCK`](crate::tables::idempotency::SQL_LOCK)); `ins` inserts a keyed row's
-/// task only if its record went in. The keys are inserted in key order and
+/// it keeps, which is a write (see
+/// [`SQL_LOCK`](crate::tables::idempotency::SQL_LOCK)); the row's
+/// `FOR KEY SHARE` on its queue still is one, so a statement of replays
+/// alone still commits with a WAL flush (docs/BENCHMARKS.md has what
+/// locking the queue later cost). `ins` inserts a keyed row's task only if
+/// its record went in. The keys are inserted in key order and
 /// all of them before any task, in ID order, so that two batches wait for
 /// each other's keys and tasks in one order and cannot deadlock.
 ///
