@@ -717,6 +717,7 @@ mod tests {
     use super::*;
     use crate::Store;
     use crate::postgres::PostgresStore;
+    use crate::postgres::testing::record_xmax;
     use crate::records::TaskCreate;
     use idem_core::queue::{QueueConfig, RetryConfigPatch};
     use idem_core::task::{BodyForm, Target};
@@ -932,18 +933,7 @@ mod tests {
     async fn a_held_key_is_answered_without_locking_its_record() {
         let (store, _db) = store().await;
         run_batch(&store.pool, vec![keyed(row("q", "a", None), "ka")]).await;
-        let xmax = async || -> String {
-            let client = store.pool.get().await.unwrap();
-            client
-                .query_one(
-                    "SELECT xmax::text FROM idempotency_keys WHERE key = 'ka'",
-                    &[],
-                )
-                .await
-                .unwrap()
-                .get(0)
-        };
-        assert_eq!(xmax().await, "0");
+        assert_eq!(record_xmax(&store, "ka").await, "0");
         let out = run_batch(
             &store.pool,
             vec![keyed(row("q", "b", None), "ka"), row("q", "c", None)],
@@ -954,7 +944,7 @@ mod tests {
             "{out:?}"
         );
         assert!(matches!(out[1].1, Outcome::Inserted), "{out:?}");
-        assert_eq!(xmax().await, "0");
+        assert_eq!(record_xmax(&store, "ka").await, "0");
         assert_eq!(stored_uid(&store, "b").await, None);
     }
 

@@ -101,25 +101,12 @@ impl IdempotencyStore for PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::postgres::testing::record_xmax;
     use idem_core::{Clock, ManualClock};
     use idem_testkit::TestDatabase;
     use jiff::SignedDuration;
     use std::sync::Arc;
     use std::time::Duration;
-
-    /// The `xmax` of the key's row: a transaction's ID once one has locked
-    /// it, `0` while none has.
-    async fn xmax(store: &PostgresStore, key: &str) -> String {
-        let client = store.pool.get().await.unwrap();
-        client
-            .query_one(
-                "SELECT xmax::text FROM idempotency_keys WHERE key = $1",
-                &[&key],
-            )
-            .await
-            .unwrap()
-            .get(0)
-    }
 
     /// A begin on a key another request holds is answered from the row
     /// without locking it (a lock is a write, so its commit would wait for
@@ -149,7 +136,7 @@ mod tests {
                 LockOutcome::Existing(r) => assert_eq!(r.state, RecordState::InProgress),
                 other => panic!("{other:?}"),
             }
-            assert_eq!(xmax(&store, "k").await, "0");
+            assert_eq!(record_xmax(&store, "k").await, "0");
         }
         clock.advance(SignedDuration::from_secs(61));
         match store.idempotency_begin(&begin).await.unwrap() {

@@ -25,3 +25,18 @@ pub(crate) async fn store_with_org() -> (TestDatabase, PostgresStore) {
     store.organization_create(ORG, admin, None).await.unwrap();
     (db, store)
 }
+
+/// The `xmax` of the Idempotency-Key record of `key`: the ID of the last
+/// transaction that locked (or changed) the row, `0` while none has, so
+/// that a test can tell that a statement left the row alone.
+pub(crate) async fn record_xmax(store: &PostgresStore, key: &str) -> String {
+    let client = store.pool.get().await.unwrap();
+    client
+        .query_one(
+            "SELECT xmax::text FROM idempotency_keys WHERE key = $1",
+            &[&key],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
