@@ -109,9 +109,9 @@ mod tests {
     use std::time::Duration;
 
     /// A begin on a key another request holds is answered from the row
-    /// without locking it (a lock is a write, so its commit would wait for
-    /// a WAL flush, as every replay did); once the lock has run out the
-    /// key is taken over.
+    /// without locking it (a lock is a write: each replay wrote WAL, and
+    /// concurrent ones waited for each other); once the lock has run out
+    /// the key is taken over.
     #[tokio::test]
     async fn a_held_key_is_answered_without_locking_its_row() {
         let db = TestDatabase::create().await;

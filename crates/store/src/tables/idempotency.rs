@@ -124,9 +124,10 @@ impl Keyed {
 /// A key whose live record the statement's snapshot sees is left alone
 /// before the insert ([`live_record!`]): `ON CONFLICT DO UPDATE` locks the
 /// row it meets even when its `WHERE` keeps it, and that lock is a write,
-/// which made every replay wait for a WAL flush as a create does. A record
-/// committed after the snapshot still meets the conflict clause, which
-/// decides on its newest version.
+/// so every replay wrote WAL (and a transaction committing synchronously,
+/// as a claim's does, waited for its flush), and concurrent replays of one
+/// key waited for each other. A record committed after the snapshot still
+/// meets the conflict clause, which decides on its newest version.
 /// The condition on a record `$r` that it holds its key at `$now`:
 /// completed and not expired, or in progress with its lock running. The
 /// conflict clauses that replace a record take over exactly the others.
