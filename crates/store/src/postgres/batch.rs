@@ -927,8 +927,7 @@ mod tests {
 
     /// A key whose record holds it is answered from the record without
     /// locking it, beside a row that goes in: the conflict clause would
-    /// lock the record it keeps, a write whose commit waits for a WAL
-    /// flush even in a batch of replays alone.
+    /// lock the record it keeps, which is a write.
     #[tokio::test]
     async fn a_held_key_is_answered_without_locking_its_record() {
         let (store, _db) = store().await;

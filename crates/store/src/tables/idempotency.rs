@@ -116,18 +116,6 @@ impl Keyed {
     }
 }
 
-/// The in-progress row that holds a key: inserted, or replacing a record
-/// that expired or a lock that ran out; `RETURNING` a row only then.
-/// Parameters: org, principal, key, fingerprint, token, now, locked_until,
-/// expires_at (PostgreSQL only).
-///
-/// A key whose live record the statement's snapshot sees is left alone
-/// before the insert ([`live_record!`]): `ON CONFLICT DO UPDATE` locks the
-/// row it meets even when its `WHERE` keeps it, and that lock is a write,
-/// so every replay wrote WAL (and a transaction committing synchronously,
-/// as a claim's does, waited for its flush), and concurrent replays of one
-/// key waited for each other. A record committed after the snapshot still
-/// meets the conflict clause, which decides on its newest version.
 /// The condition on a record `$r` that it holds its key at `$now`:
 /// completed and not expired, or in progress with its lock running. The
 /// conflict clauses that replace a record take over exactly the others.
@@ -149,6 +137,18 @@ macro_rules! live_record {
 }
 pub(crate) use live_record;
 
+/// The in-progress row that holds a key: inserted, or replacing a record
+/// that expired or a lock that ran out; `RETURNING` a row only then.
+/// Parameters: org, principal, key, fingerprint, token, now, locked_until,
+/// expires_at (PostgreSQL only).
+///
+/// A key whose live record the statement's snapshot sees is left alone
+/// before the insert ([`live_record!`]): `ON CONFLICT DO UPDATE` locks the
+/// row it meets even when its `WHERE` keeps it, and that lock is a write,
+/// so every replay wrote WAL (and a transaction committing synchronously,
+/// as a claim's does, waited for its flush), and concurrent replays of one
+/// key waited for each other. A record committed after the snapshot still
+/// meets the conflict clause, which decides on its newest version.
 pub(crate) const SQL_LOCK: &str = concat!(
     "INSERT INTO idempotency_keys AS i (org, principal, key, \
      fingerprint, state, token, created_at, locked_until, expires_at) \
