@@ -41,21 +41,18 @@ one() { # label release-dir
     if addr=$(grep -o 'http://[^ ]*' "$work/out" 2>/dev/null); then break; fi
     sleep 0.1
   done
+  creates() {
+    "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab "$@"
+  }
+  # The replays' records, made before the timed load.
+  if [ -n "${AB_REPLAY:-}" ]; then creates --with-keys >/dev/null; fi
   printf '%-7s %-9s ' "$1" "$store"
   cpu_mark "$pid"
   if [ -n "${AB_BATCH:-}" ]; then
     "$before/idem-bench" batch-creates --addr "${addr#http://}" --key "$key" --total "$total" --batch "$AB_BATCH" --concurrency "$concurrency"
   else
-    creates() {
-      "$before/idem-bench" creates --addr "${addr#http://}" --key "$key" --total "$total" --concurrency "$concurrency" --prefix ab "$@"
-    }
-    if [ -n "${AB_REPLAY:-}" ]; then
-      creates --with-keys >/dev/null
-      cpu_mark "$pid"
-      creates --with-keys
-    else
-      creates ${AB_KEYS:+--with-keys}
-    fi
+    keyed=${AB_KEYS:-${AB_REPLAY:-}}
+    creates ${keyed:+--with-keys}
   fi
   cpu_line "$pid"
   kill "$pid"

@@ -144,10 +144,9 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
      resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, body = NULL, \
      created_at = excluded.created_at, locked_until = excluded.locked_until, \
      expires_at = excluded.expires_at \
-     WHERE idempotency_keys.expires_at <= excluded.created_at \
-     OR (idempotency_keys.state = 'in_progress' \
-         AND idempotency_keys.locked_until <= excluded.created_at) \
-     RETURNING token), \
+     WHERE NOT (",
+    live_record!("idempotency_keys", "excluded.created_at"),
+    ") RETURNING token), \
      ins AS (INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
      schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
      cancel_requested, created_at) \

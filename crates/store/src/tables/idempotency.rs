@@ -118,7 +118,9 @@ impl Keyed {
 
 /// The condition on a record `$r` that it holds its key at `$now`:
 /// completed and not expired, or in progress with its lock running. The
-/// conflict clauses that replace a record take over exactly the others.
+/// conflict clauses that replace a record take over exactly the others
+/// (`NOT (…)` of the same text), so a statement that skips a live record
+/// before its insert and its conflict clause never disagree.
 macro_rules! live_record {
     ($r:literal, $now:literal) => {
         concat!(
@@ -161,9 +163,9 @@ pub(crate) const SQL_LOCK: &str = concat!(
      state = 'in_progress', token = excluded.token, status = NULL, resource_kind = NULL, \
      resource_id = NULL, body = NULL, created_at = excluded.created_at, \
      locked_until = excluded.locked_until, expires_at = excluded.expires_at \
-     WHERE i.expires_at <= excluded.created_at \
-     OR (i.state = 'in_progress' AND i.locked_until <= excluded.created_at) \
-     RETURNING token"
+     WHERE NOT (",
+    live_record!("i", "excluded.created_at"),
+    ") RETURNING token"
 );
 
 /// The live record of a key at `now`: completed and not expired, or in
@@ -219,7 +221,8 @@ pub(crate) fn record(r: &impl Row) -> Result<IdempotencyRecord> {
 /// of the effect's commit, which replays compare with the resource's own; matches nothing when another request
 /// holds the key. Parameters: org, principal, key, fingerprint, token,
 /// status, kind, id, body, now, expires_at.
-const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
+const SQL_COMPLETE: &str = concat!(
+    "INSERT INTO idempotency_keys (org, principal, key, \
      fingerprint, state, token, status, resource_kind, resource_id, body, created_at, \
      locked_until, expires_at) \
      VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, $8, $9, $10, $10, $11) \
@@ -228,10 +231,10 @@ const SQL_COMPLETE: &str = "INSERT INTO idempotency_keys (org, principal, key, \
      resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, \
      body = excluded.body, locked_until = excluded.locked_until, \
      expires_at = excluded.expires_at \
-     WHERE idempotency_keys.token = excluded.token \
-     OR idempotency_keys.expires_at <= excluded.created_at \
-     OR (idempotency_keys.state = 'in_progress' \
-         AND idempotency_keys.locked_until <= excluded.created_at)";
+     WHERE idempotency_keys.token = excluded.token OR NOT (",
+    live_record!("idempotency_keys", "excluded.created_at"),
+    ")"
+);
 
 pub(crate) fn micros(d: Duration) -> i64 {
     i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
