@@ -6,10 +6,14 @@
 //! - [`redis_url`]: the Redis server the tests use ([`REDIS_URL_VAR`]).
 //! - [`tls`]: a test certificate authority and private PostgreSQL, Redis
 //!   and HTTPS servers presenting its certificate.
+//! - [`pg_wire`] and [`pg_wal`]: what a workload costs PostgreSQL, as the
+//!   statements it sent and the records it wrote to the log.
 //! - [`Backend`] and the macros [`backend_tests!`] and [`store_tests!`]: one
 //!   test body, run once per backend, each run a test of its own named
 //!   `<backend>::<test>`.
 
+pub mod pg_wal;
+pub mod pg_wire;
 pub mod tls;
 
 use std::time::Duration;

@@ -24,6 +24,7 @@ use jiff::Timestamp;
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use writer::Writer;
 
@@ -39,6 +40,9 @@ pub struct SqliteStore {
 
 struct Inner {
     path: PathBuf,
+    /// Counts every statement any connection of the store runs, when asked
+    /// to (see [`SqliteStore::open_counting_statements`]).
+    statements: Option<Arc<AtomicU64>>,
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
     clock: Arc<dyn Clock>,
@@ -58,10 +62,31 @@ impl SqliteStore {
     /// Opens (creating if needed) the database file at `path` and brings its
     /// schema up to date.
     pub async fn open(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<SqliteStore> {
-        let path = path.as_ref().to_path_buf();
+        Self::open_inner(path.as_ref(), clock, None).await
+    }
+
+    /// [`SqliteStore::open`], adding one to `statements` for every
+    /// statement that any of the store's connections starts, trigger
+    /// programs and the writer's transaction control included: what a
+    /// workload costs the database, for the cost-budget tests.
+    pub async fn open_counting_statements(
+        path: impl AsRef<Path>,
+        clock: Arc<dyn Clock>,
+        statements: Arc<AtomicU64>,
+    ) -> Result<SqliteStore> {
+        Self::open_inner(path.as_ref(), clock, Some(statements)).await
+    }
+
+    async fn open_inner(
+        path: &Path,
+        clock: Arc<dyn Clock>,
+        statements: Option<Arc<AtomicU64>>,
+    ) -> Result<SqliteStore> {
+        let path = path.to_path_buf();
         let p = path.clone();
+        let counter = statements.clone();
         let conn = tokio::task::spawn_blocking(move || -> Result<Connection> {
-            let conn = Connection::open(&p)?;
+            let mut conn = Connection::open(&p)?;
             // Each job of a group commit runs in a savepoint, whose undo
             // pages SQLite writes to a temporary file unless told to keep
             // them in memory: a third of the writer's time went to those
@@ -75,6 +100,7 @@ impl SqliteStore {
                  PRAGMA temp_store = MEMORY;",
             )?;
             migrate(&conn)?;
+            count_statements(&mut conn, counter)?;
             Ok(conn)
         })
         .await
@@ -82,6 +108,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
+                statements,
                 writer: Writer::start(conn),
                 readers: Mutex::new(Vec::new()),
                 clock,
@@ -193,7 +220,7 @@ impl SqliteStore {
         tokio::task::spawn_blocking(move || {
             let conn = match inner.readers.lock().expect("reader pool").pop() {
                 Some(c) => c,
-                None => open_reader(&inner.path)?,
+                None => open_reader(&inner.path, inner.statements.clone())?,
             };
             let result = run_now(body(&Lite(&conn), now));
             let mut idle = inner.readers.lock().expect("reader pool");
@@ -207,13 +234,28 @@ impl SqliteStore {
     }
 }
 
-fn open_reader(path: &Path) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
+fn open_reader(path: &Path, statements: Option<Arc<AtomicU64>>) -> Result<Connection> {
+    let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.execute_batch("PRAGMA busy_timeout = 5000;")?;
+    count_statements(&mut conn, statements)?;
     Ok(conn)
+}
+
+/// Has `conn` add one to `counter` for every statement it starts.
+fn count_statements(conn: &mut Connection, counter: Option<Arc<AtomicU64>>) -> Result<()> {
+    use rusqlite::trace::{TraceEvent, TraceEventCodes};
+    if let Some(counter) = counter {
+        conn.trace_v2(
+            TraceEventCodes::SQLITE_TRACE_STMT,
+            Some(move |_: TraceEvent<'_>| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }),
+        )?;
+    }
+    Ok(())
 }
 
 /// Schema versions, applied in order; each runs once, recorded in
