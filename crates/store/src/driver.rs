@@ -29,6 +29,14 @@ impl Dialect {
             Dialect::Sqlite => "",
         }
     }
+
+    /// The statement text of this dialect, where the two differ.
+    pub(crate) fn pick<T>(self, sqlite: T, postgres: T) -> T {
+        match self {
+            Dialect::Sqlite => sqlite,
+            Dialect::Postgres => postgres,
+        }
+    }
 }
 
 /// A statement parameter. SQLite reads `$n` as the n-th parameter in order

@@ -852,6 +852,109 @@ async fn assert_stats_match(h: &Harness, queue: &str, step: &str) -> QueueStats 
     stats
 }
 
+/// Every statement that inserts tasks counts them in the statistics: a
+/// create, a keyed create, a batch, the replacement of an expired
+/// tombstone (the transactional path), a job's run and an event.
+async fn every_way_a_task_is_made_is_counted(h: Harness) {
+    use idem_core::event::EventType;
+    use idem_store::idempotency::KeyCompletion;
+    use idem_store::jobs::JOBS_QUEUE;
+    h.queue("q", open_config()).await;
+    let new = |task_id: &str| TaskCreate {
+        header_style: None,
+        org: ORG.into(),
+        queue: "q".into(),
+        task_id: task_id.into(),
+        target: Target {
+            url: "http://127.0.0.1:9/hook".into(),
+            method: "POST".into(),
+            headers: BTreeMap::new(),
+            body: None,
+            oidc: None,
+        },
+        schedule_time: None,
+        dispatch_deadline_s: Some(1),
+        retry_config: RetryConfigPatch::default(),
+        completion: None,
+        pull: false,
+        tag: None,
+        callbacks: Default::default(),
+    };
+    h.store
+        .webhook_create(
+            ORG,
+            "http://127.0.0.1:9/events",
+            &[EventType::TaskSucceeded],
+            None,
+        )
+        .await
+        .unwrap();
+    h.store.task_create(new("single")).await.unwrap();
+    let keyed = TaskCreate {
+        completion: Some(KeyCompletion {
+            org: ORG.into(),
+            principal: "admin".into(),
+            key: "k1".into(),
+            token: "tok-k1".into(),
+            fingerprint: "fp".into(),
+            status: 201,
+            resource_kind: "task",
+            resource_id: "q/keyed".into(),
+            body: None,
+            retain_for: Duration::from_secs(3600),
+            claim: true,
+        }),
+        ..new("keyed")
+    };
+    h.store.task_create(keyed).await.unwrap();
+    let made = h
+        .store
+        .task_create_batch(TaskBatch {
+            org: ORG.into(),
+            queue: "q".into(),
+            tasks: vec![Ok(new("b1")), Ok(new("b2")), Ok(new("b3"))],
+            atomic: false,
+            completion: None,
+        })
+        .await
+        .unwrap();
+    assert!(
+        made.items
+            .iter()
+            .all(|i| matches!(i, BatchItem::Created(_)))
+    );
+    let stats = assert_stats_match(&h, "q", "creates").await;
+    assert_eq!(stats.queued, 5);
+
+    h.store.task_cancel(ORG, "q", "b3").await.unwrap();
+    h.advance_ms(601_000);
+    h.store.task_create(new("b3")).await.unwrap();
+    assert_stats_match(&h, "q", "a tombstone replaced").await;
+
+    let job: idem_core::job::CreateJob = serde_json::from_value(serde_json::json!({
+        "name": "j", "schedule": "* * * * *",
+        "target": {"url": "http://127.0.0.1:9/hook"}
+    }))
+    .unwrap();
+    let job = job.resolve().unwrap();
+    h.store
+        .job_create(ORG, "j", &job, false, None)
+        .await
+        .unwrap();
+    h.store.job_run_now(ORG, "j", None).await.unwrap();
+    let runs = assert_stats_match(&h, JOBS_QUEUE, "a job's run").await;
+    assert_eq!(runs.queued, 1, "the run is counted");
+
+    // A delivery that succeeds raises the webhook's event.
+    let claimed = h.claim(10).await;
+    let single = claimed.tasks.iter().find(|c| c.task.task_id == "single");
+    h.complete(single.expect("the single task is due"), Some(200))
+        .await;
+    let events = assert_stats_match(&h, "~events", "an event").await;
+    assert_eq!(events.queued, 1, "the event is counted");
+    assert_stats_match(&h, "q", "a delivery").await;
+}
+
 async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
     h.queue("q", open_config()).await;
     h.queue("other", open_config()).await;
@@ -1456,6 +1559,7 @@ async fn a_redriven_task_is_not_swept_and_ends_with_a_new_expiry(h: Harness) {
 idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
+    every_way_a_task_is_made_is_counted,
     claims_follow_schedule_time,
     a_claim_records_the_attempt_start_and_the_org_secrets,
     paused_queues_are_not_claimed,

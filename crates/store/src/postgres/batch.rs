@@ -29,6 +29,7 @@ use crate::idempotency::{IdempotencyRecord, KeyCompletion};
 use crate::records::{Task, TaskSummary};
 use crate::sql as rows;
 use crate::tables::idempotency::{RECORD_COLUMNS, live_record, micros, record};
+use crate::tables::stats::{count_inserted, counted_inserts};
 use crate::tables::tasks;
 use deadpool_postgres::{GenericClient, Object, Pool};
 use std::collections::{HashMap, HashSet};
@@ -54,8 +55,8 @@ pub(super) const BATCH_CONNECTIONS: usize = 2 * BATCHERS;
 
 /// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
 /// array parameter per column, rows in array order, each inserted if the
-/// condition `$queue` puts on its queue holds and its ID is free;
-/// `RETURNING uid` names the rows that were.
+/// condition `$queue` puts on its queue holds and its ID is free. The
+/// statements below count the rows and answer the uids of those inserted.
 macro_rules! insert_tasks {
     ($queue:expr) => {
         concat!(
@@ -70,21 +71,27 @@ macro_rules! insert_tasks {
              AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
              dispatch_deadline_s, retry_config, created_at, ord) ",
             $queue,
-            " ORDER BY v.ord ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid"
+            " ORDER BY v.ord ON CONFLICT (org, queue, task_id) DO NOTHING"
         )
     };
 }
 
 /// Rows of any queues, each inserted only if its queue exists (`FOR KEY
 /// SHARE`, as the one-row statement).
-const SQL_INSERT_TASKS: &str = insert_tasks!(
-    "WHERE EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE)"
+const SQL_INSERT_TASKS: &str = count_inserted!(
+    insert_tasks!(
+        "WHERE EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue \
+         FOR KEY SHARE)"
+    ),
+    ", uid",
+    "SELECT uid FROM ins"
 );
 
 /// Rows of one queue that the transaction has locked already (a batch
 /// create): a lock taken again for every row was a fifth of a
 /// thousand-row insert.
-const SQL_INSERT_TASKS_LOCKED: &str = insert_tasks!("");
+const SQL_INSERT_TASKS_LOCKED: &str =
+    count_inserted!(insert_tasks!(""), ", uid", "SELECT uid FROM ins");
 
 /// The text of the error that fails [`SQL_INSERT_TASKS_KEYED`] when a
 /// record went in without its task: a plain statement raises an error of
@@ -155,8 +162,9 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
      FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
      AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      ORDER BY v.ord \
-     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid) \
-     SELECT uid FROM ins UNION ALL SELECT ('",
+     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid, org, queue), ",
+    counted_inserts!(),
+    " SELECT uid FROM ins UNION ALL SELECT ('",
     raced!(),
     "' || v.task_id)::bigint::text FROM v \
      WHERE v.token IN (SELECT token FROM k) AND v.uid NOT IN (SELECT uid FROM ins)"

@@ -9,6 +9,7 @@
 use super::{Pg, PostgresStore, batch};
 use crate::idempotency::KeyCompletion;
 use crate::records::*;
+use crate::tables::stats::count_inserted;
 use crate::tables::tasks::{BatchPlan, TaskInsert};
 use crate::tables::{self, queues};
 use crate::{Error, Result};
@@ -21,14 +22,19 @@ use std::time::{Duration, Instant};
 /// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
 /// for a concurrent queue delete and then see the queue gone. Creates
 /// without a key run its many-row form in a group commit
-/// ([`batch`]); this one only when the batchers are gone.
-pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+/// ([`batch`]); this one only when the batchers are gone. It answers a
+/// row for the task it inserted, none for a conflict or a missing queue.
+pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = count_inserted!(
+    "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
      attempt_count, cancel_requested, created_at) \
      SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, $7::bytea, \
      $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
      WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING";
+     ON CONFLICT (org, queue, task_id) DO NOTHING",
+    "",
+    "SELECT 1 FROM ins"
+);
 
 /// (organization, queue) → configuration, state and when they were read.
 pub(super) type QueueConfigCache = HashMap<(String, String), (QueueConfig, QueueState, Instant)>;

@@ -274,6 +274,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/011_oidc_keys.sql"),
     include_str!("migrations/012_pull_queues.sql"),
     include_str!("migrations/013_claim_order.sql"),
+    include_str!("migrations/014_counted_inserts.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

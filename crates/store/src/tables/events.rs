@@ -19,6 +19,7 @@
 
 use super::dispatch::RunningRow;
 use super::idempotency::Keyed;
+use super::stats::count_inserted;
 use super::{after, limit, not_found, within_quota};
 use crate::driver::{Conn, args};
 use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE};
@@ -57,11 +58,18 @@ const SQL_ENSURE_EVENTS_QUEUE: &str = "INSERT INTO queues \
 
 /// Parameters: org, run key, uid, target, body form, body, now, deadline,
 /// retry config.
-const SQL_INSERT_EVENT: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+macro_rules! insert_event {
+    () => {
+        "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
      attempt_count, cancel_requested, created_at) \
      VALUES ($1, '~events', $2, $3, 'pending', $4, $5, $6, $7, $7, $8, $9, 0, 0, $7) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING";
+     ON CONFLICT (org, queue, task_id) DO NOTHING"
+    };
+}
+const SQL_INSERT_EVENT: &str = insert_event!();
+/// [`SQL_INSERT_EVENT`] on PostgreSQL, counting the event it inserts.
+const SQL_INSERT_EVENT_COUNTED: &str = count_inserted!(insert_event!(), "", "SELECT 1 FROM ins");
 
 /// The event a task's final state raises, if any: a job's run raises only
 /// its failure, an event raises none (no event about an event).
@@ -170,7 +178,7 @@ pub(crate) async fn on_final<C: Conn>(
         let uid = uuid::Uuid::now_v7().simple().to_string();
         inserted += c
             .execute(
-                SQL_INSERT_EVENT,
+                C::DIALECT.pick(SQL_INSERT_EVENT, SQL_INSERT_EVENT_COUNTED),
                 &args![
                     &row.org, &key, &uid, &target, body_form, &body, now, deadline, &retry,
                 ],

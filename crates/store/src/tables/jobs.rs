@@ -3,6 +3,7 @@
 //! how an instant fires once.
 
 use super::idempotency::Keyed;
+use super::stats::count_inserted;
 use super::{after, limit, not_found, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
@@ -225,11 +226,18 @@ fn runs_page(rows: Vec<Task>, limit: u32) -> Page<Task> {
 /// Inserts a run unless one exists for that instant. Parameters: org,
 /// run_id, uid, target, body_form, body, schedule_time, deadline, retry
 /// config, now, job, kind, header style.
-const SQL_INSERT_RUN: &str = "INSERT INTO tasks (org, queue, task_id, uid, status, \
+macro_rules! insert_run {
+    () => {
+        "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
      attempt_count, cancel_requested, created_at, job, run_kind, header_style) \
      VALUES ($1, '~jobs', $2, $3, 'pending', $4, $5, $6, $7, $7, $8, $9, 0, 0, $10, $11, $12, $13) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING";
+     ON CONFLICT (org, queue, task_id) DO NOTHING"
+    };
+}
+const SQL_INSERT_RUN: &str = insert_run!();
+/// [`SQL_INSERT_RUN`] on PostgreSQL, counting the run it inserts.
+const SQL_INSERT_RUN_COUNTED: &str = count_inserted!(insert_run!(), "", "SELECT 1 FROM ins");
 
 /// One run to insert, as column values.
 struct RunInsert {
@@ -478,7 +486,7 @@ async fn insert_run<C: Conn>(
 ) -> Result<bool> {
     let n = c
         .execute(
-            SQL_INSERT_RUN,
+            C::DIALECT.pick(SQL_INSERT_RUN, SQL_INSERT_RUN_COUNTED),
             &args![
                 org,
                 &run.run_id,

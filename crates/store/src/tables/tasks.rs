@@ -3,6 +3,7 @@
 //! whose time has passed.
 
 use super::idempotency::Keyed;
+use super::stats::counted_inserts;
 use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
@@ -172,8 +173,10 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
 /// An insert of `rows` tasks, each skipped when its ID is taken (a
 /// conflict changes no row), answering the uids of those inserted. Row k
 /// takes the parameters `12k+1` to `12k+12`, as [`insert_args`] orders
-/// them.
-fn insert_sql(rows: usize) -> String {
+/// them. PostgreSQL's text counts the rows it inserts
+/// ([`count_inserted!`](super::stats::count_inserted)); SQLite's trigger
+/// counts them there.
+fn insert_sql(rows: usize, dialect: Dialect) -> String {
     let mut sql = String::from(
         "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
          schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
@@ -201,16 +204,31 @@ fn insert_sql(rows: usize) -> String {
             p(12)
         ));
     }
-    sql.push_str(" ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid");
-    sql
+    sql.push_str(" ON CONFLICT (org, queue, task_id) DO NOTHING");
+    match dialect {
+        Dialect::Sqlite => sql + " RETURNING uid",
+        Dialect::Postgres => format!(
+            "WITH ins AS ({sql} RETURNING org, queue, uid), {} SELECT uid FROM ins",
+            counted_inserts!()
+        ),
+    }
 }
 
-/// Inserts 2^k tasks (the k-th text; the first, one task).
-static SQL_INSERT_TASKS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    (0..=ROWS_PER_INSERT.ilog2())
-        .map(|k| insert_sql(1 << k))
-        .collect()
+/// Inserts 2^k tasks (the k-th text; the first, one task), in each
+/// dialect.
+static SQL_INSERT_TASKS: LazyLock<[Vec<String>; 2]> = LazyLock::new(|| {
+    [Dialect::Sqlite, Dialect::Postgres].map(|dialect| {
+        (0..=ROWS_PER_INSERT.ilog2())
+            .map(|k| insert_sql(1 << k, dialect))
+            .collect()
+    })
 });
+
+/// The text of [`SQL_INSERT_TASKS`] inserting 2^`k` tasks on `C`.
+fn sql_insert_tasks<C: Conn>(k: u32) -> &'static str {
+    let dialect = C::DIALECT.pick(0, 1);
+    &SQL_INSERT_TASKS[dialect][k as usize]
+}
 
 /// Cancels a pending task; a running or finished one is left to the
 /// caller.
@@ -447,7 +465,7 @@ pub(crate) async fn create_batch<C: Conn>(
         for (_, p, ins) in chunk {
             params.extend(insert_args(p, ins, now));
         }
-        let sql = &SQL_INSERT_TASKS[n.ilog2() as usize];
+        let sql = sql_insert_tasks::<C>(n.ilog2());
         for uid in c.query(sql, &params, |r| r.text(0)).await? {
             inserted.insert(uid);
         }
@@ -500,7 +518,7 @@ pub(crate) async fn insert_or_existing<C: Conn>(
     let params = insert_args(p, ins, now);
     for _ in 0..4 {
         if !c
-            .query(&SQL_INSERT_TASKS[0], &params, |_| Ok(()))
+            .query(sql_insert_tasks::<C>(0), &params, |_| Ok(()))
             .await?
             .is_empty()
         {
