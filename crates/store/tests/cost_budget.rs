@@ -4,14 +4,15 @@
 //! Small costs add up unseen when each change is only compared with the one
 //! before it, so this test measures, for a fixed workload on each store,
 //! what the database is asked to do per operation — keyless creates, keyed
-//! creates, batch items, deliveries (claim and completion) and pull claims
-//! (claim and completion):
+//! creates, tagged creates into a pull queue, batch items, deliveries
+//! (claim and completion) and pull claims (claim and completion):
 //!
 //! - statements executed (PostgreSQL: counted on the wire by a relay, every
 //!   pool, batcher and background task included; SQLite: every statement a
 //!   connection starts, trigger programs and the writer's savepoints too);
-//! - PostgreSQL: WAL bytes, heap rows written (inserted, updated, deleted or
-//!   locked), B-tree entries added and commits, read from the log itself;
+//! - PostgreSQL: WAL bytes (without page splits, see `pg_wal`), heap rows
+//!   written (inserted, updated, deleted or locked), B-tree entries added
+//!   and commits, read from the log itself;
 //! - SQLite: pages written to the WAL.
 //!
 //! These are counts, not times, so the test is deterministic: operations run
@@ -53,12 +54,13 @@ const BATCH: usize = 20;
 const CLAIM: u32 = 10;
 const RUNS: usize = 2;
 
-const PHASES: [&str; 5] = [
+const PHASES: [&str; 6] = [
     "keyless create",
     "keyed create",
     "batch item",
     "delivery",
     "pull claim",
+    "tagged pull create",
 ];
 
 fn budget_path() -> PathBuf {
@@ -125,7 +127,13 @@ async fn queues(store: &dyn Store) {
         mode: QueueMode::Pull,
         ..QueueConfig::default()
     };
-    for (name, config) in [("creates", &push), ("deliveries", &push), ("work", &pull)] {
+    let queues = [
+        ("creates", &push),
+        ("deliveries", &push),
+        ("work", &pull),
+        ("tagged", &pull),
+    ];
+    for (name, config) in queues {
         store.queue_create(ORG, name, config, None).await.unwrap();
     }
 }
@@ -150,6 +158,15 @@ async fn phase(store: &dyn Store, phase: &str, run: usize) {
         "keyless create" => {
             for i in 0..N {
                 let t = task("creates", &format!("plain-r{run}-{i}"), Some(3600), false);
+                store.task_create(t).await.unwrap();
+            }
+        }
+        "tagged pull create" => {
+            for i in 0..N {
+                let t = TaskCreate {
+                    tag: Some(format!("region-{}", i % 3)),
+                    ..task("tagged", &format!("tagged-r{run}-{i}"), Some(3600), true)
+                };
                 store.task_create(t).await.unwrap();
             }
         }

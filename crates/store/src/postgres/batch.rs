@@ -62,14 +62,14 @@ macro_rules! insert_tasks {
         concat!(
             "INSERT INTO tasks (org, queue, task_id, uid, status, \
              target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, \
-             retry_config, attempt_count, cancel_requested, created_at) \
+             retry_config, attempt_count, cancel_requested, created_at, tag) \
              SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
              v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, \
-             v.created_at \
+             v.created_at, v.tag \
              FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-             $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[]) WITH ORDINALITY \
-             AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
-             dispatch_deadline_s, retry_config, created_at, ord) ",
+             $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[]) \
+             WITH ORDINALITY AS v(org, queue, task_id, uid, target, body_form, body, \
+             schedule_time, dispatch_deadline_s, retry_config, created_at, tag, ord) ",
             $queue,
             " ORDER BY v.ord ON CONFLICT (org, queue, task_id) DO NOTHING"
         )
@@ -105,7 +105,8 @@ const RACED: &str = raced!();
 
 /// [`SQL_INSERT_TASKS`] with the Idempotency-Key records of the rows that
 /// carry one ($12–$19: principal, key, fingerprint, token, status, resource
-/// kind and ID, expiry; `NULL` keys for the rows without).
+/// kind and ID, expiry; `NULL` keys for the rows without), and the tags
+/// ($20).
 ///
 /// `k` inserts each record completed, as the create's answer, unless a live
 /// record holds the key (an expired one is replaced), the ID is taken in the
@@ -129,10 +130,10 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
     "WITH v AS (SELECT * FROM unnest($1::text[], \
      $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::bigint[], \
      $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], \
-     $15::text[], $16::bigint[], $17::text[], $18::text[], $19::bigint[]) WITH ORDINALITY \
-     AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
+     $15::text[], $16::bigint[], $17::text[], $18::text[], $19::bigint[], $20::text[]) \
+     WITH ORDINALITY AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
      dispatch_deadline_s, retry_config, created_at, principal, key, fingerprint, token, status, \
-     resource_kind, resource_id, expires_at, ord)), \
+     resource_kind, resource_id, expires_at, tag, ord)), \
      k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
      status, resource_kind, resource_id, created_at, locked_until, expires_at) \
      SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
@@ -156,9 +157,10 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
     ") RETURNING token), \
      ins AS (INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
      schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-     cancel_requested, created_at) \
+     cancel_requested, created_at, tag) \
      SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
-     v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, v.created_at \
+     v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, \
+     v.created_at, v.tag \
      FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
      AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      ORDER BY v.ord \
@@ -210,6 +212,8 @@ pub(super) struct Row {
     pub dispatch_deadline_s: i64,
     pub retry_config: String,
     pub created_at: i64,
+    /// A pull task's tag.
+    pub tag: Option<String>,
     /// The Idempotency-Key record the create claims, if it has a key.
     pub key: Option<RowKey>,
 }
@@ -265,6 +269,7 @@ impl Row {
             dispatch_deadline_s: ins.dispatch_deadline_s,
             retry_config: ins.retry_config.clone(),
             created_at: now,
+            tag: p.tag.clone(),
             key: None,
         }
     }
@@ -277,6 +282,7 @@ impl Row {
         self.target.len()
             + self.body.as_ref().map_or(0, Vec::len)
             + self.retry_config.len()
+            + self.tag.as_ref().map_or(0, String::len)
             + self.key.as_ref().map_or(0, RowKey::size)
     }
 
@@ -286,9 +292,9 @@ impl Row {
         Some((&self.org, &k.principal, &k.key))
     }
 
-    /// The parameters of the one-row statements ($1–$11), as
+    /// The parameters of the one-row statements ($1–$12), as
     /// `tables::tasks::insert_args` orders them.
-    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 11] {
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 12] {
         [
             &self.org,
             &self.queue,
@@ -301,6 +307,7 @@ impl Row {
             &self.dispatch_deadline_s,
             &self.retry_config,
             &self.created_at,
+            &self.tag,
         ]
     }
 }
@@ -605,6 +612,7 @@ async fn insert_keyed<C: GenericClient>(
         .iter()
         .map(|r| r.key.as_ref().map(|k| k.expires_at))
         .collect();
+    let tag: Vec<Option<&str>> = rows.iter().map(|r| r.tag.as_deref()).collect();
     let stmt = client.prepare_cached(SQL_INSERT_TASKS_KEYED).await?;
     let inserted = client
         .query(
@@ -629,6 +637,7 @@ async fn insert_keyed<C: GenericClient>(
                 &kind,
                 &resource_id,
                 &expires_at,
+                &tag,
             ],
         )
         .await?;
@@ -657,6 +666,7 @@ pub(super) async fn insert<C: GenericClient>(
     let deadline: Vec<i64> = rows.iter().map(|r| r.dispatch_deadline_s).collect();
     let retry_config: Vec<&str> = rows.iter().map(|r| r.retry_config.as_str()).collect();
     let created_at: Vec<i64> = rows.iter().map(|r| r.created_at).collect();
+    let tag: Vec<Option<&str>> = rows.iter().map(|r| r.tag.as_deref()).collect();
     let sql = if queue_locked {
         SQL_INSERT_TASKS_LOCKED
     } else {
@@ -678,6 +688,7 @@ pub(super) async fn insert<C: GenericClient>(
                 &deadline,
                 &retry_config,
                 &created_at,
+                &tag,
             ],
         )
         .await?;
@@ -769,6 +780,7 @@ mod tests {
             dispatch_deadline_s: 30,
             retry_config: crate::sql::to_json(&QueueConfig::default().retry_config),
             created_at: 1,
+            tag: None,
             key: None,
         }
     }

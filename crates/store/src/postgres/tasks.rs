@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = count_inserted!(
     "INSERT INTO tasks (org, queue, task_id, uid, status, \
      target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at) \
+     attempt_count, cancel_requested, created_at, tag) \
      SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, $7::bytea, \
-     $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint \
+     $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint, $12::text \
      WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
      ON CONFLICT (org, queue, task_id) DO NOTHING",
     "",
@@ -164,11 +164,6 @@ impl PostgresStore {
             return Ok(Fast::Fallback { uid: None });
         };
         let mut ins = TaskInsert::resolve(p, &config, now)?;
-        // The one-statement creates have no tag column: a tagged (pull)
-        // task takes the transactional path.
-        if p.tag.is_some() {
-            return Ok(Fast::Fallback { uid: None });
-        }
         // A key whose lock was taken before the create completes it in the
         // transactional path; only a claimed key rides in the batch.
         if key.is_some_and(|k| !k.claim) {
@@ -188,6 +183,7 @@ impl PostgresStore {
             dispatch_deadline_s: ins.dispatch_deadline_s,
             retry_config: std::mem::take(&mut ins.retry_config),
             created_at: now,
+            tag: p.tag.clone(),
             key: key.map(|k| batch::RowKey::of(k, now)),
         };
         Ok(match self.batcher.insert(row).await {
@@ -236,22 +232,6 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
         // Every row is of the batch's queue, which the caller locked.
         batch::insert(c.0, &rows.iter().collect::<Vec<_>>(), true).await?
     };
-    // The set-based insert has no tag column: the tagged (pull) tasks it
-    // inserted get theirs in one more statement, only when there are any.
-    let (tag_uids, tags): (Vec<&str>, Vec<&str>) = resolved
-        .iter()
-        .filter(|(_, _, ins)| inserted.contains(&ins.uid))
-        .filter_map(|(_, p, ins)| Some((ins.uid.as_str(), p.tag.as_deref()?)))
-        .unzip();
-    if !tag_uids.is_empty() {
-        let stmt =
-            c.0.prepare_cached(
-                "UPDATE tasks SET tag = x.tag FROM unnest($1::text[], $2::text[]) AS x(uid, tag) \
-                 WHERE tasks.uid = x.uid",
-            )
-            .await?;
-        c.0.execute(&stmt, &[&tag_uids, &tags]).await?;
-    }
     let taken: Vec<(&str, &str, &str)> = resolved
         .iter()
         .filter(|(_, _, ins)| !inserted.contains(&ins.uid))
