@@ -187,7 +187,7 @@ impl ProblemCode {
                 "A fault of the server; its log holds the cause under the problem's `request_id`. Not listed by any operation: it is a bug."
             }
             Self::Unavailable => {
-                "The store could not be reached in time, or the request ran past `--request-timeout`. Retry after `Retry-After` seconds."
+                "The store could not be reached in time, the database rolled the request's transaction back for a conflict with a concurrent one (nothing was written), or the request ran past `--request-timeout`; `/readyz` also answers it while a background task (dispatcher, scheduler, sweeper) is being restarted, naming it in `extensions.down`. Retry after `Retry-After` seconds."
             }
         }
     }

@@ -114,6 +114,15 @@ pub struct ServeArgs {
     /// (`hooks.internal`) whose every address may be reached.
     #[arg(long = "target-allow", env = "IDEM_TARGET_ALLOW", value_delimiter = ',', value_parser = parse_target_allow)]
     target_allow: Vec<Exception>,
+    /// A test hook: the dispatcher panics this many times as it starts,
+    /// for testing that the node restarts it and reports it not ready.
+    #[arg(
+        long,
+        env = "IDEM_TEST_DISPATCHER_PANICS",
+        default_value_t = 0,
+        hide = true
+    )]
+    test_dispatcher_panics: u32,
     /// Attempts kept per task (at least 1): when a task starts an attempt
     /// past this many, its oldest are deleted, so a task retried without end
     /// keeps bounded history. Its `attempt_count` still counts every attempt.
@@ -441,6 +450,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store,
         clock,
         Options {
+            test_dispatcher_panics: args.test_dispatcher_panics,
             max_body_bytes: args.max_body_bytes,
             sweep_interval: args.sweep_interval,
             lease_grace: args.lease_grace,

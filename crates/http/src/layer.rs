@@ -115,6 +115,9 @@ pub enum Rejection {
     InProgress,
     /// 503 `UNAVAILABLE`: the record store failed.
     Unavailable(String),
+    /// 500 `INTERNAL`: the handler panicked (a bug); its lock is released,
+    /// so a retry runs afresh.
+    Panicked,
 }
 
 impl Rejection {
@@ -159,6 +162,11 @@ impl Rejection {
                 "UNAVAILABLE",
                 format!("idempotency records unavailable: {msg}"),
             ),
+            Rejection::Panicked => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "the request failed on an internal error".into(),
+            ),
         }
     }
 
@@ -195,6 +203,19 @@ impl Rejection {
         }
         r
     }
+}
+
+/// What a failed handler task said: a panic's message, or why it ended.
+fn panic_message(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return e.to_string();
+    }
+    let panic = e.into_panic();
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
 
 /// Builds the answer to a replayed request from its record.
@@ -467,9 +488,13 @@ where
         async move { call(inner, request).await },
         tracing::Span::current(),
     ));
-    let mut response = running
-        .await
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    let mut response = match running.await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::error!(panic = %panic_message(e), "the handler panicked");
+            (shared.render)(Rejection::Panicked)
+        }
+    };
     if let Some(head) = head {
         let found = match response.extensions_mut().remove::<Claim>() {
             Some(Claim::Held(found)) => Some(*found),

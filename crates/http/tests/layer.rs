@@ -22,6 +22,9 @@ async fn handler(State(c): State<Arc<Counter>>, body: String) -> (StatusCode, St
     if body.contains("fail") {
         return (StatusCode::INTERNAL_SERVER_ERROR, "boom".into());
     }
+    if body.contains("panic") && n == 1 {
+        panic!("an injected bug");
+    }
     if body.contains("slow") {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
@@ -97,6 +100,23 @@ async fn another_request_under_the_same_key_is_422() {
         "{body}"
     );
     assert_eq!(calls.calls.load(Ordering::SeqCst), 1);
+}
+
+/// A handler that panics answers the layer's problem document (500
+/// `INTERNAL`), and its key is free again: the retry runs afresh.
+#[tokio::test]
+async fn a_panicking_handler_answers_a_problem_and_frees_its_key() {
+    let (app, calls) = app(false);
+    let (status, _, body) = send(&app, req(Some("k"), "t1", r#"{"panic":true}"#)).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(body.contains(r#""type":"INTERNAL""#), "{body}");
+    assert!(
+        !body.contains("injected"),
+        "the panic stays in the log: {body}"
+    );
+    let retried = send(&app, req(Some("k"), "t1", r#"{"panic":true}"#)).await;
+    assert_eq!(retried, (StatusCode::CREATED, None, "call 2".into()));
+    assert_eq!(calls.calls.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]

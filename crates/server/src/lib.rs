@@ -9,6 +9,7 @@ mod context;
 pub mod dispatch;
 pub mod oidc;
 pub mod scheduler;
+pub mod supervise;
 pub mod sweeper;
 pub mod telemetry;
 pub mod ui;
@@ -72,6 +73,9 @@ pub struct Options {
     /// The issuer, key rotation and lifetime of the ID tokens sent to
     /// targets that ask for them.
     pub oidc: oidc::OidcOptions,
+    /// Times the dispatcher panics as it starts, before it runs: a test
+    /// hook for the supervision of background work (0 in production).
+    pub test_dispatcher_panics: u32,
 }
 
 impl Default for Options {
@@ -98,6 +102,7 @@ impl Default for Options {
             metrics: Default::default(),
             console: Default::default(),
             oidc: Default::default(),
+            test_dispatcher_panics: 0,
         }
     }
 }
@@ -114,6 +119,10 @@ pub struct App {
     /// Signs the ID tokens of deliveries; serves the discovery document
     /// and the JWKS.
     pub oidc: Arc<oidc::Issuer>,
+    /// The background tasks down now; see [`supervise`].
+    pub health: supervise::Health,
+    /// Panics of `Options::test_dispatcher_panics` still to come.
+    dispatcher_panics_left: std::sync::atomic::AtomicU32,
     auth: auth::AuthCache,
     metrics: telemetry::Metrics,
 }
@@ -123,6 +132,8 @@ impl App {
         telemetry::handle();
         Arc::new(App {
             auth: auth::AuthCache::new(options.auth_cache_ttl),
+            health: supervise::Health::default(),
+            dispatcher_panics_left: options.test_dispatcher_panics.into(),
             metrics: telemetry::Metrics::new(&options.metrics),
             dispatch: dispatch::Handle::default(),
             scheduler: scheduler::Handle::default(),
@@ -141,17 +152,27 @@ impl App {
 /// The complete HTTP service.
 pub fn router(app: Arc<App>) -> Router {
     let limit = app.options.max_body_bytes;
-    let cors = cors(&app.options.cors_origins, &app.options.request_id_header);
-    let timeout = app.options.request_timeout;
-    // The context is outermost so that every answer carries the request ID,
-    // the preflights CORS answers on its own included; it bounds the time of
-    // the rest, so that the timeout's problem document carries it too.
     // The console calls the API router in process, with the body limit it
     // has for everyone else.
     let api = api::router(app.clone()).layer(DefaultBodyLimit::max(limit));
-    api.clone()
-        .merge(ui::router(app, api))
+    let options = app.options.clone();
+    edge(api.clone().merge(ui::router(app, api)), &options)
+}
+
+/// What every route's answer passes through: the request context, the
+/// time limit, panics answered as problems, CORS.
+pub fn edge(routes: Router, options: &Options) -> Router {
+    let cors = cors(&options.cors_origins, &options.request_id_header);
+    let timeout = options.request_timeout;
+    // The context is outermost so that every answer carries the request ID,
+    // the preflights CORS answers on its own included; it bounds the time of
+    // the rest, so that the timeout's problem document carries it too. A
+    // panic is caught inside it, so that its answer carries the ID too.
+    routes
         .layer(cors)
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            api::problem::from_panic,
+        ))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
                 context::with_context(timeout, req, next)
@@ -196,6 +217,25 @@ fn cors(origins: &[String], request_id_header: &http::HeaderName) -> tower_http:
         ])
 }
 
+/// Runs `run(app, stop)` under [`supervise::supervise`] on a task of its
+/// own.
+fn watched<F, Fut>(
+    app: &Arc<App>,
+    task: &'static str,
+    stop: &tokio::sync::watch::Receiver<bool>,
+    run: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: Fn(Arc<App>, tokio::sync::watch::Receiver<bool>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (app, stop) = (app.clone(), stop.clone());
+    tokio::spawn(async move {
+        let restart = || run(app.clone(), stop.clone());
+        supervise::supervise(&app.health, task, stop.clone(), restart).await
+    })
+}
+
 /// Serves the API on `listener` and runs the background work until
 /// `shutdown` resolves, then drains in-flight requests and attempts
 /// together.
@@ -206,10 +246,10 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let stop_tx = Arc::new(stop_tx);
-    let sweeper = tokio::spawn(sweeper::run(app.clone(), stop_rx.clone()));
+    let sweeper = watched(&app, "sweeper", &stop_rx, sweeper::run);
     scheduler::drop_missed_runs(&app).await;
-    let dispatcher = tokio::spawn(dispatch::run(app.clone(), stop_rx.clone()));
-    let scheduler = tokio::spawn(scheduler::run(app.clone(), stop_rx.clone()));
+    let dispatcher = watched(&app, "dispatcher", &stop_rx, dispatch::run);
+    let scheduler = watched(&app, "scheduler", &stop_rx, scheduler::run);
     let telemetry = tokio::spawn(telemetry::run(stop_rx.clone()));
     let signal = stop_tx.clone();
     let shutdown_watch = tokio::spawn(async move {

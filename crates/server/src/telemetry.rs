@@ -105,6 +105,11 @@ fn describe() {
         "idem_http_responses_total",
         "API responses, by status class."
     );
+    metrics::describe_counter!(
+        "idem_background_restarts_total",
+        "Restarts of a background task (dispatcher, scheduler, sweeper) that exited or panicked \
+         while the node ran."
+    );
 }
 
 /// Which tenant names the series of `/metrics` carry. Anyone who can scrape

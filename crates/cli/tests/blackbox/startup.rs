@@ -1,5 +1,6 @@
 //! `idem serve`: first start and the bootstrap key, environment twins of the
-//! flags, the body limit flag, and durability across a SIGKILL.
+//! flags, the body limit flag, durability across a SIGKILL, and background
+//! work restarted when it fails.
 
 use crate::harness;
 use crate::harness::{Backend, Backing, Process, Server, fresh_key, task};
@@ -13,6 +14,7 @@ idem_testkit::store_tests!(
     max_body_bytes_environment_twin_sets_the_limit,
     kill_after_201_loses_nothing,
     api_keys_are_stored_hashed,
+    a_dispatcher_that_panics_is_restarted_and_not_ready_meanwhile,
 );
 
 fn listen_args(backing: &Backing) -> Vec<String> {
@@ -332,4 +334,92 @@ async fn api_keys_are_stored_hashed(kind: Backend) {
             }
         }
     }
+}
+
+/// A dispatcher that panics (three times, by the test hook) is restarted
+/// with backoff: meanwhile `/readyz` answers 503 naming it, the restarts
+/// are counted, and once it runs the node is ready and delivers.
+async fn a_dispatcher_that_panics_is_restarted_and_not_ready_meanwhile(kind: Backend) {
+    use crate::harness::target::Target;
+    use std::time::{Duration, Instant};
+    let target = Target::start().await;
+    let s = Server::start_with(kind, &["--test-dispatcher-panics", "3"]).await;
+    // Down from the first panic for 0.5 + 1 + 2 s of backoff.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let not_ready = loop {
+        let r = s.anonymous().get("/readyz").await;
+        if r.status == 503 {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "/readyz never answered 503");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(not_ready.json["type"], "UNAVAILABLE", "{}", not_ready.text);
+    assert_eq!(not_ready.json["extensions"]["down"], json!(["dispatcher"]));
+    assert!(not_ready.headers.get("retry-after").is_some());
+    s.create_queue("q").await;
+    s.create_task(
+        "q",
+        json!({"task_id": "t", "target": {"url": target.url("/ok")}}),
+    )
+    .await;
+    target.wait_for("t", 1, Duration::from_secs(20)).await;
+    s.anonymous().get("/readyz").await.ok(200);
+    let metrics = s.anonymous().get("/metrics").await;
+    assert!(
+        metrics
+            .text
+            .contains("idem_background_restarts_total{task=\"dispatcher\"} 3"),
+        "{}",
+        metrics.text
+    );
+    assert!(
+        s.stderr().contains("background task panicked"),
+        "{}",
+        s.stderr()
+    );
+}
+
+/// A transaction PostgreSQL aborts for a conflict (here a serialization
+/// failure a trigger raises on every new queue) answers 503 `UNAVAILABLE`
+/// with `Retry-After`, writes nothing, and leaves the Idempotency-Key free:
+/// the same request, retried once the conflict is gone, creates the queue.
+#[tokio::test]
+async fn a_serialization_failure_answers_503_with_retry_after_and_the_retry_succeeds() {
+    use reqwest::Method;
+    let s = Server::start(Backend::Postgres).await;
+    let Backing::Postgres(db) = s.backing() else {
+        unreachable!()
+    };
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute(
+            "CREATE FUNCTION conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+             RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END $$; \
+             CREATE TRIGGER conflict BEFORE INSERT ON queues \
+             FOR EACH ROW EXECUTE FUNCTION conflict();",
+        )
+        .await
+        .unwrap();
+    let create = || {
+        s.request(Method::POST, "/v1/queues")
+            .header("idempotency-key", "conflicted-create")
+            .json(&json!({"name": "contended"}))
+            .send()
+    };
+    let refused = create().await;
+    assert_eq!(refused.status, 503, "{}", refused.text);
+    assert_eq!(refused.json["type"], "UNAVAILABLE");
+    assert!(refused.json["request_id"].is_string(), "{}", refused.text);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    s.get("/v1/queues/contended").await.ok(404);
+    client
+        .batch_execute("DROP TRIGGER conflict ON queues")
+        .await
+        .unwrap();
+    create().await.ok(201);
+    s.get("/v1/queues/contended").await.ok(200);
 }

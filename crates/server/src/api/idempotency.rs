@@ -526,6 +526,7 @@ mod tests {
             Rejection::Mismatch(vec!["body"]),
             Rejection::InProgress,
             Rejection::Unavailable("down".into()),
+            Rejection::Panicked,
         ] {
             let (status, code, _) = rejection.describe();
             let known = ProblemCode::parse(code).unwrap_or_else(|| panic!("{code}"));

@@ -712,6 +712,15 @@ async fn healthz() -> axum::Json<serde_json::Value> {
 
 async fn readyz(State(app): State<Arc<App>>) -> Result<axum::Json<serde_json::Value>, Problem> {
     app.store.ping().await?;
+    let down = app.health.down();
+    if !down.is_empty() {
+        let p = Problem::unavailable(format!(
+            "background work is not running: {}; it is being restarted",
+            down.join(", ")
+        ))
+        .with_extensions(serde_json::json!({"down": down}));
+        return Err(p);
+    }
     Ok(axum::Json(serde_json::json!({"status": "ready"})))
 }
 

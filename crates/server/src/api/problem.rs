@@ -100,6 +100,17 @@ impl Problem {
     }
 }
 
+/// The answer to a handler that panicked: a bug, logged under the
+/// request's ID, answered as any internal fault is.
+pub fn from_panic(panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    Problem::internal(format_args!("the handler panicked: {message}")).into_response()
+}
+
 /// The whole of what a client learns of a fault of the server's own; the
 /// problem's `request_id` finds the cause in the log.
 pub const INTERNAL_DETAIL: &str =
@@ -181,9 +192,15 @@ impl From<StoreError> for Problem {
                 tracing::warn!(error = %msg, "store unavailable");
                 Problem::unavailable("the store is unreachable or busy; retry shortly")
             }
-            StoreError::Internal(msg) | StoreError::Retryable(msg) => {
-                Problem::internal(format_args!("store error: {msg}"))
+            // A deadlock or serialization failure rolled the transaction
+            // back whole: the same request again may well succeed.
+            StoreError::Retryable(msg) => {
+                tracing::warn!(error = %msg, "transaction aborted by a conflict");
+                Problem::unavailable(
+                    "the request met a concurrent one and was rolled back; retry it",
+                )
             }
+            StoreError::Internal(msg) => Problem::internal(format_args!("store error: {msg}")),
         }
     }
 }

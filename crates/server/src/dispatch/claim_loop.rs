@@ -8,6 +8,7 @@ use crate::App;
 use idem_store::dispatch::{ClaimedBatch, DispatchClaim, FairShare};
 use idem_webhooks::SigningSecret;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc, watch};
@@ -23,6 +24,13 @@ const MAX_CLAIM: usize = 512;
 /// Runs the dispatcher until `stop` turns true, then drains as the module
 /// documentation says.
 pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
+    let left = &app.dispatcher_panics_left;
+    if left
+        .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+    {
+        panic!("the dispatcher panics as --test-dispatcher-panics asked");
+    }
     let policy = Arc::new(app.options.target_policy.clone());
     let client = match client::build(&policy) {
         Ok(c) => c,
@@ -31,7 +39,9 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             return;
         }
     };
-    let background = signals::spawn(&app).await;
+    // Ended with the loop however it ends: a panic must not leave them
+    // running beside the ones a restart spawns.
+    let background = AbortOnDrop(signals::spawn(&app).await);
     let (results_tx, results_rx) = mpsc::unbounded_channel();
     let completer = tokio::spawn(completer::run(app.clone(), results_rx));
     let (abandon_tx, abandon_rx) = watch::channel(false);
@@ -103,10 +113,16 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
             .map(|(org, s)| (org, headers::signing_secrets(&s)))
             .collect();
         for claimed in tasks {
-            let slot = slots
-                .clone()
-                .try_acquire_owned()
-                .expect("claims never exceed the free slots");
+            // A claim takes at most the free slots; were a store ever to
+            // answer more, the task is claimed all the same and runs beyond
+            // the limit rather than wait out its lease.
+            let slot = slots.clone().try_acquire_owned().ok();
+            if slot.is_none() {
+                tracing::error!(
+                    task_id = %claimed.task.task_id,
+                    "a claim answered more tasks than free slots"
+                );
+            }
             let org_slot = held.take(&claimed.org);
             let registration = app
                 .dispatch
@@ -201,8 +217,17 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     }
     drop(results_tx);
     let _ = completer.await;
-    for task in background {
-        task.abort();
+    drop(background);
+}
+
+/// Tasks aborted when this is dropped.
+struct AbortOnDrop(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
     }
 }
 
