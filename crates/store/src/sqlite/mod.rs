@@ -232,6 +232,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/011_oidc_keys.sql"),
     include_str!("migrations/012_pull_queues.sql"),
     include_str!("migrations/013_claim_order.sql"),
+    include_str!("migrations/014_org_usage.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

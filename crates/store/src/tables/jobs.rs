@@ -3,7 +3,7 @@
 //! how an instant fires once.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, tasks, within_quota};
+use super::{after, limit, not_found, removing, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
 use crate::quotas::{Quota, Quotas};
@@ -509,14 +509,7 @@ pub(crate) async fn create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Job> {
-    within_quota(
-        c,
-        quotas,
-        Quota::Jobs,
-        org,
-        "SELECT count(*) FROM jobs WHERE org = $1",
-    )
-    .await?;
+    within_quota(c, quotas, Quota::Jobs, org).await?;
     let state = initial_state(paused);
     let next_run_at = match state {
         JobState::Enabled => first_run_at(config, now)?,
@@ -642,12 +635,14 @@ pub(crate) async fn set_state<C: Conn>(
 
 /// The job with its runs and their attempts.
 pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> {
-    let n = c
-        .execute(
+    let n = removing(c, Quota::Jobs, org, async || {
+        c.execute(
             "DELETE FROM jobs WHERE org = $1 AND name = $2",
             &args![org, name],
         )
-        .await?;
+        .await
+    })
+    .await?;
     if n == 0 {
         return Err(not_found("job", name));
     }
