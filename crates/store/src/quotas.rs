@@ -1,14 +1,15 @@
 //! Per-organization quotas: how much of a shared server one organization
 //! may take, so that no tenant can exhaust it for the others.
 //!
-//! Each is held by a counter per organization and resource (`org_usage`),
-//! not by counting rows: the creation it limits checks the counter and
-//! takes one in a single upsert of its transaction, and every deletion
-//! gives back the rows it removed in its own, so the check costs the same
-//! however many the organization holds. On PostgreSQL the upsert's lock on
-//! the counter row orders concurrent creations of one organization's
-//! resource, so two cannot both take the last one; SQLite's single writer
-//! runs them one at a time anyway.
+//! Each is held by a count per organization and resource (`org_usage`),
+//! not by counting rows: the creation it limits checks the count and takes
+//! one in a single upsert, the last statement of its transaction, and
+//! every deletion gives back the rows it removed in its own, so the check
+//! costs the same however many the organization holds. On PostgreSQL the
+//! upsert's lock on the count's row orders concurrent creations of one
+//! organization's resource, so two cannot both take the last one; SQLite's
+//! single writer runs them one at a time anyway. See
+//! `tables::within_quota`.
 
 /// The limits, per organization; 0 means unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@
 
 use super::dispatch::RunningRow;
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, removing, within_quota};
+use super::{after, limit, not_found, released, within_quota};
 use crate::driver::{Conn, args};
 use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE};
 use crate::jobs::JOBS_QUEUE;
@@ -320,7 +320,6 @@ pub(crate) async fn webhook_create<C: Conn>(
     now: i64,
     keyed: &mut Keyed,
 ) -> Result<Webhook> {
-    within_quota(c, quotas, Quota::Webhooks, org).await?;
     let id = uuid::Uuid::now_v7().simple().to_string();
     let list = rows::to_json(&events);
     c.execute(
@@ -329,6 +328,7 @@ pub(crate) async fn webhook_create<C: Conn>(
     )
     .await?;
     refresh_org_events(c, org).await?;
+    within_quota(c, quotas, Quota::Webhooks, org).await?;
     keyed.set_resource_id(|| id.clone());
     Ok(Webhook {
         id,
@@ -361,18 +361,17 @@ pub(crate) async fn webhook_get<C: Conn>(c: &C, org: &str, id: &str) -> Result<W
 
 /// Events already created for it are still delivered.
 pub(crate) async fn webhook_delete<C: Conn>(c: &C, org: &str, id: &str) -> Result<()> {
-    let n = removing(c, Quota::Webhooks, org, async || {
-        c.execute(
+    let n = c
+        .execute(
             "DELETE FROM webhooks WHERE org = $1 AND id = $2",
             &args![org, id],
         )
-        .await
-    })
-    .await?;
+        .await?;
     if n == 0 {
         return Err(not_found("webhook", id));
     }
-    refresh_org_events(c, org).await
+    refresh_org_events(c, org).await?;
+    released(c, Quota::Webhooks, org, n).await
 }
 
 #[cfg(test)]

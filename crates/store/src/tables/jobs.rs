@@ -3,7 +3,7 @@
 //! how an instant fires once.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, removing, tasks, within_quota};
+use super::{after, limit, not_found, released, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
 use crate::quotas::{Quota, Quotas};
@@ -509,7 +509,6 @@ pub(crate) async fn create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Job> {
-    within_quota(c, quotas, Quota::Jobs, org).await?;
     let state = initial_state(paused);
     let next_run_at = match state {
         JobState::Enabled => first_run_at(config, now)?,
@@ -546,7 +545,9 @@ pub(crate) async fn create<C: Conn>(
     let queue_config = sql::to_json(&jobs_queue_config());
     c.execute(SQL_ENSURE_JOBS_QUEUE, &args![org, &queue_config, now])
         .await?;
-    get(c, org, name, now).await
+    let job = get(c, org, name, now).await?;
+    within_quota(c, quotas, Quota::Jobs, org).await?;
+    Ok(job)
 }
 
 pub(crate) async fn get<C: Conn>(c: &C, org: &str, name: &str, now: i64) -> Result<Job> {
@@ -635,14 +636,12 @@ pub(crate) async fn set_state<C: Conn>(
 
 /// The job with its runs and their attempts.
 pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> {
-    let n = removing(c, Quota::Jobs, org, async || {
-        c.execute(
+    let n = c
+        .execute(
             "DELETE FROM jobs WHERE org = $1 AND name = $2",
             &args![org, name],
         )
-        .await
-    })
-    .await?;
+        .await?;
     if n == 0 {
         return Err(not_found("job", name));
     }
@@ -655,7 +654,7 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
     c.execute(SQL_DELETE_RUN_ATTEMPTS, &args![org, name])
         .await?;
     c.execute(SQL_DELETE_RUNS, &args![org, name]).await?;
-    Ok(())
+    released(c, Quota::Jobs, org, n).await
 }
 
 /// A manual run due now; the record of a keyed request names it.

@@ -2,7 +2,7 @@
 //! so do its statistics.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, removing, tasks, within_quota};
+use super::{after, limit, not_found, released, tasks, within_quota};
 use crate::driver::{Conn, args};
 use crate::quotas::{Quota, Quotas};
 use crate::records::*;
@@ -18,7 +18,6 @@ pub(crate) async fn create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Queue> {
-    within_quota(c, quotas, Quota::Queues, org).await?;
     let sql = format!(
         "INSERT INTO queues (org, name, state, config, created_at, updated_at, mode) \
          VALUES ($1, $2, 'running', $3, $4, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
@@ -26,14 +25,17 @@ pub(crate) async fn create<C: Conn>(
     );
     let mode = config.mode.as_str();
     let config = rows::to_json(config);
-    c.query_opt(&sql, &args![org, name, &config, now, mode], |r| {
-        rows::queue(r)
-    })
-    .await?
-    .ok_or_else(|| Error::AlreadyExists {
-        kind: "queue",
-        id: name.to_string(),
-    })
+    let queue = c
+        .query_opt(&sql, &args![org, name, &config, now, mode], |r| {
+            rows::queue(r)
+        })
+        .await?
+        .ok_or_else(|| Error::AlreadyExists {
+            kind: "queue",
+            id: name.to_string(),
+        })?;
+    within_quota(c, quotas, Quota::Queues, org).await?;
+    Ok(queue)
 }
 
 /// Whether the queue is one of the organization's under its quota: the
@@ -132,18 +134,12 @@ pub(crate) async fn set_state<C: Conn>(
 
 /// The queue, its tasks and their attempts.
 pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> {
-    let delete = async || {
-        c.execute(
+    let n = c
+        .execute(
             "DELETE FROM queues WHERE org = $1 AND name = $2",
             &args![org, name],
         )
-        .await
-    };
-    let n = if counts_as_queue(name) {
-        removing(c, Quota::Queues, org, delete).await?
-    } else {
-        delete().await?
-    };
+        .await?;
     if n == 0 {
         return Err(not_found("queue", name));
     }
@@ -167,6 +163,9 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
             &args![org, name],
         )
         .await?;
+    }
+    if counts_as_queue(name) {
+        released(c, Quota::Queues, org, n).await?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Organizations, principals, API keys and signing secrets.
 
 use super::idempotency::Keyed;
-use super::{after, counted, limit, not_found, removing, within_quota};
+use super::{after, counted, limit, not_found, released, within_quota};
 use crate::driver::{Conn, args};
 use crate::quotas::{Quota, Quotas};
 use crate::records::*;
@@ -39,10 +39,11 @@ pub(crate) async fn bootstrap<C: Conn>(c: &C, key: &NewApiKey, now: i64) -> Resu
             &args![kind, role, DEFAULT_ORGANIZATION, ADMIN_PRINCIPAL],
         )
         .await?;
-    } else {
-        counted(c, Quota::Principals, DEFAULT_ORGANIZATION).await?;
     }
     insert_key(c, DEFAULT_ORGANIZATION, ADMIN_PRINCIPAL, key, now).await?;
+    if inserted > 0 {
+        counted(c, Quota::Principals, DEFAULT_ORGANIZATION).await?;
+    }
     counted(c, Quota::ApiKeys, DEFAULT_ORGANIZATION).await?;
     Ok(Bootstrap::Restored)
 }
@@ -121,8 +122,6 @@ pub(crate) async fn organization_create<C: Conn>(
     .await?;
     insert_key(c, name, ADMIN_PRINCIPAL, key, now).await?;
     insert_secret(c, name, now).await?;
-    // Principals before API keys, as a bootstrap takes them: no two
-    // transactions take two counters in opposite orders.
     for quota in [Quota::Principals, Quota::ApiKeys, Quota::SigningSecrets] {
         counted(c, quota, name).await?;
     }
@@ -176,22 +175,24 @@ pub(crate) async fn principal_create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Principal> {
-    within_quota(c, quotas, Quota::Principals, org).await?;
     let sql = format!(
         "INSERT INTO principals (org, name, kind, role, created_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
         rows::PRINCIPAL_COLUMNS
     );
-    c.query_opt(
-        &sql,
-        &args![org, name, kind.as_str(), role.as_str(), now],
-        |r| rows::principal(r),
-    )
-    .await?
-    .ok_or_else(|| Error::AlreadyExists {
-        kind: "principal",
-        id: name.to_string(),
-    })
+    let principal = c
+        .query_opt(
+            &sql,
+            &args![org, name, kind.as_str(), role.as_str(), now],
+            |r| rows::principal(r),
+        )
+        .await?
+        .ok_or_else(|| Error::AlreadyExists {
+            kind: "principal",
+            id: name.to_string(),
+        })?;
+    within_quota(c, quotas, Quota::Principals, org).await?;
+    Ok(principal)
 }
 
 pub(crate) async fn principal_get<C: Conn>(c: &C, org: &str, name: &str) -> Result<Principal> {
@@ -253,8 +254,8 @@ pub(crate) async fn api_key_create<C: Conn>(
     now: i64,
 ) -> Result<ApiKey> {
     principal_get(c, org, principal).await?;
-    within_quota(c, quotas, Quota::ApiKeys, org).await?;
     insert_key(c, org, principal, key, now).await?;
+    within_quota(c, quotas, Quota::ApiKeys, org).await?;
     Ok(ApiKey {
         id: key.id.clone(),
         principal: principal.to_string(),
@@ -308,18 +309,17 @@ pub(crate) async fn api_key_revoke<C: Conn>(
 ) -> Result<()> {
     lock_organization(c, org).await?;
     principal_get(c, org, principal).await?;
-    let n = removing(c, Quota::ApiKeys, org, async || {
-        c.execute(
+    let n = c
+        .execute(
             "DELETE FROM api_keys WHERE org = $1 AND principal = $2 AND id = $3",
             &args![org, principal, id],
         )
-        .await
-    })
-    .await?;
+        .await?;
     if n == 0 {
         return Err(not_found("api_key", id));
     }
-    keep_an_admin(c, org, &format!("revoking key '{id}' of '{principal}'")).await
+    keep_an_admin(c, org, &format!("revoking key '{id}' of '{principal}'")).await?;
+    released(c, Quota::ApiKeys, org, n).await
 }
 
 pub(crate) async fn api_key_authenticate<C: Conn>(c: &C, key_hash: &str) -> Result<Option<Caller>> {
@@ -374,8 +374,8 @@ pub(crate) async fn signing_secret_rotate<C: Conn>(
     now: i64,
     keyed: &mut Keyed,
 ) -> Result<SigningSecret> {
-    within_quota(c, quotas, Quota::SigningSecrets, org).await?;
     let secret = insert_secret(c, org, now).await?;
+    within_quota(c, quotas, Quota::SigningSecrets, org).await?;
     keyed.set_resource_id(|| secret.id.clone());
     Ok(secret)
 }
@@ -397,13 +397,11 @@ pub(crate) async fn signing_secret_delete<C: Conn>(c: &C, org: &str, id: &str) -
             "the organization's only signing secret cannot be deleted; rotate first".into(),
         ));
     }
-    removing(c, Quota::SigningSecrets, org, async || {
-        c.execute(
+    let n = c
+        .execute(
             "DELETE FROM signing_secrets WHERE org = $1 AND id = $2",
             &args![org, id],
         )
-        .await
-    })
-    .await?;
-    Ok(())
+        .await?;
+    released(c, Quota::SigningSecrets, org, n).await
 }
