@@ -13,6 +13,9 @@ trap 'stop_server; rm -rf "$work"' EXIT
 # runs inside a command substitution, so its PID goes to a file for
 # stop_server rather than into this shell's job table.
 start_server() {
+  # Emptied here, not only by the redirection below, which the background
+  # child makes later: the loop could read the previous server's address.
+  : >"$work/out"
   "$bin/idem" serve --listen 127.0.0.1:0 --bootstrap-key "$key" "$@" >"$work/out" 2>"$work/err" &
   echo $! >"$work/pid"
   for _ in $(seq 1 100); do

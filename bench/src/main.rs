@@ -84,6 +84,33 @@ enum Command {
         #[arg(long, default_value = "2099-01-01T00:00:00Z")]
         schedule_time: String,
     },
+    /// Creates cron jobs in one organization (`POST /v1/jobs`), every name
+    /// new, and prints the rate of the first jobs and of each following
+    /// block, so that a creation slowing as the organization grows shows.
+    /// The server's `--max-jobs-per-org` must allow them all.
+    JobCreates {
+        /// host:port of a running `idem serve`.
+        #[arg(long)]
+        addr: String,
+        /// API key of a writer.
+        #[arg(long)]
+        key: String,
+        /// Jobs in all.
+        #[arg(long, default_value_t = 10_000)]
+        total: u64,
+        /// Requests in flight.
+        #[arg(long, default_value_t = 16)]
+        concurrency: u64,
+        /// Jobs of the first line.
+        #[arg(long, default_value_t = 100)]
+        first: u64,
+        /// Jobs of each line after the first.
+        #[arg(long, default_value_t = 1000)]
+        block: u64,
+        /// Prefix of job names, so runs against one server do not collide.
+        #[arg(long, default_value = "j")]
+        prefix: String,
+    },
     /// Latency of the reads of one full queue: its resource with `stats`,
     /// the first page of its tasks, a page from the middle (reached through
     /// page tokens) and the first page of its queued tasks.
@@ -432,6 +459,81 @@ async fn batch_creates(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
+async fn job_creates(
+    addr: String,
+    key: String,
+    total: u64,
+    concurrency: u64,
+    first: u64,
+    block: u64,
+    prefix: String,
+) -> anyhow::Result<()> {
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (addr, key, prefix, next) = (addr.clone(), key.clone(), prefix.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let mut conn = Conn::open(&addr).await?;
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= total {
+                    break;
+                }
+                // Once a year: no run falls due while the bench creates.
+                let body = serde_json::to_vec(&serde_json::json!({
+                    "name": format!("{prefix}-{i}"),
+                    "schedule": "0 0 1 1 *",
+                    "target": {"url": "http://127.0.0.1:9/hook"},
+                }))?;
+                let (status, answer) = conn.post_read("/v1/jobs", &key, body).await?;
+                if status != 201 {
+                    bail!(
+                        "job {i}: HTTP {status}: {}",
+                        String::from_utf8_lossy(&answer)
+                    );
+                }
+                done.push(started.elapsed());
+            }
+            anyhow::Ok(done)
+        }));
+    }
+    // The instant each job was answered, in order: the n-th of them is
+    // when the organization came to hold n jobs.
+    let mut done = Vec::new();
+    for w in workers {
+        done.extend(w.await??);
+    }
+    done.sort();
+    let mut from = (0u64, Duration::ZERO);
+    let mut line = |to: u64, at: Duration| {
+        let secs = (at - from.1).as_secs_f64();
+        println!(
+            "jobs {:>6}-{:<6} {:>7.0} jobs/s ({secs:.2} s)",
+            from.0 + 1,
+            to,
+            (to - from.0) as f64 / secs,
+        );
+        from = (to, at);
+    };
+    let mut edge = first.min(total);
+    while edge > 0 {
+        line(edge, done[edge as usize - 1]);
+        if edge == total {
+            break;
+        }
+        edge = (edge + block).min(total);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "jobs={total} concurrency={concurrency} elapsed={secs:.2}s jobs_per_s={:.0}",
+        total as f64 / secs
+    );
+    Ok(())
+}
+
 /// What `batch-creates` reads of a `tasks:batch` answer.
 #[derive(serde::Deserialize)]
 struct BatchAnswer {
@@ -631,6 +733,23 @@ fn main() -> anyhow::Result<()> {
             concurrency,
             prefix,
             schedule_time,
+        )),
+        Command::JobCreates {
+            addr,
+            key,
+            total,
+            concurrency,
+            first,
+            block,
+            prefix,
+        } => rt.block_on(job_creates(
+            addr,
+            key,
+            total,
+            concurrency,
+            first,
+            block,
+            prefix,
         )),
         Command::QueueReads {
             addr,

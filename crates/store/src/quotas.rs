@@ -1,10 +1,15 @@
 //! Per-organization quotas: how much of a shared server one organization
 //! may take, so that no tenant can exhaust it for the others.
 //!
-//! Each is checked inside the transaction of the creation it limits, after
-//! locking the organization's row (PostgreSQL; SQLite's single writer
-//! serializes anyway), so two concurrent creations cannot both pass a count
-//! taken before either inserted.
+//! Each is held by a count per organization and resource (`org_usage`),
+//! not by counting rows: the creation it limits checks the count and takes
+//! one in a single upsert, the last statement of its transaction, and
+//! every deletion gives back the rows it removed in its own, so the check
+//! costs the same however many the organization holds. On PostgreSQL the
+//! upsert's lock on the count's row orders concurrent creations of one
+//! organization's resource, so two cannot both take the last one; SQLite's
+//! single writer runs them one at a time anyway. See
+//! `tables::within_quota`.
 
 /// The limits, per organization; 0 means unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +79,18 @@ impl Quota {
         }
     }
 
+    /// Its counter's name in `org_usage`.
+    pub(crate) fn resource(self) -> &'static str {
+        match self {
+            Quota::Queues => "queues",
+            Quota::Jobs => "jobs",
+            Quota::Principals => "principals",
+            Quota::ApiKeys => "api_keys",
+            Quota::SigningSecrets => "signing_secrets",
+            Quota::Webhooks => "webhooks",
+        }
+    }
+
     fn noun(self) -> &'static str {
         match self {
             Quota::Queues => "queues",
@@ -110,9 +127,14 @@ pub struct QuotaExceeded {
     pub limit: u32,
 }
 
-/// Whether one more is allowed with `count` existing under `limit`.
-pub(crate) fn allows(limit: u32, count: i64) -> bool {
-    limit == 0 || count < i64::from(limit)
+/// The count below which `limit` allows one more: the bound a creation's
+/// upsert compares the counter with, in SQL, where 0 cannot mean unlimited.
+pub(crate) fn ceiling(limit: u32) -> i64 {
+    if limit == 0 {
+        i64::MAX
+    } else {
+        i64::from(limit)
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +143,7 @@ mod tests {
 
     #[test]
     fn zero_is_unlimited_and_the_limit_itself_is_full() {
+        let allows = |limit, count| count < ceiling(limit);
         assert!(allows(0, 1_000_000));
         assert!(allows(5, 4));
         assert!(!allows(5, 5));

@@ -51,6 +51,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/012_pull_queues.sql"),
     include_str!("migrations/013_claim_order.sql"),
     include_str!("migrations/014_counted_inserts.sql"),
+    include_str!("migrations/015_org_usage.sql"),
 ];
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;

@@ -275,6 +275,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/012_pull_queues.sql"),
     include_str!("migrations/013_claim_order.sql"),
     include_str!("migrations/014_counted_inserts.sql"),
+    include_str!("migrations/015_org_usage.sql"),
 ];
 
 fn migrate(conn: &Connection) -> Result<()> {

@@ -20,7 +20,7 @@
 use super::dispatch::RunningRow;
 use super::idempotency::Keyed;
 use super::stats::count_inserted;
-use super::{after, limit, not_found, within_quota};
+use super::{after, limit, not_found, released, within_quota};
 use crate::driver::{Conn, args};
 use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE};
 use crate::jobs::JOBS_QUEUE;
@@ -328,14 +328,6 @@ pub(crate) async fn webhook_create<C: Conn>(
     now: i64,
     keyed: &mut Keyed,
 ) -> Result<Webhook> {
-    within_quota(
-        c,
-        quotas,
-        Quota::Webhooks,
-        org,
-        "SELECT count(*) FROM webhooks WHERE org = $1",
-    )
-    .await?;
     let id = uuid::Uuid::now_v7().simple().to_string();
     let list = rows::to_json(&events);
     c.execute(
@@ -344,6 +336,7 @@ pub(crate) async fn webhook_create<C: Conn>(
     )
     .await?;
     refresh_org_events(c, org).await?;
+    within_quota(c, quotas, Quota::Webhooks, org).await?;
     keyed.set_resource_id(|| id.clone());
     Ok(Webhook {
         id,
@@ -385,7 +378,8 @@ pub(crate) async fn webhook_delete<C: Conn>(c: &C, org: &str, id: &str) -> Resul
     if n == 0 {
         return Err(not_found("webhook", id));
     }
-    refresh_org_events(c, org).await
+    refresh_org_events(c, org).await?;
+    released(c, Quota::Webhooks, org, n).await
 }
 
 #[cfg(test)]

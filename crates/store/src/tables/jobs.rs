@@ -4,7 +4,7 @@
 
 use super::idempotency::Keyed;
 use super::stats::count_inserted;
-use super::{after, limit, not_found, tasks, within_quota};
+use super::{after, limit, not_found, released, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
 use crate::quotas::{Quota, Quotas};
@@ -517,14 +517,6 @@ pub(crate) async fn create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Job> {
-    within_quota(
-        c,
-        quotas,
-        Quota::Jobs,
-        org,
-        "SELECT count(*) FROM jobs WHERE org = $1",
-    )
-    .await?;
     let state = initial_state(paused);
     let next_run_at = match state {
         JobState::Enabled => first_run_at(config, now)?,
@@ -561,7 +553,9 @@ pub(crate) async fn create<C: Conn>(
     let queue_config = sql::to_json(&jobs_queue_config());
     c.execute(SQL_ENSURE_JOBS_QUEUE, &args![org, &queue_config, now])
         .await?;
-    get(c, org, name, now).await
+    let job = get(c, org, name, now).await?;
+    within_quota(c, quotas, Quota::Jobs, org).await?;
+    Ok(job)
 }
 
 pub(crate) async fn get<C: Conn>(c: &C, org: &str, name: &str, now: i64) -> Result<Job> {
@@ -668,7 +662,7 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
     c.execute(SQL_DELETE_RUN_ATTEMPTS, &args![org, name])
         .await?;
     c.execute(SQL_DELETE_RUNS, &args![org, name]).await?;
-    Ok(())
+    released(c, Quota::Jobs, org, n).await
 }
 
 /// A manual run due now; the record of a keyed request names it.

@@ -2,7 +2,7 @@
 //! so do its statistics.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, tasks, within_quota};
+use super::{after, limit, not_found, released, tasks, within_quota};
 use crate::driver::{Conn, args};
 use crate::quotas::{Quota, Quotas};
 use crate::records::*;
@@ -18,14 +18,6 @@ pub(crate) async fn create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Queue> {
-    // The scheduler's queue is the organization's jobs, counted as such;
-    // the event queue is Idem's own.
-    let count = format!(
-        "SELECT count(*) FROM queues WHERE org = $1 AND name NOT IN ('{}', '{}')",
-        crate::jobs::JOBS_QUEUE,
-        crate::events::EVENTS_QUEUE
-    );
-    within_quota(c, quotas, Quota::Queues, org, &count).await?;
     let sql = format!(
         "INSERT INTO queues (org, name, state, config, created_at, updated_at, mode) \
          VALUES ($1, $2, 'running', $3, $4, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
@@ -33,14 +25,25 @@ pub(crate) async fn create<C: Conn>(
     );
     let mode = config.mode.as_str();
     let config = rows::to_json(config);
-    c.query_opt(&sql, &args![org, name, &config, now, mode], |r| {
-        rows::queue(r)
-    })
-    .await?
-    .ok_or_else(|| Error::AlreadyExists {
-        kind: "queue",
-        id: name.to_string(),
-    })
+    let queue = c
+        .query_opt(&sql, &args![org, name, &config, now, mode], |r| {
+            rows::queue(r)
+        })
+        .await?
+        .ok_or_else(|| Error::AlreadyExists {
+            kind: "queue",
+            id: name.to_string(),
+        })?;
+    within_quota(c, quotas, Quota::Queues, org).await?;
+    Ok(queue)
+}
+
+/// Whether the queue is one of the organization's under its quota: the
+/// scheduler's queue holds the organization's jobs, counted as such, and
+/// the event queue is Idem's own. Both are made by what uses them, never
+/// by a queue create.
+fn counts_as_queue(name: &str) -> bool {
+    name != crate::jobs::JOBS_QUEUE && name != crate::events::EVENTS_QUEUE
 }
 
 /// The queue, read under the row lock `lock` names (PostgreSQL only).
@@ -160,6 +163,9 @@ pub(crate) async fn delete<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> 
             &args![org, name],
         )
         .await?;
+    }
+    if counts_as_queue(name) {
+        released(c, Quota::Queues, org, n).await?;
     }
     Ok(())
 }

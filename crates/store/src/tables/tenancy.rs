@@ -1,7 +1,7 @@
 //! Organizations, principals, API keys and signing secrets.
 
 use super::idempotency::Keyed;
-use super::{after, limit, not_found, within_quota};
+use super::{after, counted, limit, not_found, released, within_quota};
 use crate::driver::{Conn, args};
 use crate::quotas::{Quota, Quotas};
 use crate::records::*;
@@ -23,19 +23,28 @@ pub(crate) async fn bootstrap<C: Conn>(c: &C, key: &NewApiKey, now: i64) -> Resu
     if has_usable_admin(c, DEFAULT_ORGANIZATION).await? {
         return Ok(Bootstrap::Unchanged);
     }
-    c.execute(
-        "INSERT INTO principals (org, name, kind, role, created_at) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (org, name) DO UPDATE SET kind = excluded.kind, role = excluded.role",
-        &args![
-            DEFAULT_ORGANIZATION,
-            ADMIN_PRINCIPAL,
-            PrincipalKind::Person.as_str(),
-            Role::Admin.as_str(),
-            now
-        ],
-    )
-    .await?;
+    let (kind, role) = (PrincipalKind::Person.as_str(), Role::Admin.as_str());
+    // Inserted or made an admin again, in two statements, so that only a
+    // principal that is new is counted.
+    let inserted = c
+        .execute(
+            "INSERT INTO principals (org, name, kind, role, created_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (org, name) DO NOTHING",
+            &args![DEFAULT_ORGANIZATION, ADMIN_PRINCIPAL, kind, role, now],
+        )
+        .await?;
+    if inserted == 0 {
+        c.execute(
+            "UPDATE principals SET kind = $1, role = $2 WHERE org = $3 AND name = $4",
+            &args![kind, role, DEFAULT_ORGANIZATION, ADMIN_PRINCIPAL],
+        )
+        .await?;
+    }
     insert_key(c, DEFAULT_ORGANIZATION, ADMIN_PRINCIPAL, key, now).await?;
+    if inserted > 0 {
+        counted(c, Quota::Principals, DEFAULT_ORGANIZATION).await?;
+    }
+    counted(c, Quota::ApiKeys, DEFAULT_ORGANIZATION).await?;
     Ok(Bootstrap::Restored)
 }
 
@@ -113,6 +122,9 @@ pub(crate) async fn organization_create<C: Conn>(
     .await?;
     insert_key(c, name, ADMIN_PRINCIPAL, key, now).await?;
     insert_secret(c, name, now).await?;
+    for quota in [Quota::Principals, Quota::ApiKeys, Quota::SigningSecrets] {
+        counted(c, quota, name).await?;
+    }
     Ok(())
 }
 
@@ -163,29 +175,24 @@ pub(crate) async fn principal_create<C: Conn>(
     quotas: &Quotas,
     now: i64,
 ) -> Result<Principal> {
-    within_quota(
-        c,
-        quotas,
-        Quota::Principals,
-        org,
-        "SELECT count(*) FROM principals WHERE org = $1",
-    )
-    .await?;
     let sql = format!(
         "INSERT INTO principals (org, name, kind, role, created_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING {}",
         rows::PRINCIPAL_COLUMNS
     );
-    c.query_opt(
-        &sql,
-        &args![org, name, kind.as_str(), role.as_str(), now],
-        |r| rows::principal(r),
-    )
-    .await?
-    .ok_or_else(|| Error::AlreadyExists {
-        kind: "principal",
-        id: name.to_string(),
-    })
+    let principal = c
+        .query_opt(
+            &sql,
+            &args![org, name, kind.as_str(), role.as_str(), now],
+            |r| rows::principal(r),
+        )
+        .await?
+        .ok_or_else(|| Error::AlreadyExists {
+            kind: "principal",
+            id: name.to_string(),
+        })?;
+    within_quota(c, quotas, Quota::Principals, org).await?;
+    Ok(principal)
 }
 
 pub(crate) async fn principal_get<C: Conn>(c: &C, org: &str, name: &str) -> Result<Principal> {
@@ -247,15 +254,8 @@ pub(crate) async fn api_key_create<C: Conn>(
     now: i64,
 ) -> Result<ApiKey> {
     principal_get(c, org, principal).await?;
-    within_quota(
-        c,
-        quotas,
-        Quota::ApiKeys,
-        org,
-        "SELECT count(*) FROM api_keys WHERE org = $1",
-    )
-    .await?;
     insert_key(c, org, principal, key, now).await?;
+    within_quota(c, quotas, Quota::ApiKeys, org).await?;
     Ok(ApiKey {
         id: key.id.clone(),
         principal: principal.to_string(),
@@ -318,7 +318,8 @@ pub(crate) async fn api_key_revoke<C: Conn>(
     if n == 0 {
         return Err(not_found("api_key", id));
     }
-    keep_an_admin(c, org, &format!("revoking key '{id}' of '{principal}'")).await
+    keep_an_admin(c, org, &format!("revoking key '{id}' of '{principal}'")).await?;
+    released(c, Quota::ApiKeys, org, n).await
 }
 
 pub(crate) async fn api_key_authenticate<C: Conn>(c: &C, key_hash: &str) -> Result<Option<Caller>> {
@@ -373,15 +374,8 @@ pub(crate) async fn signing_secret_rotate<C: Conn>(
     now: i64,
     keyed: &mut Keyed,
 ) -> Result<SigningSecret> {
-    within_quota(
-        c,
-        quotas,
-        Quota::SigningSecrets,
-        org,
-        "SELECT count(*) FROM signing_secrets WHERE org = $1",
-    )
-    .await?;
     let secret = insert_secret(c, org, now).await?;
+    within_quota(c, quotas, Quota::SigningSecrets, org).await?;
     keyed.set_resource_id(|| secret.id.clone());
     Ok(secret)
 }
@@ -403,10 +397,11 @@ pub(crate) async fn signing_secret_delete<C: Conn>(c: &C, org: &str, id: &str) -
             "the organization's only signing secret cannot be deleted; rotate first".into(),
         ));
     }
-    c.execute(
-        "DELETE FROM signing_secrets WHERE org = $1 AND id = $2",
-        &args![org, id],
-    )
-    .await?;
-    Ok(())
+    let n = c
+        .execute(
+            "DELETE FROM signing_secrets WHERE org = $1 AND id = $2",
+            &args![org, id],
+        )
+        .await?;
+    released(c, Quota::SigningSecrets, org, n).await
 }

@@ -55,6 +55,39 @@ impl Harness {
         }
     }
 
+    /// The one integer `sql` answers, read behind the store's back.
+    pub async fn raw_i64(&self, sql: &str) -> i64 {
+        if let Some(db) = &self._db {
+            let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            client.query_one(sql, &[]).await.unwrap().get(0)
+        } else {
+            let dir = self._dir.as_ref().expect("a backend");
+            let conn = rusqlite::Connection::open(dir.path().join("idem.db")).unwrap();
+            conn.busy_timeout(std::time::Duration::from_secs(5))
+                .unwrap();
+            conn.query_row(sql, [], |r| r.get(0)).unwrap()
+        }
+    }
+
+    /// Another store opened on the same database, as a node starting on
+    /// it would: it brings the schema up to date first.
+    pub async fn reopen(&self) -> Arc<dyn Store> {
+        let clock = Arc::new(self.clock.clone());
+        if let Some(db) = &self._db {
+            Arc::new(PostgresStore::open(&db.url, 8, clock).await.unwrap())
+        } else {
+            let dir = self._dir.as_ref().expect("a backend");
+            Arc::new(
+                SqliteStore::open(dir.path().join("idem.db"), clock)
+                    .await
+                    .unwrap(),
+            )
+        }
+    }
+
     /// The PostgreSQL database's URL, when the store is PostgreSQL.
     pub fn postgres_url(&self) -> Option<&str> {
         self._db.as_ref().map(|db| db.url.as_str())

@@ -1,0 +1,544 @@
+//! Per-organization quotas, on both stores. Each is held by a counter that
+//! every creation and deletion of its resource keeps in its own
+//! transaction, so each test also compares the counters with the rows they
+//! stand for, counted as the quotas define them.
+
+mod support;
+
+use idem_core::event::EventType;
+use idem_core::job::{CreateJob, JobConfig};
+use idem_core::queue::QueueConfig;
+use idem_core::tenancy::{ADMIN_PRINCIPAL, DEFAULT_ORGANIZATION, PrincipalKind, Role};
+use idem_store::*;
+use std::fmt::Debug;
+use std::sync::Arc;
+use support::{Harness, ORG, new_key};
+
+const QUOTAS: [Quota; 6] = [
+    Quota::Queues,
+    Quota::Jobs,
+    Quota::Principals,
+    Quota::ApiKeys,
+    Quota::SigningSecrets,
+    Quota::Webhooks,
+];
+
+/// Every quota unlimited but `quota`, at `limit`.
+fn only(quota: Quota, limit: u32) -> Quotas {
+    let mut q = Quotas {
+        queues: 0,
+        jobs: 0,
+        principals: 0,
+        api_keys: 0,
+        signing_secrets: 0,
+        webhooks: 0,
+    };
+    *match quota {
+        Quota::Queues => &mut q.queues,
+        Quota::Jobs => &mut q.jobs,
+        Quota::Principals => &mut q.principals,
+        Quota::ApiKeys => &mut q.api_keys,
+        Quota::SigningSecrets => &mut q.signing_secrets,
+        Quota::Webhooks => &mut q.webhooks,
+    } = limit;
+    q
+}
+
+fn unlimited() -> Quotas {
+    only(Quota::Queues, 0)
+}
+
+/// Sets the quotas on both handles of the data.
+fn set_quotas(h: &Harness, quotas: Quotas) {
+    h.store.set_quotas(quotas);
+    h.other.set_quotas(quotas);
+}
+
+#[track_caller]
+fn refused<T: Debug>(r: Result<T>, quota: Quota, limit: u32) {
+    match r {
+        Err(Error::ResourceExhausted(e)) => assert_eq!(e, QuotaExceeded { quota, limit }),
+        other => panic!("expected {quota:?} refused at {limit}, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn not_found<T: Debug>(r: Result<T>) {
+    assert!(matches!(r, Err(Error::NotFound { .. })), "{r:?}");
+}
+
+#[track_caller]
+fn exists<T: Debug>(r: Result<T>) {
+    assert!(matches!(r, Err(Error::AlreadyExists { .. })), "{r:?}");
+}
+
+fn job() -> JobConfig {
+    let body = serde_json::json!({
+        "name": "placeholder",
+        "schedule": "0 0 1 1 *",
+        "target": {"url": "http://127.0.0.1:9/hook"},
+    });
+    serde_json::from_value::<CreateJob>(body)
+        .unwrap()
+        .resolve()
+        .unwrap()
+}
+
+fn everything() -> PageRequest {
+    PageRequest {
+        limit: 1000,
+        after: None,
+    }
+}
+
+/// What each counter stands for: the statements the quotas were checked
+/// with before they had counters.
+fn real_count(quota: Quota, org: &str) -> String {
+    let rows = match quota {
+        Quota::Queues => "queues WHERE name NOT IN ('~jobs', '~events') AND",
+        Quota::Jobs => "jobs WHERE",
+        Quota::Principals => "principals WHERE",
+        Quota::ApiKeys => "api_keys WHERE",
+        Quota::SigningSecrets => "signing_secrets WHERE",
+        Quota::Webhooks => "webhooks WHERE",
+    };
+    format!("SELECT count(*) FROM {rows} org = '{org}'")
+}
+
+fn resource(quota: Quota) -> &'static str {
+    match quota {
+        Quota::Queues => "queues",
+        Quota::Jobs => "jobs",
+        Quota::Principals => "principals",
+        Quota::ApiKeys => "api_keys",
+        Quota::SigningSecrets => "signing_secrets",
+        Quota::Webhooks => "webhooks",
+    }
+}
+
+async fn counter(h: &Harness, quota: Quota, org: &str) -> i64 {
+    h.raw_i64(&format!(
+        "SELECT coalesce((SELECT n FROM org_usage WHERE org = '{org}' AND resource = '{}'), 0)",
+        resource(quota)
+    ))
+    .await
+}
+
+/// Each of `org`'s counters, which must equal its rows; answered in the
+/// order of [`QUOTAS`].
+async fn counted(h: &Harness, org: &str) -> [i64; 6] {
+    let mut out = [0; 6];
+    for (i, quota) in QUOTAS.into_iter().enumerate() {
+        let held = counter(h, quota, org).await;
+        let real = h.raw_i64(&real_count(quota, org)).await;
+        assert_eq!(
+            held, real,
+            "the counter of {quota:?} in {org} against its rows"
+        );
+        out[i] = held;
+    }
+    out
+}
+
+async fn the_queue_quota_is_given_back_by_deletes(h: Harness) {
+    let s = &h.store;
+    let q = QueueConfig::default();
+    set_quotas(&h, unlimited());
+    // The job queue a first job makes is not one of the queues.
+    s.job_create(ORG, "j", &job(), false, None).await.unwrap();
+    s.queue_create(ORG, "q1", &q, None).await.unwrap();
+    s.queue_create(ORG, "q2", &q, None).await.unwrap();
+    assert_eq!(counter(&h, Quota::Queues, ORG).await, 2);
+
+    // Counted while unlimited, so a limit set later holds at once.
+    set_quotas(&h, only(Quota::Queues, 2));
+    refused(s.queue_create(ORG, "q3", &q, None).await, Quota::Queues, 2);
+    not_found(s.queue_get(ORG, "q3").await);
+
+    s.queue_delete(ORG, "q1").await.unwrap();
+    // A create that fails otherwise, and a delete of nothing, change no count.
+    exists(s.queue_create(ORG, "q2", &q, None).await);
+    not_found(s.queue_delete(ORG, "q1").await);
+    s.queue_create(ORG, "q3", &q, None).await.unwrap();
+    refused(s.queue_create(ORG, "q4", &q, None).await, Quota::Queues, 2);
+    let names: Vec<String> = s
+        .queue_list(ORG, &everything())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|q| q.name)
+        .collect();
+    assert_eq!(names, ["q2", "q3"]);
+    counted(&h, ORG).await;
+
+    // Another organization has counters of its own.
+    s.organization_create("other", new_key(), None)
+        .await
+        .unwrap();
+    s.queue_create("other", "q1", &q, None).await.unwrap();
+    s.queue_create("other", "q2", &q, None).await.unwrap();
+    refused(
+        s.queue_create("other", "q3", &q, None).await,
+        Quota::Queues,
+        2,
+    );
+    counted(&h, "other").await;
+}
+
+async fn the_job_quota_is_given_back_by_deletes(h: Harness) {
+    let s = &h.store;
+    set_quotas(&h, unlimited());
+    s.job_create(ORG, "j1", &job(), false, None).await.unwrap();
+    s.job_create(ORG, "j2", &job(), true, None).await.unwrap();
+
+    set_quotas(&h, only(Quota::Jobs, 2));
+    refused(
+        s.job_create(ORG, "j3", &job(), false, None).await,
+        Quota::Jobs,
+        2,
+    );
+    not_found(s.job_get(ORG, "j3").await);
+
+    s.job_delete(ORG, "j1").await.unwrap();
+    exists(s.job_create(ORG, "j2", &job(), false, None).await);
+    not_found(s.job_delete(ORG, "j1").await);
+    s.job_create(ORG, "j3", &job(), false, None).await.unwrap();
+    refused(
+        s.job_create(ORG, "j4", &job(), false, None).await,
+        Quota::Jobs,
+        2,
+    );
+    assert_eq!(s.job_list(ORG, &everything()).await.unwrap().items.len(), 2);
+    // Making and deleting jobs leaves the job queue alone: it is no queue.
+    assert_eq!(counted(&h, ORG).await[0], 0);
+}
+
+/// Principals are never deleted: the limit is what makes room.
+async fn the_principal_quota_counts_every_principal(h: Harness) {
+    let s = &h.store;
+    let create = |name: &'static str| {
+        let s = s.clone();
+        async move {
+            s.principal_create(ORG, name, PrincipalKind::Service, Role::Writer, None)
+                .await
+        }
+    };
+    set_quotas(&h, unlimited());
+    create("p1").await.unwrap();
+
+    // `admin` is the first.
+    set_quotas(&h, only(Quota::Principals, 2));
+    refused(create("p2").await, Quota::Principals, 2);
+    not_found(s.principal_get(ORG, "p2").await);
+
+    set_quotas(&h, only(Quota::Principals, 3));
+    exists(create("p1").await);
+    create("p2").await.unwrap();
+    refused(create("p3").await, Quota::Principals, 3);
+    // A lowered limit refuses and removes nothing.
+    set_quotas(&h, only(Quota::Principals, 1));
+    refused(create("p3").await, Quota::Principals, 1);
+    let page = s.principal_list(ORG, &everything()).await.unwrap();
+    assert_eq!(page.items.len(), 3);
+    assert_eq!(counted(&h, ORG).await[2], 3);
+}
+
+async fn the_api_key_quota_is_given_back_by_revocations(h: Harness) {
+    let s = &h.store;
+    set_quotas(&h, unlimited());
+    s.principal_create(ORG, "p", PrincipalKind::Service, Role::Writer, None)
+        .await
+        .unwrap();
+    let first = s.api_key_create(ORG, "p", new_key(), None).await.unwrap();
+    let second = new_key();
+    s.api_key_create(ORG, "p", second.clone(), None)
+        .await
+        .unwrap();
+
+    // The admin's key is the first of the organization's three.
+    set_quotas(&h, only(Quota::ApiKeys, 3));
+    refused(
+        s.api_key_create(ORG, "p", new_key(), None).await,
+        Quota::ApiKeys,
+        3,
+    );
+    refused(
+        s.api_key_create(ORG, ADMIN_PRINCIPAL, new_key(), None)
+            .await,
+        Quota::ApiKeys,
+        3,
+    );
+    let keys = s.api_key_list(ORG, "p", &everything()).await.unwrap();
+    assert_eq!(keys.items.len(), 2);
+
+    s.api_key_revoke(ORG, "p", &first.id).await.unwrap();
+    not_found(s.api_key_revoke(ORG, "p", &first.id).await);
+    not_found(s.api_key_create(ORG, "nobody", new_key(), None).await);
+    exists(s.api_key_create(ORG, "p", second, None).await);
+    s.api_key_create(ORG, "p", new_key(), None).await.unwrap();
+    refused(
+        s.api_key_create(ORG, "p", new_key(), None).await,
+        Quota::ApiKeys,
+        3,
+    );
+    assert_eq!(counted(&h, ORG).await[3], 3);
+}
+
+async fn the_signing_secret_quota_is_given_back_by_deletes(h: Harness) {
+    let s = &h.store;
+    set_quotas(&h, unlimited());
+    s.signing_secret_rotate(ORG, None).await.unwrap();
+
+    // The organization was made with the first.
+    set_quotas(&h, only(Quota::SigningSecrets, 2));
+    refused(
+        s.signing_secret_rotate(ORG, None).await,
+        Quota::SigningSecrets,
+        2,
+    );
+    let secrets = s.signing_secret_list(ORG).await.unwrap();
+    assert_eq!(secrets.len(), 2);
+
+    s.signing_secret_delete(ORG, &secrets[1].id).await.unwrap();
+    not_found(s.signing_secret_delete(ORG, &secrets[1].id).await);
+    s.signing_secret_rotate(ORG, None).await.unwrap();
+    refused(
+        s.signing_secret_rotate(ORG, None).await,
+        Quota::SigningSecrets,
+        2,
+    );
+    assert_eq!(counted(&h, ORG).await[4], 2);
+
+    // Refusing to delete the last one gives nothing back.
+    for secret in &s.signing_secret_list(ORG).await.unwrap()[1..] {
+        s.signing_secret_delete(ORG, &secret.id).await.unwrap();
+    }
+    let last = s.signing_secret_list(ORG).await.unwrap().remove(0);
+    assert!(matches!(
+        s.signing_secret_delete(ORG, &last.id).await,
+        Err(Error::FailedPrecondition(_))
+    ));
+    assert_eq!(counted(&h, ORG).await[4], 1);
+}
+
+async fn the_webhook_quota_is_given_back_by_deletes(h: Harness) {
+    let s = &h.store;
+    let create = || async {
+        s.webhook_create(
+            ORG,
+            "http://127.0.0.1:9/hook",
+            &[EventType::TaskFailed],
+            None,
+        )
+        .await
+    };
+    set_quotas(&h, unlimited());
+    let first = create().await.unwrap();
+    create().await.unwrap();
+
+    set_quotas(&h, only(Quota::Webhooks, 2));
+    refused(create().await, Quota::Webhooks, 2);
+    assert_eq!(
+        s.webhook_list(ORG, &everything())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
+
+    s.webhook_delete(ORG, &first.id).await.unwrap();
+    not_found(s.webhook_delete(ORG, &first.id).await);
+    create().await.unwrap();
+    refused(create().await, Quota::Webhooks, 2);
+    assert_eq!(counted(&h, ORG).await[5], 2);
+}
+
+/// What an organization is made with counts, however it is made.
+async fn an_organization_counts_what_it_was_made_with(h: Harness) {
+    let s = &h.store;
+    assert_eq!(counted(&h, ORG).await, [0, 0, 1, 1, 1, 0]);
+
+    assert_eq!(s.bootstrap(new_key()).await.unwrap(), Bootstrap::Created);
+    assert_eq!(counted(&h, DEFAULT_ORGANIZATION).await, [0, 0, 1, 1, 1, 0]);
+    // Its admin's key deleted by hand (and given back), a bootstrap gives
+    // the admin a key again; then the admin itself.
+    for restore in [
+        "DELETE FROM api_keys WHERE org = 'default'; \
+         UPDATE org_usage SET n = n - 1 WHERE org = 'default' AND resource = 'api_keys'",
+        "DELETE FROM api_keys WHERE org = 'default'; \
+         DELETE FROM principals WHERE org = 'default'; \
+         UPDATE org_usage SET n = n - 1 WHERE org = 'default' \
+         AND resource IN ('api_keys', 'principals')",
+    ] {
+        h.raw(restore).await;
+        assert_eq!(s.bootstrap(new_key()).await.unwrap(), Bootstrap::Restored);
+        assert_eq!(counted(&h, DEFAULT_ORGANIZATION).await, [0, 0, 1, 1, 1, 0]);
+    }
+    assert_eq!(s.bootstrap(new_key()).await.unwrap(), Bootstrap::Unchanged);
+    assert_eq!(counted(&h, DEFAULT_ORGANIZATION).await, [0, 0, 1, 1, 1, 0]);
+}
+
+/// Creates the `i`-th resource of `quota` in [`ORG`].
+async fn create(s: &dyn Store, quota: Quota, i: usize) -> Result<()> {
+    let name = format!("r{i}");
+    match quota {
+        Quota::Queues => s
+            .queue_create(ORG, &name, &QueueConfig::default(), None)
+            .await
+            .map(drop),
+        Quota::Jobs => s
+            .job_create(ORG, &name, &job(), false, None)
+            .await
+            .map(drop),
+        Quota::Principals => s
+            .principal_create(ORG, &name, PrincipalKind::Service, Role::Writer, None)
+            .await
+            .map(drop),
+        Quota::ApiKeys => s
+            .api_key_create(ORG, ADMIN_PRINCIPAL, new_key(), None)
+            .await
+            .map(drop),
+        Quota::SigningSecrets => s.signing_secret_rotate(ORG, None).await.map(drop),
+        Quota::Webhooks => s
+            .webhook_create(
+                ORG,
+                "http://127.0.0.1:9/hook",
+                &[EventType::TaskFailed],
+                None,
+            )
+            .await
+            .map(drop),
+    }
+}
+
+/// Forty creations at once, from two nodes on PostgreSQL, with room for
+/// ten: ten are made, whichever commit first.
+async fn concurrent_creations_stop_at_the_limit(h: Harness) {
+    const ROOM: usize = 10;
+    const TRIES: usize = 40;
+    for (q, quota) in QUOTAS.into_iter().enumerate() {
+        let before = counted(&h, ORG).await[q];
+        let limit = before as u32 + ROOM as u32;
+        set_quotas(&h, only(quota, limit));
+        let mut tries = Vec::new();
+        for i in 0..TRIES {
+            let s: Arc<dyn Store> = if i % 2 == 0 {
+                h.store.clone()
+            } else {
+                h.other.clone()
+            };
+            tries.push(tokio::spawn(async move { create(&*s, quota, i).await }));
+        }
+        let mut made = 0;
+        for t in tries {
+            match t.await.unwrap() {
+                Ok(()) => made += 1,
+                refusal => refused(refusal, quota, limit),
+            }
+        }
+        assert_eq!(made, ROOM, "{quota:?}");
+        assert_eq!(counted(&h, ORG).await[q], before + ROOM as i64, "{quota:?}");
+    }
+}
+
+/// A deletion and a creation of one name, at once, again and again: each
+/// ends as one of them run first would, never in a deadlock, and the
+/// count follows.
+async fn deletions_racing_creations_of_one_name_keep_the_count(h: Harness) {
+    set_quotas(&h, unlimited());
+    for quota in [Quota::Queues, Quota::Jobs] {
+        for round in 0..30 {
+            let (s, other) = (h.store.clone(), h.other.clone());
+            create(&*s, quota, round).await.unwrap();
+            let name = format!("r{round}");
+            let delete = tokio::spawn(async move {
+                match quota {
+                    Quota::Queues => s.queue_delete(ORG, &name).await,
+                    _ => s.job_delete(ORG, &name).await,
+                }
+            });
+            let again = tokio::spawn(async move { create(&*other, quota, round).await });
+            delete.await.unwrap().unwrap();
+            match again.await.unwrap() {
+                Ok(()) | Err(Error::AlreadyExists { .. }) => {}
+                other => panic!("{quota:?} round {round}: {other:?}"),
+            }
+        }
+        counted(&h, ORG).await;
+    }
+}
+
+/// A database an earlier build left, without counters, holding resources
+/// of every kind: the migration that adds the counters counts them, and
+/// the quotas hold from the first creation.
+async fn the_counters_migration_counts_what_the_database_holds(h: Harness) {
+    let s = &h.store;
+    let q = QueueConfig::default();
+    set_quotas(&h, unlimited());
+    s.organization_create("other", new_key(), None)
+        .await
+        .unwrap();
+    for org in [ORG, "other"] {
+        s.queue_create(org, "q1", &q, None).await.unwrap();
+        s.job_create(org, "j1", &job(), false, None).await.unwrap();
+    }
+    s.queue_create(ORG, "q2", &q, None).await.unwrap();
+    s.job_create(ORG, "j2", &job(), false, None).await.unwrap();
+    s.principal_create(ORG, "p", PrincipalKind::Service, Role::Writer, None)
+        .await
+        .unwrap();
+    s.api_key_create(ORG, "p", new_key(), None).await.unwrap();
+    s.signing_secret_rotate(ORG, None).await.unwrap();
+    s.webhook_create(
+        ORG,
+        "http://127.0.0.1:9/hook",
+        &[EventType::TaskFailed],
+        None,
+    )
+    .await
+    .unwrap();
+    // The event queue an event makes is Idem's, not one of the queues.
+    h.raw(
+        "INSERT INTO queues (org, name, state, config, created_at, updated_at) \
+         VALUES ('acme', '~events', 'running', '{}', 0, 0)",
+    )
+    .await;
+
+    let version_14 = if h.postgres_url().is_some() {
+        "UPDATE idem_schema SET version = 14"
+    } else {
+        "PRAGMA user_version = 14"
+    };
+    h.raw(&format!("DROP TABLE org_usage; {version_14}")).await;
+    let reopened = h.reopen().await;
+
+    assert_eq!(counted(&h, ORG).await, [2, 2, 2, 2, 2, 1]);
+    assert_eq!(counted(&h, "other").await, [1, 1, 1, 1, 1, 0]);
+    reopened.set_quotas(only(Quota::Queues, 2));
+    refused(
+        reopened.queue_create(ORG, "q3", &q, None).await,
+        Quota::Queues,
+        2,
+    );
+    reopened.queue_delete(ORG, "q1").await.unwrap();
+    reopened.queue_create(ORG, "q3", &q, None).await.unwrap();
+    counted(&h, ORG).await;
+}
+
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await;
+    the_queue_quota_is_given_back_by_deletes,
+    the_job_quota_is_given_back_by_deletes,
+    the_principal_quota_counts_every_principal,
+    the_api_key_quota_is_given_back_by_revocations,
+    the_signing_secret_quota_is_given_back_by_deletes,
+    the_webhook_quota_is_given_back_by_deletes,
+    an_organization_counts_what_it_was_made_with,
+    concurrent_creations_stop_at_the_limit,
+    deletions_racing_creations_of_one_name_keep_the_count,
+    the_counters_migration_counts_what_the_database_holds,
+}
