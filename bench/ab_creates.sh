@@ -15,8 +15,10 @@
 # each answered from its key's record (the duplicates' 409s, which are not
 # recorded, run again). After each run the line
 # `cpu` gives the server's CPU seconds for the run (user + system, from
-# /proc, from the start of the timed load), and on SQLite those of its
-# writer thread alone.
+# /proc, from the start of the timed load), on SQLite those of its writer
+# thread alone, and the whole machine's (server, PostgreSQL and the load
+# generator together: what a change of the statements costs PostgreSQL
+# shows there).
 set -euo pipefail
 before=$1 after=$2
 concurrency=${3:-1}
@@ -69,9 +71,12 @@ writer_stat() { # pid: the stat file of SQLite's writer thread, if any
     if [ "$(cat "$t/comm")" = idem-sqlite-wri ]; then echo "$t/stat"; fi
   done
 }
+machine_s() { # CPU seconds of the whole machine so far (user + nice + system)
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f", ($2 + $3 + $4) / hz}' /proc/stat
+}
 cpu_mark() { # pid: the CPU seconds so far, which cpu_line subtracts
   local w
-  cpu0=$(cpu_s /proc/"$1"/stat) writer0=0
+  cpu0=$(cpu_s /proc/"$1"/stat) writer0=0 machine0=$(machine_s)
   w=$(writer_stat "$1")
   if [ -n "$w" ]; then writer0=$(cpu_s "$w"); fi
 }
@@ -79,7 +84,8 @@ cpu_line() { # pid: CPU seconds since cpu_mark
   local writer="" w
   w=$(writer_stat "$1")
   if [ -n "$w" ]; then writer=$(awk -v a="$(cpu_s "$w")" -v b="$writer0" 'BEGIN {printf " writer_s=%.2f", a - b}'); fi
-  awk -v a="$(cpu_s /proc/"$1"/stat)" -v b="$cpu0" -v w="$writer" 'BEGIN {printf "        cpu server_s=%.2f%s\n", a - b, w}'
+  awk -v a="$(cpu_s /proc/"$1"/stat)" -v b="$cpu0" -v w="$writer" -v m="$(machine_s)" -v m0="$machine0" \
+    'BEGIN {printf "        cpu server_s=%.2f%s machine_s=%.2f\n", a - b, w, m - m0}'
 }
 for _ in 1 2 3; do
   one before "$before"

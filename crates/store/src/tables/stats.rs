@@ -20,16 +20,28 @@
 //!
 //! Everything is one statement, so that all figures come from one snapshot.
 
-/// A common table expression adding the rows of `ins` (the `org` and
+/// Common table expressions adding the rows of `ins` (the `org` and
 /// `queue` of tasks just inserted, all pending) to this connection's own
-/// `task_counts` rows, as migration 009's statement triggers do: one shard
-/// per connection, so no two transactions write one counter row, and the
-/// groups in one order, so no two statements lock them in different ones.
+/// `task_counts` rows, as migration 009's statement triggers count the
+/// other changes: one shard per connection, so no two transactions write
+/// one counter row. A shard row that exists is updated in place, which
+/// writes one WAL record; `INSERT … ON CONFLICT DO UPDATE` would first lock
+/// the row it meets, a second record on every create. Only the sweeper's
+/// fold touches another connection's shard rows (skipping those a
+/// transaction holds), so the update waits at most for the fold's own short
+/// transaction; a row the fold moved away meanwhile is updated nowhere and
+/// inserted again by the last expression, whose conflict clause takes what
+/// a concurrent insert left.
 macro_rules! counted_inserts {
     () => {
-        "counted AS (INSERT INTO task_counts AS c (org, queue, status, shard, n) \
-         SELECT org, queue, 'pending', pg_backend_pid(), count(*) FROM ins \
-         GROUP BY org, queue ORDER BY org, queue \
+        "ins_counts AS (SELECT org, queue, count(*) AS n FROM ins GROUP BY org, queue), \
+         bumped AS (UPDATE task_counts c SET n = c.n + k.n FROM ins_counts k \
+         WHERE c.org = k.org AND c.queue = k.queue AND c.status = 'pending' \
+         AND c.shard = pg_backend_pid() RETURNING c.org, c.queue), \
+         counted AS (INSERT INTO task_counts AS c (org, queue, status, shard, n) \
+         SELECT org, queue, 'pending', pg_backend_pid(), n FROM ins_counts k \
+         WHERE NOT EXISTS (SELECT 1 FROM bumped b WHERE b.org = k.org AND b.queue = k.queue) \
+         ORDER BY org, queue \
          ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n)"
     };
 }
