@@ -88,6 +88,10 @@ pub struct Operation {
     /// Only a person may take it (`x-person-only`): a service principal's
     /// key is refused with 403 `USER_IDENTITY_REQUIRED`, whatever its role.
     pub person_only: bool,
+    /// Only a person may take it on a queue created `person_only` (the
+    /// pull queue's complete, fail and `tasks:end`): the document marks it
+    /// `x-person-only: "when the queue is person_only"`.
+    pub person_only_on_person_only_queues: bool,
     /// Problem codes that the resource's state can cause, beyond those its
     /// other properties imply (a name taken, a quota, a stale version).
     pub problems: &'static [ProblemCode],
@@ -128,6 +132,7 @@ macro_rules! op {
             response: (StatusCode::$status, $resp),
             authenticated: true,
             person_only: false,
+            person_only_on_person_only_queues: false,
             problems: &[],
             task_id_headers: false,
             multipart: false,
@@ -325,6 +330,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         (
             Operation {
                 request_optional: false,
+                person_only_on_person_only_queues: true,
                 problems: &[
                     ProblemCode::LeaseLost,
                     ProblemCode::UserIdentityRequired,
@@ -338,6 +344,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         (
             Operation {
                 request_optional: false,
+                person_only_on_person_only_queues: true,
                 problems: &[
                     ProblemCode::LeaseLost,
                     ProblemCode::UserIdentityRequired,
@@ -351,6 +358,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         (
             Operation {
                 request_optional: false,
+                person_only_on_person_only_queues: true,
                 problems: &[
                     ProblemCode::UserIdentityRequired,
                     ProblemCode::FailedPrecondition,

@@ -291,9 +291,15 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
     }
     if op.person_only {
         o["x-person-only"] = Value::Bool(true);
+    } else if op.person_only_on_person_only_queues {
+        o["x-person-only"] = Value::from(PERSON_ONLY_ON_PERSON_ONLY_QUEUES);
     }
     o
 }
+
+/// The `x-person-only` of an operation only a person may take on a queue
+/// created `person_only`.
+const PERSON_ONLY_ON_PERSON_ONLY_QUEUES: &str = "when the queue is person_only";
 
 /// The routes outside `/v1`, which need no API key.
 fn unversioned_paths() -> Value {
@@ -785,6 +791,28 @@ mod tests {
             have == want,
             "docs/ERRORS.md is out of date: run IDEM_BLESS=1 cargo test -p idem-server error_catalogue"
         );
+    }
+
+    /// Complete, fail and `tasks:end` are a person's only on a queue
+    /// created `person_only`, and the document says so, with their 403.
+    #[test]
+    fn work_ends_are_marked_person_only_when_the_queue_is() {
+        let ops = super::super::catalog();
+        let doc = super::document(&ops, "x-fc-request-id");
+        for (path, method) in [
+            ("/v1/queues/{queue}/tasks/{task_id}/complete", "post"),
+            ("/v1/queues/{queue}/tasks/{task_id}/fail", "post"),
+            ("/v1/queues/{queue}/tasks:end", "post"),
+        ] {
+            let op = &doc["paths"][path][method];
+            assert_eq!(
+                op["x-person-only"], "when the queue is person_only",
+                "{path}"
+            );
+            assert!(op["responses"]["403"].is_object(), "{path}");
+        }
+        let claim = &doc["paths"]["/v1/queues/{queue}/tasks:claim"]["post"];
+        assert!(claim.is_object() && claim.get("x-person-only").is_none());
     }
 
     #[test]
