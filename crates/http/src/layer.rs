@@ -206,11 +206,17 @@ impl Rejection {
 }
 
 /// What a failed handler task said: a panic's message, or why it ended.
-fn panic_message(e: tokio::task::JoinError) -> String {
-    if !e.is_panic() {
-        return e.to_string();
+fn join_error_message(e: tokio::task::JoinError) -> String {
+    if e.is_panic() {
+        panic_message(&*e.into_panic())
+    } else {
+        e.to_string()
     }
-    let panic = e.into_panic();
+}
+
+/// A panic's message, when it was given one (`panic!` with a literal or a
+/// formatted string); empty otherwise.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -491,7 +497,7 @@ where
     let mut response = match running.await {
         Ok(response) => response,
         Err(e) => {
-            tracing::error!(panic = %panic_message(e), "the handler panicked");
+            tracing::error!(panic = %join_error_message(e), "the handler panicked");
             (shared.render)(Rejection::Panicked)
         }
     };

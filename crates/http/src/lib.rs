@@ -81,7 +81,7 @@ pub use fingerprint::{BodyError, Digest, Fingerprint, Version};
 pub use key::{IdempotencyKey, KeyError};
 pub use layer::{
     Claim, Config, IDEMPOTENT_REPLAYED, IdempotencyContext, IdempotencyLayer, Mode, Rejection,
-    Replayer,
+    Replayer, panic_message,
 };
 pub use memory::MemoryRecordStore;
 pub use record::{Begin, BeginRequest, CompletedRecord, RecordStore, ResourceRef, StoredResponse};

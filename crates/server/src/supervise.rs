@@ -66,12 +66,7 @@ pub async fn supervise<F, Fut>(
         match ended {
             Ok(()) => tracing::error!(task, "background task exited while the node runs"),
             Err(e) if e.is_panic() => {
-                let panic = e.into_panic();
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                let message = idem_http::panic_message(&*e.into_panic());
                 tracing::error!(task, panic = %message, "background task panicked");
             }
             // Cancelled: only a runtime shutting down cancels it.

@@ -103,11 +103,7 @@ impl Problem {
 /// The answer to a handler that panicked: a bug, logged under the
 /// request's ID, answered as any internal fault is.
 pub fn from_panic(panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
+    let message = idem_http::panic_message(&*panic);
     Problem::internal(format_args!("the handler panicked: {message}")).into_response()
 }
 
