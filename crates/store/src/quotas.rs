@@ -80,7 +80,7 @@ impl Quota {
     }
 
     /// Its counter's name in `org_usage`.
-    pub(crate) fn resource(self) -> &'static str {
+    pub fn resource(self) -> &'static str {
         match self {
             Quota::Queues => "queues",
             Quota::Jobs => "jobs",

@@ -105,21 +105,10 @@ fn real_count(quota: Quota, org: &str) -> String {
     format!("SELECT count(*) FROM {rows} org = '{org}'")
 }
 
-fn resource(quota: Quota) -> &'static str {
-    match quota {
-        Quota::Queues => "queues",
-        Quota::Jobs => "jobs",
-        Quota::Principals => "principals",
-        Quota::ApiKeys => "api_keys",
-        Quota::SigningSecrets => "signing_secrets",
-        Quota::Webhooks => "webhooks",
-    }
-}
-
 async fn counter(h: &Harness, quota: Quota, org: &str) -> i64 {
     h.raw_i64(&format!(
         "SELECT coalesce((SELECT n FROM org_usage WHERE org = '{org}' AND resource = '{}'), 0)",
-        resource(quota)
+        quota.resource()
     ))
     .await
 }
