@@ -380,8 +380,57 @@ async fn a_dispatcher_that_panics_is_restarted_and_not_ready_meanwhile(kind: Bac
     );
 }
 
-/// A transaction PostgreSQL aborts for a conflict (here a serialization
-/// failure a trigger raises on every new queue) answers 503 `UNAVAILABLE`
+/// Raises a serialization failure on every new queue while `conflicts`
+/// is below `times`: the sequence counts every try, rolled back or not.
+async fn conflict_on_queue_inserts(db_url: &str, times: i64) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(db_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute(&format!(
+            "CREATE SEQUENCE conflicts; \
+             CREATE FUNCTION conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+             IF nextval('conflicts') <= {times} THEN \
+             RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; \
+             END IF; RETURN NEW; END $$; \
+             CREATE TRIGGER conflict BEFORE INSERT ON queues \
+             FOR EACH ROW EXECUTE FUNCTION conflict();"
+        ))
+        .await
+        .unwrap();
+    client
+}
+
+/// A transaction PostgreSQL aborts for a conflict runs again in place: a
+/// create that meets two serialization failures answers 201 to its first
+/// request, having run three times, and creates one queue.
+#[tokio::test]
+async fn a_transaction_aborted_by_a_conflict_runs_again_in_place() {
+    use reqwest::Method;
+    let s = Server::start(Backend::Postgres).await;
+    let Backing::Postgres(db) = s.backing() else {
+        unreachable!()
+    };
+    let client = conflict_on_queue_inserts(&db.url, 2).await;
+    let created = s
+        .request(Method::POST, "/v1/queues")
+        .header("idempotency-key", "conflicted-create")
+        .json(&json!({"name": "contended"}))
+        .send()
+        .await;
+    assert_eq!(created.status, 201, "{}", created.text);
+    let tries: i64 = client
+        .query_one("SELECT last_value FROM conflicts", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tries, 3);
+    s.get("/v1/queues/contended").await.ok(200);
+}
+
+/// A transaction PostgreSQL keeps aborting for a conflict (here a
+/// serialization failure a trigger raises on every new queue) answers 503 `UNAVAILABLE`
 /// with `Retry-After`, writes nothing, and leaves the Idempotency-Key free:
 /// the same request, retried once the conflict is gone, creates the queue.
 #[tokio::test]
@@ -391,19 +440,7 @@ async fn a_serialization_failure_answers_503_with_retry_after_and_the_retry_succ
     let Backing::Postgres(db) = s.backing() else {
         unreachable!()
     };
-    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    client
-        .batch_execute(
-            "CREATE FUNCTION conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-             RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END $$; \
-             CREATE TRIGGER conflict BEFORE INSERT ON queues \
-             FOR EACH ROW EXECUTE FUNCTION conflict();",
-        )
-        .await
-        .unwrap();
+    let client = conflict_on_queue_inserts(&db.url, i64::MAX).await;
     let create = || {
         s.request(Method::POST, "/v1/queues")
             .header("idempotency-key", "conflicted-create")
@@ -415,6 +452,12 @@ async fn a_serialization_failure_answers_503_with_retry_after_and_the_retry_succ
     assert_eq!(refused.json["type"], "UNAVAILABLE");
     assert!(refused.json["request_id"].is_string(), "{}", refused.text);
     assert_eq!(refused.header("retry-after"), Some("1"));
+    let tries: i64 = client
+        .query_one("SELECT last_value FROM conflicts", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tries, 4, "runs in place before answering 503");
     s.get("/v1/queues/contended").await.ok(404);
     client
         .batch_execute("DROP TRIGGER conflict ON queues")

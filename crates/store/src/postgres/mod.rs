@@ -53,6 +53,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/014_counted_inserts.sql"),
     include_str!("migrations/015_org_usage.sql"),
 ];
+/// How many times a write runs when PostgreSQL aborts it for a conflict.
+const WRITE_TRIES: u32 = 4;
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
 
@@ -349,7 +351,7 @@ impl PostgresStore {
     async fn write<T>(
         &self,
         key: Option<KeyCompletion>,
-        body: impl AsyncFnOnce(&Pg<'_, Transaction<'_>>, i64, &mut Keyed) -> Result<T>,
+        body: impl AsyncFnOnce(&Pg<'_, Transaction<'_>>, i64, &mut Keyed) -> Result<T> + Clone,
     ) -> Result<T> {
         self.write_at(key, self.now(), body).await
     }
@@ -358,7 +360,42 @@ impl PostgresStore {
     /// `key` in it, and commits: the record commits with the effect or
     /// neither does, whatever way the body ends. A key the write claims is
     /// taken in the same transaction before the body runs.
+    ///
+    /// A transaction PostgreSQL aborts to resolve a conflict (a deadlock,
+    /// a serialization failure) wrote nothing, and `body` reads everything
+    /// it decides on inside it, so it runs again, up to
+    /// [`WRITE_TRIES`] times, before the caller sees [`Error::Retryable`].
     async fn write_at<T>(
+        &self,
+        key: Option<KeyCompletion>,
+        now: i64,
+        body: impl AsyncFnOnce(&Pg<'_, Transaction<'_>>, i64, &mut Keyed) -> Result<T> + Clone,
+    ) -> Result<T> {
+        let mut tries = 1;
+        loop {
+            if tries == WRITE_TRIES {
+                return self.write_once(key, now, body).await;
+            }
+            match self.write_once(key.clone(), now, body.clone()).await {
+                Err(Error::Retryable(why)) => {
+                    tracing::debug!(tries, %why, "transaction aborted by a conflict; running it again");
+                    // Staggered, so that the two sides of a deadlock do not
+                    // meet again at once.
+                    let jitter = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| u64::from(d.subsec_micros() % 8));
+                    tokio::time::sleep(std::time::Duration::from_millis(
+                        u64::from(tries) * 5 + jitter,
+                    ))
+                    .await;
+                    tries += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn write_once<T>(
         &self,
         key: Option<KeyCompletion>,
         now: i64,

@@ -17,7 +17,7 @@ impl SqliteStore {
         &self,
         org: &str,
         name: &str,
-    ) -> impl FnOnce() + Send + use<> {
+    ) -> impl Fn() + Clone + Send + use<> {
         let cache = self.inner.queue_configs.clone();
         let id = (org.to_string(), name.to_string());
         move || {
