@@ -36,6 +36,11 @@ pub const WEBHOOK_TIMESTAMP: HeaderName = HeaderName::from_static(idem_webhooks:
 /// `Webhook-Signature`.
 pub const WEBHOOK_SIGNATURE: HeaderName = HeaderName::from_static(idem_webhooks::SIGNATURE_HEADER);
 
+/// `Idem-Target-Signature`: Idem's signature of the method, path, query and
+/// body of a delivery ([`SignedHead::verify_target`]).
+pub const IDEM_TARGET_SIGNATURE: HeaderName =
+    HeaderName::from_static(idem_webhooks::TARGET_SIGNATURE_HEADER);
+
 /// Bodies above this are refused (413) by [`VerifySignatureLayer`] unless
 /// configured otherwise: the whole body must be read to check its signature.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
@@ -62,6 +67,10 @@ pub enum SignatureError {
     /// No `v1` signature matches any configured secret.
     #[error("no valid signature")]
     NoMatch,
+    /// `Idem-Target-Signature` does not sign this request's method, path,
+    /// query and body: a signed delivery re-sent to another route.
+    #[error("Idem-Target-Signature does not match this request's method, path and query")]
+    TargetMismatch,
 }
 
 impl From<VerifyError> for SignatureError {
@@ -125,6 +134,38 @@ impl SignedHead<'_> {
     }
 }
 
+impl SignedHead<'_> {
+    /// Whether the request's `Idem-Target-Signature` (checked when present,
+    /// required when `required`) signs its method, path and query as
+    /// received, and its body. Call it once [`Self::verify_body`] has
+    /// succeeded. A receiver behind something that rewrites paths leaves
+    /// `required` off, and then such rewriting must keep the path as sent.
+    pub fn verify_target(
+        &self,
+        secrets: &[SigningSecret],
+        request: &http::request::Parts,
+        body: &[u8],
+        required: bool,
+    ) -> Result<(), SignatureError> {
+        let signatures = match single(&request.headers, &IDEM_TARGET_SIGNATURE) {
+            Ok(signatures) => signatures,
+            Err(SignatureError::MissingHeader(_)) if !required => return Ok(()),
+            Err(error) => return Err(error),
+        };
+        let target = idem_webhooks::SignedTarget {
+            method: request.method.as_str(),
+            path_and_query: request.uri.path_and_query().map_or("/", |p| p.as_str()),
+            body_sha256: idem_webhooks::body_sha256(body),
+        };
+        self.0
+            .verify_target(secrets, signatures, &target)
+            .map_err(|error| match error {
+                VerifyError::NoMatch => SignatureError::TargetMismatch,
+                other => other.into(),
+            })
+    }
+}
+
 /// Put in a request's extensions by [`VerifySignatureLayer`] once its
 /// signature is verified: the message's signed `webhook-id`. The guard
 /// keys such a request by it alone ([`crate::RunKey::of_signed_message`]),
@@ -161,6 +202,7 @@ pub struct WebhookVerifier {
     secrets: Vec<SigningSecret>,
     tolerance: Duration,
     clock: Arc<dyn Clock>,
+    require_target_signature: bool,
 }
 
 impl WebhookVerifier {
@@ -170,7 +212,15 @@ impl WebhookVerifier {
             secrets,
             tolerance: DEFAULT_TOLERANCE,
             clock: Arc::new(SystemClock),
+            require_target_signature: false,
         }
+    }
+
+    /// Makes `Idem-Target-Signature` mandatory in [`Self::layer`]: without
+    /// it the header is checked when present.
+    pub fn require_target_signature(mut self, required: bool) -> Self {
+        self.require_target_signature = required;
+        self
     }
 
     /// Sets the timestamp tolerance.
@@ -294,7 +344,8 @@ where
         let inner = std::mem::replace(&mut self.inner, clone);
         let verifier = Arc::clone(&self.verifier);
         let limit = self.max_body_bytes;
-        Box::pin(async move {
+        let path = request.uri().path().to_owned();
+        let answer = async move {
             let (mut parts, body) = request.into_parts();
             // The headers first: a request that cannot be valid is refused
             // before its body is read or hashed.
@@ -309,6 +360,14 @@ where
             if let Err(error) = head.verify_body(&verifier.secrets, &bytes) {
                 return Ok(response::unauthenticated(&error.to_string()));
             }
+            if let Err(error) = head.verify_target(
+                &verifier.secrets,
+                &parts,
+                &bytes,
+                verifier.require_target_signature,
+            ) {
+                return Ok(response::unauthenticated(&error.to_string()));
+            }
             let verified = VerifiedMessage {
                 id: head.id().to_owned(),
             };
@@ -318,7 +377,8 @@ where
                 Ok(response) => Ok(response.map(Body::new)),
                 Err(never) => match never {},
             }
-        })
+        };
+        Box::pin(async move { answer.await.map(|r| response::stamped(&path, r)) })
     }
 }
 

@@ -47,6 +47,13 @@ pub const TIMESTAMP_HEADER: &str = "webhook-timestamp";
 /// The signature list header, `Webhook-Signature`.
 pub const SIGNATURE_HEADER: &str = "webhook-signature";
 
+/// The target signature header, `Idem-Target-Signature`: a signature list
+/// as `Webhook-Signature`'s, over the message's ID and timestamp, the
+/// request's method, path and query, and the SHA-256 of its body
+/// ([`SigningSecret::sign_target`]), so that a captured delivery cannot be
+/// re-sent to another route of the same receiver.
+pub const TARGET_SIGNATURE_HEADER: &str = "idem-target-signature";
+
 /// How far a signature's timestamp may be from now, in either direction,
 /// unless a [`Verifier`] is told otherwise.
 pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(5 * 60);
@@ -125,6 +132,28 @@ impl SigningSecret {
         format!("{VERSION_PREFIX}{}", STANDARD.encode(tag))
     }
 
+    /// The target signature (`v1,<base64>`) of one request by this secret:
+    /// HMAC-SHA256 of `"id.timestamp.METHOD.path_and_query.hex(SHA-256(body))"`,
+    /// with `path_and_query` as the request line carries it (`/a/b?x=1`).
+    pub fn sign_target(&self, id: &str, timestamp: i64, target: &SignedTarget<'_>) -> String {
+        let tag = self
+            .target_mac(id, &timestamp.to_string(), target)
+            .finalize()
+            .into_bytes();
+        format!("{VERSION_PREFIX}{}", STANDARD.encode(tag))
+    }
+
+    fn target_mac(&self, id: &str, timestamp: &str, target: &SignedTarget<'_>) -> HmacSha256 {
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts every key length"));
+        for part in [id, timestamp, target.method, target.path_and_query] {
+            mac.update(part.as_bytes());
+            mac.update(b".");
+        }
+        mac.update(hex::encode(target.body_sha256).as_bytes());
+        mac
+    }
+
     /// The HMAC state after `"id.timestamp.body"`: the one pass over the
     /// body that signing and verifying by this secret need.
     fn mac(&self, id: &str, timestamp: &str, body: &[u8]) -> HmacSha256 {
@@ -159,6 +188,38 @@ pub fn signature_list(secrets: &[SigningSecret], id: &str, timestamp: i64, body:
     secrets
         .iter()
         .map(|secret| secret.sign(id, timestamp, body))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a target signature covers beside the message's ID and timestamp.
+#[derive(Debug, Clone, Copy)]
+pub struct SignedTarget<'a> {
+    /// The method, as the request line carries it (`POST`).
+    pub method: &'a str,
+    /// The path and query, as the request line carries them (`/a?x=1`).
+    pub path_and_query: &'a str,
+    /// SHA-256 of the body ([`body_sha256`]).
+    pub body_sha256: [u8; 32],
+}
+
+/// The SHA-256 of a body, as a target signature covers it.
+pub fn body_sha256(body: &[u8]) -> [u8; 32] {
+    use sha2::Digest as _;
+    Sha256::digest(body).into()
+}
+
+/// The target signature list of one request: one `v1,<base64>` per secret,
+/// space-separated. Empty without secrets.
+pub fn target_signature_list(
+    secrets: &[SigningSecret],
+    id: &str,
+    timestamp: i64,
+    target: &SignedTarget<'_>,
+) -> String {
+    secrets
+        .iter()
+        .map(|secret| secret.sign_target(id, timestamp, target))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -212,6 +273,26 @@ impl Checked<'_> {
         self.id
     }
 
+    /// Whether any secret signed `target` under this head, with one of
+    /// the `signatures` of its `Idem-Target-Signature` header. Check it
+    /// after [`Self::verify_body`]: a head whose body is forged has nothing
+    /// to say about its target.
+    pub fn verify_target(
+        &self,
+        secrets: &[SigningSecret],
+        signatures: &str,
+        target: &SignedTarget<'_>,
+    ) -> Result<(), VerifyError> {
+        let tags = candidates(signatures)?;
+        for secret in secrets {
+            let mac = secret.target_mac(self.id, self.timestamp, target);
+            if tags.iter().any(|tag| mac.clone().verify_slice(tag).is_ok()) {
+                return Ok(());
+            }
+        }
+        Err(VerifyError::NoMatch)
+    }
+
     /// Whether any secret signed `body` under this head: each secret reads
     /// the body once, whatever the number of candidates, and every
     /// comparison is constant-time.
@@ -228,6 +309,29 @@ impl Checked<'_> {
         }
         Err(VerifyError::NoMatch)
     }
+}
+
+/// The `v1` tags of a signature list within its bounds; others are
+/// skipped, and a list with none matches nothing.
+fn candidates(signatures: &str) -> Result<Vec<[u8; TAG_LEN]>, VerifyError> {
+    if signatures.len() > MAX_SIGNATURE_LIST_BYTES
+        || signatures
+            .split_ascii_whitespace()
+            .nth(MAX_SIGNATURES)
+            .is_some()
+    {
+        return Err(VerifyError::TooManySignatures);
+    }
+    let tags: Vec<[u8; TAG_LEN]> = signatures
+        .split_ascii_whitespace()
+        .filter_map(|candidate| candidate.strip_prefix(VERSION_PREFIX))
+        .filter_map(|encoded| STANDARD.decode(encoded).ok())
+        .filter_map(|tag| <[u8; TAG_LEN]>::try_from(tag).ok())
+        .collect();
+    if tags.is_empty() {
+        return Err(VerifyError::NoMatch);
+    }
+    Ok(tags)
 }
 
 /// Checks messages against a set of secrets, any of which may have signed
@@ -271,23 +375,7 @@ impl<'s> Verifier<'s> {
         if now.abs_diff(seconds) > tolerance.unsigned_abs() {
             return Err(VerifyError::Stale);
         }
-        if signatures.len() > MAX_SIGNATURE_LIST_BYTES
-            || signatures
-                .split_ascii_whitespace()
-                .nth(MAX_SIGNATURES)
-                .is_some()
-        {
-            return Err(VerifyError::TooManySignatures);
-        }
-        let candidates: Vec<[u8; TAG_LEN]> = signatures
-            .split_ascii_whitespace()
-            .filter_map(|candidate| candidate.strip_prefix(VERSION_PREFIX))
-            .filter_map(|encoded| STANDARD.decode(encoded).ok())
-            .filter_map(|tag| <[u8; TAG_LEN]>::try_from(tag).ok())
-            .collect();
-        if candidates.is_empty() {
-            return Err(VerifyError::NoMatch);
-        }
+        let candidates = candidates(signatures)?;
         Ok(Checked {
             id,
             timestamp,
@@ -321,6 +409,57 @@ mod tests {
             signatures,
             body,
         }
+    }
+
+    #[test]
+    fn a_target_signature_binds_method_path_query_and_body() {
+        let old = SigningSecret::from_key(b"old-key".to_vec());
+        let new = SigningSecret::from_key(b"new-key".to_vec());
+        let target = |method, path_and_query, body: &[u8]| SignedTarget {
+            method,
+            path_and_query,
+            body_sha256: body_sha256(body),
+        };
+        let sent = target("POST", "/charge?order=42", b"{}");
+        let list = target_signature_list(&[old.clone(), new.clone()], "id", NOW, &sent);
+        let now = NOW.to_string();
+        let head = Verifier::new(&[])
+            .check_head("id", &now, &new.sign("id", NOW, b"{}"), NOW)
+            .unwrap();
+        assert!(
+            head.verify_target(std::slice::from_ref(&new), &list, &sent)
+                .is_ok()
+        );
+        assert!(
+            head.verify_target(std::slice::from_ref(&old), &list, &sent)
+                .is_ok()
+        );
+        for moved in [
+            target("POST", "/admin/refund-everything?all=1", b"{}"),
+            target("POST", "/charge?order=43", b"{}"),
+            target("POST", "/charge", b"{}"),
+            target("PUT", "/charge?order=42", b"{}"),
+            target("POST", "/charge?order=42", b"{\"amount\":1}"),
+        ] {
+            assert_eq!(
+                head.verify_target(std::slice::from_ref(&new), &list, &moved),
+                Err(VerifyError::NoMatch),
+                "{moved:?}"
+            );
+        }
+        let other = SigningSecret::from_key(b"other".to_vec());
+        assert_eq!(
+            head.verify_target(&[other], &list, &sent),
+            Err(VerifyError::NoMatch)
+        );
+        // Another message's signature of the same target does not carry over.
+        let later = Verifier::new(&[])
+            .check_head("id2", &now, &new.sign("id2", NOW, b"{}"), NOW)
+            .unwrap();
+        assert_eq!(
+            later.verify_target(&[new], &list, &sent),
+            Err(VerifyError::NoMatch)
+        );
     }
 
     #[test]

@@ -523,3 +523,96 @@ idem_testkit::store_tests!(
     exactly_once_with_a_redis_proxy_store,
     unsigned_or_tampered_requests_are_refused,
 );
+
+/// A delivery captured on its way and re-sent to another route of the same
+/// receiver (`/admin/refund-everything?all=1`) is refused by the proxy
+/// (its `Idem-Target-Signature` names the path and query Idem sent to), and
+/// does not use up the run: the genuine delivery still runs once. With
+/// `--require-target-signature`, a delivery stripped of the header is
+/// refused too.
+#[tokio::test]
+async fn a_captured_delivery_cannot_be_re_sent_to_another_route() {
+    let s = Server::start(crate::harness::Backend::Sqlite).await;
+    let secret = signing_secret(&s).await;
+    let capture = crate::harness::target::Target::start().await;
+    s.create_queue("captured").await;
+    s.create_task(
+        "captured",
+        json!({"task_id": "refund-1", "target": {
+            "url": capture.url("/ok?order=42"), "json": {"amount": 100}}}),
+    )
+    .await;
+    wait_state(&s, "captured", "refund-1", "succeeded", WITHIN).await;
+    let delivery = capture.received_for("refund-1").remove(0);
+    assert!(delivery.header("idem-target-signature").is_some());
+
+    let upstream = crate::harness::target::Target::start().await;
+    let store = ProxyStore::Memory;
+    let proxy = start_proxy(&upstream.base, &store, &secret).await;
+    let http = reqwest::Client::new();
+    let resend = |path: &str, strip_target_signature: bool| {
+        let mut headers = delivery.headers.clone();
+        headers.remove("host");
+        headers.remove("content-length");
+        if strip_target_signature {
+            headers.remove("idem-target-signature");
+        }
+        http.post(format!("{}{path}", proxy.base))
+            .headers(headers)
+            .body(delivery.body.clone())
+            .send()
+    };
+    for elsewhere in ["/admin/refund-everything?all=1", "/ok?order=43", "/ok"] {
+        let moved = resend(elsewhere, false).await.unwrap();
+        assert_eq!(moved.status(), 401, "{elsewhere}");
+        let problem: Value = moved.json().await.unwrap();
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("Idem-Target-Signature"),
+            "{problem}"
+        );
+    }
+    assert!(
+        upstream.received().is_empty(),
+        "nothing reached the upstream"
+    );
+    let genuine = resend("/ok?order=42", false).await.unwrap();
+    assert_eq!(genuine.status(), 200, "{}", proxy.stderr());
+    assert!(genuine.headers().get("idempotent-replayed").is_none());
+    assert_eq!(upstream.received().len(), 1);
+
+    let strict = {
+        let mut cmd = command();
+        cmd.args([
+            "proxy",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream.base,
+        ])
+        .args(["--store", "memory", "--signing-secret", &secret])
+        .arg("--require-target-signature");
+        Process::run(cmd, PROXY_LISTENING_PREFIX).await
+    };
+    let stripped = http
+        .post(format!("{}/ok?order=42", strict.base))
+        .headers({
+            let mut headers = delivery.headers.clone();
+            headers.remove("host");
+            headers.remove("content-length");
+            headers.remove("idem-target-signature");
+            headers
+        })
+        .body(delivery.body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stripped.status(), 401);
+    assert_eq!(upstream.received().len(), 1);
+    // Without the flag a delivery that lacks the header (an older sender)
+    // is still taken on its body signature.
+    let lenient = resend("/ok?order=42", true).await.unwrap();
+    assert_eq!(lenient.status(), 200);
+}

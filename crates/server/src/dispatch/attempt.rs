@@ -159,8 +159,17 @@ impl Attempt {
         let url = reqwest::Url::parse(&target.url)
             .map_err(|e| format!("invalid target URL {:?}: {e}", target.url))?;
         let timestamp = self.clock.now().as_second();
-        let mut headers =
-            headers::delivery_headers(&self.claimed, &self.secrets, timestamp, self.executions)?;
+        let sent = headers::Sent {
+            method: &method,
+            url: &url,
+        };
+        let mut headers = headers::delivery_headers(
+            &self.claimed,
+            &sent,
+            &self.secrets,
+            timestamp,
+            self.executions,
+        )?;
         if let Some(token) = token {
             let value = reqwest::header::HeaderValue::try_from(format!("Bearer {token}"))
                 .map_err(|_| "the OIDC token is not a header value".to_string())?;

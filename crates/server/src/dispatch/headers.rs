@@ -8,7 +8,7 @@ use idem_core::run_key::{rfc3339, task_run_key};
 use idem_core::schedule::format_schedule_time;
 use idem_store::dispatch::ClaimedTask;
 use idem_store::events::EVENTS_QUEUE;
-use idem_webhooks::{SigningSecret, signature_list};
+use idem_webhooks::{SignedTarget, SigningSecret, signature_list, target_signature_list};
 use std::sync::Arc;
 
 /// An organization's secrets as the store keeps them (`whsec_…`), ready to
@@ -33,6 +33,7 @@ pub fn signing_secrets(stored: &[String]) -> Arc<[SigningSecret]> {
 /// ([`super::attempt::executions`]); only `cloud_tasks` tasks send it.
 pub fn delivery_headers(
     claimed: &ClaimedTask,
+    sent: &Sent<'_>,
     secrets: &[SigningSecret],
     timestamp: i64,
     executions: u32,
@@ -127,12 +128,32 @@ pub fn delivery_headers(
     // One signature per secret, so that a verifier holding either the old
     // or the new secret accepts the request during a rotation.
     let signed = signature_list(secrets, &run_key, timestamp, body);
-    set(idem_webhooks::ID_HEADER, run_key)?;
-    set(idem_webhooks::TIMESTAMP_HEADER, timestamp.to_string())?;
     if !signed.is_empty() {
+        let path_and_query = match sent.url.query() {
+            Some(query) => format!("{}?{query}", sent.url.path()),
+            None => sent.url.path().to_string(),
+        };
+        let target = SignedTarget {
+            method: sent.method.as_str(),
+            path_and_query: &path_and_query,
+            body_sha256: idem_webhooks::body_sha256(body),
+        };
+        set(
+            idem_webhooks::TARGET_SIGNATURE_HEADER,
+            target_signature_list(secrets, &run_key, timestamp, &target),
+        )?;
         set(idem_webhooks::SIGNATURE_HEADER, signed)?;
     }
+    set(idem_webhooks::ID_HEADER, run_key)?;
+    set(idem_webhooks::TIMESTAMP_HEADER, timestamp.to_string())?;
     Ok(headers)
+}
+
+/// Where an attempt goes, as its request line names it: what the target
+/// signature covers.
+pub struct Sent<'a> {
+    pub method: &'a reqwest::Method,
+    pub url: &'a reqwest::Url,
 }
 
 /// Seconds since the epoch with their fraction (`1764547200.250000`), as
@@ -223,19 +244,76 @@ mod tests {
         }
     }
 
+    fn any_target() -> Sent<'static> {
+        static URL: std::sync::LazyLock<reqwest::Url> =
+            std::sync::LazyLock::new(|| reqwest::Url::parse("http://127.0.0.1/").unwrap());
+        Sent {
+            method: &reqwest::Method::POST,
+            url: &URL,
+        }
+    }
+
+    #[test]
+    fn a_signed_delivery_signs_its_method_path_query_and_body() {
+        let secret = SigningSecret::from_key(b"k".to_vec());
+        let url = reqwest::Url::parse("https://pay.example/charge?order=42").unwrap();
+        let sent = Sent {
+            method: &reqwest::Method::POST,
+            url: &url,
+        };
+        let headers = delivery_headers(
+            &claimed(Default::default()),
+            &sent,
+            std::slice::from_ref(&secret),
+            1_700_000_000,
+            1,
+        )
+        .unwrap();
+        let text = |name: &str| headers[name].to_str().unwrap().to_owned();
+        let id = text("webhook-id");
+        let head = idem_webhooks::Verifier::new(&[])
+            .check_head(&id, "1700000000", &text("webhook-signature"), 1_700_000_000)
+            .unwrap();
+        let target = |path_and_query| SignedTarget {
+            method: "POST",
+            path_and_query,
+            body_sha256: idem_webhooks::body_sha256(b""),
+        };
+        let signatures = text("idem-target-signature");
+        assert!(
+            head.verify_target(
+                std::slice::from_ref(&secret),
+                &signatures,
+                &target("/charge?order=42")
+            )
+            .is_ok()
+        );
+        assert!(
+            head.verify_target(
+                &[secret],
+                &signatures,
+                &target("/admin/refund-everything?all=1")
+            )
+            .is_err()
+        );
+        // Unsigned deliveries carry neither signature.
+        let unsigned = delivery_headers(&claimed(Default::default()), &sent, &[], 0, 1).unwrap();
+        assert!(unsigned.get("idem-target-signature").is_none());
+    }
+
     #[test]
     fn stored_headers_that_cannot_be_sent_fail_the_attempt_rather_than_panic() {
         // More than a HeaderMap holds: `with_capacity` alone would panic.
         let many = (0..40_000)
             .map(|i| (format!("x-h{i}"), "v".to_string()))
             .collect();
-        assert!(delivery_headers(&claimed(many), &[], 0, 0).is_err());
+        assert!(delivery_headers(&claimed(many), &any_target(), &[], 0, 0).is_err());
         let bad = [("bad name".to_string(), "v".to_string())].into();
-        assert!(delivery_headers(&claimed(bad), &[], 0, 0).is_err());
+        assert!(delivery_headers(&claimed(bad), &any_target(), &[], 0, 0).is_err());
         let bad = [("x-ok".to_string(), "line\nbreak".to_string())].into();
-        assert!(delivery_headers(&claimed(bad), &[], 0, 0).is_err());
+        assert!(delivery_headers(&claimed(bad), &any_target(), &[], 0, 0).is_err());
         let fine = [("x-ok".to_string(), "v".to_string())].into();
-        assert!(delivery_headers(&claimed(fine), &[], 0, 0).is_ok());
+        assert!(delivery_headers(&claimed(fine), &any_target(), &[], 0, 0).is_ok());
     }
 
     #[test]
