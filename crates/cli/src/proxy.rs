@@ -7,7 +7,7 @@ use clap::Args;
 use idem_guard::proxy::{ProxyConfig, serve};
 use idem_guard::{Scope, SigningSecret};
 use reqwest::Url;
-use reqwest::header::HeaderName;
+use reqwest::header::{HeaderName, HeaderValue};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -118,9 +118,11 @@ pub struct ProxyArgs {
     /// repeatable. In the environment, comma-separated.
     #[arg(long = "scope-query", env = "IDEM_SCOPE_QUERY", value_delimiter = ',')]
     scope_query: Vec<String>,
-    /// Also writes the run key into this top-level field of the JSON body
-    /// sent upstream, for upstreams that read only their payload; a body
-    /// that is not a JSON object is then answered 400.
+    /// Also adds the run key to the JSON body sent upstream at this dotted
+    /// path (`argument.idempotency_key`), for upstreams that read only their
+    /// payload. A member holding a JSON string is descended into; a body
+    /// that is not a JSON object, or that already has the path's last
+    /// member, is answered 400 and not forwarded.
     #[arg(long, env = "IDEM_RUN_KEY_JSON_FIELD")]
     run_key_json_field: Option<String>,
     /// Largest request body accepted, in bytes (413 above it).
@@ -136,8 +138,50 @@ pub struct ProxyArgs {
     /// bounded by --lease.
     #[arg(long, env = "IDEM_REQUEST_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     request_timeout: Duration,
+    /// Refuses (401) a signed delivery without an `Idem-Target-Signature`
+    /// of the method, path and query it was received with, so that a
+    /// captured delivery cannot be re-sent to another route. Without it the
+    /// header is checked when present. Needs --signing-secret.
+    #[arg(
+        long,
+        env = "IDEM_REQUIRE_TARGET_SIGNATURE",
+        requires = "signing_secrets"
+    )]
+    require_target_signature: bool,
+    /// Passes the sender's `Authorization` header on to the upstream. By
+    /// default it is removed: a token meant for the proxy is not the
+    /// upstream's to see (or to replay).
+    #[arg(long, env = "IDEM_FORWARD_AUTHORIZATION")]
+    forward_authorization: bool,
+    /// A header set on every request sent upstream, `'NAME: VALUE'`
+    /// (repeatable), replacing the sender's of that name: the proxy's own
+    /// credential, such as an API key of a least-privilege identity.
+    #[arg(
+        long = "upstream-header",
+        env = "IDEM_UPSTREAM_HEADER",
+        hide_env_values = true,
+        value_delimiter = '\n',
+        value_parser = parse_upstream_header
+    )]
+    upstream_headers: Vec<(HeaderName, HeaderValue)>,
+    /// A file holding a bearer token sent upstream as `Authorization:
+    /// Bearer …`; re-read when it changes, so a rotated token is used
+    /// without a restart.
+    #[arg(long, env = "IDEM_UPSTREAM_BEARER_FILE", value_name = "PATH")]
+    upstream_bearer_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     database: DatabaseTimeoutArgs,
+}
+
+fn parse_upstream_header(s: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?} must be 'NAME: VALUE'"))?;
+    let name = parse_header_name(name.trim())?;
+    let mut value = HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("the value of {name} is not a valid header value"))?;
+    value.set_sensitive(true);
+    Ok((name, value))
 }
 
 fn parse_upstream(s: &str) -> Result<Url, String> {
@@ -190,9 +234,15 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     config.sweep_interval = args.sweep_interval;
     config.connections = args.connections.limits();
     config.request_timeout = args.request_timeout;
+    config.require_target_signature = args.require_target_signature;
+    config.upstream_auth = idem_guard::UpstreamAuth {
+        forward_authorization: args.forward_authorization,
+        headers: args.upstream_headers,
+        bearer_file: args.upstream_bearer_file,
+    };
     // Refused before the store is opened or the port bound, so that a
     // misconfigured proxy never answers a single request.
-    config.check_authentication()?;
+    config.check()?;
     let postgres = args.database.timeouts();
     config.store =
         idem_guard::open_store_with(&args.store, postgres, args.redis_ca_file.as_deref())
@@ -222,5 +272,12 @@ mod tests {
         assert!(parse_secret("secret").is_err());
         assert_eq!(parse_header_name("X-Tenant").unwrap().as_str(), "x-tenant");
         assert!(parse_header_name("bad header").is_err());
+        let (name, value) = parse_upstream_header("X-Api-Key: k1:2").unwrap();
+        assert_eq!(
+            (name.as_str(), value.to_str().unwrap()),
+            ("x-api-key", "k1:2")
+        );
+        assert!(parse_upstream_header("X-Api-Key k1").is_err());
+        assert!(parse_upstream_header("bad header: v").is_err());
     }
 }

@@ -216,7 +216,8 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         let guard = self.guard.clone();
-        Box::pin(async move {
+        let path = request.uri().path().to_owned();
+        let answer = async move {
             let (parts, body) = request.into_parts();
             let key = match guard.run_key(&parts) {
                 Ok(key) => key,
@@ -254,6 +255,7 @@ where
                 Some(response) => response.map(Body::new),
                 None => response::internal("the handler panicked; the run was released"),
             })
-        })
+        };
+        Box::pin(async move { answer.await.map(|r| response::stamped(&path, r)) })
     }
 }

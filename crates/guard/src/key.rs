@@ -102,6 +102,9 @@ pub enum KeyError {
     /// A configured scope (header, path segment, query parameter) is absent.
     #[error("scope {0} is missing from the request")]
     MissingScope(String),
+    /// `X-CloudScheduler-ScheduleTime` names no instant (RFC 3339).
+    #[error("X-CloudScheduler-ScheduleTime {0:?} is not an RFC 3339 instant")]
+    InvalidScheduleTime(String),
     /// A query parameter used as scope appears more than once.
     #[error("query parameter {0:?} is sent more than once")]
     RepeatedQueryParameter(String),
@@ -174,8 +177,13 @@ impl IdentitySource {
             IdentitySource::CloudScheduler => {
                 let job = single_header(headers, &CLOUD_SCHEDULER_JOB_NAME)?;
                 let at = single_header(headers, &CLOUD_SCHEDULER_SCHEDULE_TIME)?;
-                job.zip(at)
-                    .map(|(job, at)| tagged("cloud-scheduler", vec![job, at]))
+                match job.zip(at) {
+                    Some((job, at)) => {
+                        let at = schedule_instant(&at)?;
+                        Some(tagged("cloud-scheduler", vec![job, at]))
+                    }
+                    None => None,
+                }
             }
             IdentitySource::CloudTasks => {
                 let queue = single_header(headers, &CLOUD_TASKS_QUEUE_NAME)?;
@@ -328,26 +336,97 @@ impl KeyConfig {
 /// Why a run key could not be written into a request body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InjectError {
-    /// The body is not a JSON object, so there is no field to set.
-    #[error("the request body must be a JSON object to carry the run key in {0:?}")]
-    NotAnObject(String),
+    /// The body, or a member on the path, is not a JSON object (nor a JSON
+    /// string holding one), so there is no member to set. Names the member,
+    /// empty for the body itself.
+    #[error("{} must be a JSON object to carry the run key in {path:?}", described(.at))]
+    NotAnObject {
+        /// The member that is not an object, empty for the body itself.
+        at: String,
+        /// The configured path.
+        path: String,
+    },
+    /// The path's last member is already in the body: the run key is never
+    /// written over what the sender sent.
+    #[error("{0:?} is already in the request body; the run key is never written over it")]
+    Exists(String),
 }
 
-/// Sets the top-level `field` of a JSON object body to the run key, for
-/// upstreams that read only their payload. The rest of the object is kept
-/// as sent (a field of that name already present is replaced), so the
-/// upstream sees the sender's document plus the key it can deduplicate on.
-pub fn inject_run_key_json(body: &[u8], field: &str, key: &RunKey) -> Result<Vec<u8>, InjectError> {
-    let not_object = || InjectError::NotAnObject(field.to_owned());
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(|_| not_object())?;
-    let serde_json::Value::Object(mut object) = value else {
-        return Err(not_object());
+fn described(at: &str) -> String {
+    if at.is_empty() {
+        "the request body".into()
+    } else {
+        format!("member {at:?} of the request body")
+    }
+}
+
+/// Whether `path` can name a member: dot-separated, no member empty.
+pub fn valid_json_path(path: &str) -> bool {
+    path.split('.').all(|member| !member.is_empty())
+}
+
+/// Adds the run key to a JSON object body at the dotted `path`
+/// (`argument.idempotency_key`), for upstreams that read only their
+/// payload. Missing objects on the way are created; a member holding a JSON
+/// string (Workflows' `argument`) is parsed, given the key and written back
+/// as a string. Nothing the sender wrote changes: every other value is
+/// carried as its original text (numbers of any size included), and a path
+/// whose last member exists is refused rather than overwritten.
+pub fn inject_run_key_json(body: &[u8], path: &str, key: &RunKey) -> Result<Vec<u8>, InjectError> {
+    let members: Vec<&str> = path.split('.').collect();
+    let value = serde_json::Value::String(key.as_str().to_owned()).to_string();
+    set_member(body, &members, 0, path, &value)
+}
+
+/// Sets `members[depth..]` inside the JSON object `doc` to the JSON text
+/// `value`.
+fn set_member(
+    doc: &[u8],
+    members: &[&str],
+    depth: usize,
+    path: &str,
+    value: &str,
+) -> Result<Vec<u8>, InjectError> {
+    use serde_json::value::RawValue;
+    let not_object = || InjectError::NotAnObject {
+        at: members[..depth].join("."),
+        path: path.to_owned(),
     };
-    object.insert(
-        field.to_owned(),
-        serde_json::Value::String(key.as_str().to_owned()),
-    );
+    let mut object: std::collections::BTreeMap<String, Box<RawValue>> =
+        serde_json::from_slice(doc).map_err(|_| not_object())?;
+    let raw = |text: String| RawValue::from_string(text).expect("JSON text this function wrote");
+    let member = members[depth];
+    if depth + 1 == members.len() {
+        if object.contains_key(member) {
+            return Err(InjectError::Exists(path.to_owned()));
+        }
+        object.insert(member.to_owned(), raw(value.to_owned()));
+    } else {
+        let updated = match object.get(member).map(|v| v.get()) {
+            None => set_member(b"{}", members, depth + 1, path, value)?,
+            Some(text) if text.starts_with('"') => {
+                let inner: String = serde_json::from_str(text).expect("a JSON string");
+                let updated = set_member(inner.as_bytes(), members, depth + 1, path, value)?;
+                let updated = String::from_utf8(updated).expect("JSON is UTF-8");
+                serde_json::Value::String(updated).to_string().into_bytes()
+            }
+            Some(text) => set_member(text.as_bytes(), members, depth + 1, path, value)?,
+        };
+        let updated = String::from_utf8(updated).expect("JSON is UTF-8");
+        object.insert(member.to_owned(), raw(updated));
+    }
     Ok(serde_json::to_vec(&object).expect("a JSON object serializes"))
+}
+
+/// A ScheduleTime as the instant it names: spellings of one instant (an
+/// offset instead of `Z`, fractional zeros) are one run. Written as UTC RFC
+/// 3339, which leaves the usual `…T12:00:00Z` as it came, so keys of runs
+/// claimed before this normalization are unchanged.
+fn schedule_instant(value: &[u8]) -> Result<Vec<u8>, KeyError> {
+    let invalid = || KeyError::InvalidScheduleTime(String::from_utf8_lossy(value).into_owned());
+    let text = std::str::from_utf8(value).map_err(|_| invalid())?;
+    let instant: jiff::Timestamp = text.parse().map_err(|_| invalid())?;
+    Ok(instant.to_string().into_bytes())
 }
 
 /// The one value of a header, `None` when absent or blank; an error when it
@@ -445,20 +524,58 @@ mod tests {
     }
 
     #[test]
+    fn spellings_of_one_schedule_instant_are_one_run() {
+        let config = KeyConfig::new();
+        let at = |time: &str| {
+            config.derive(&parts(
+                "/",
+                &[
+                    ("X-CloudScheduler-JobName", "projects/p/locations/l/jobs/j"),
+                    ("X-CloudScheduler-ScheduleTime", time),
+                ],
+            ))
+        };
+        let utc = at("2026-10-16T12:00:00Z").unwrap();
+        for same in [
+            "2026-10-16T05:00:00-07:00",
+            "2026-10-16T12:00:00.000Z",
+            "2026-10-16T14:00:00.000000+02:00",
+            "2026-10-16t12:00:00z",
+        ] {
+            assert_eq!(at(same).unwrap(), utc, "{same}");
+        }
+        assert_ne!(at("2026-10-16T12:00:00.5Z").unwrap(), utc);
+        assert_ne!(at("2026-10-16T12:00:01Z").unwrap(), utc);
+        // The key of the usual spelling is the one earlier versions gave it.
+        assert_eq!(
+            utc,
+            RunKey::from_parts([
+                &b"cloud-scheduler"[..],
+                b"projects/p/locations/l/jobs/j",
+                b"2026-10-16T12:00:00Z"
+            ])
+        );
+        assert_eq!(
+            at("yesterday"),
+            Err(KeyError::InvalidScheduleTime("yesterday".into()))
+        );
+    }
+
+    #[test]
     fn sources_do_not_collide_with_each_other() {
         let config = KeyConfig::new();
         let scheduler = parts(
             "/",
             &[
                 ("x-cloudscheduler-jobname", "a"),
-                ("x-cloudscheduler-scheduletime", "b"),
+                ("x-cloudscheduler-scheduletime", "2026-10-16T12:00:00Z"),
             ],
         );
         let tasks = parts(
             "/",
             &[
                 ("x-cloudtasks-queuename", "a"),
-                ("x-cloudtasks-taskname", "b"),
+                ("x-cloudtasks-taskname", "2026-10-16T12:00:00Z"),
             ],
         );
         assert_ne!(
@@ -599,20 +716,92 @@ mod tests {
     }
 
     #[test]
-    fn the_run_key_is_written_into_a_json_object_body() {
+    fn the_run_key_is_added_to_a_json_object_body() {
         let key = RunKey::from_parts(["k"]);
-        let out = inject_run_key_json(br#"{"amount": 100, "run_key": "forged"}"#, "run_key", &key)
-            .unwrap();
-        let out: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let inject = |body: &str, path: &str| {
+            inject_run_key_json(body.as_bytes(), path, &key)
+                .map(|out| serde_json::from_slice::<serde_json::Value>(&out).unwrap())
+        };
         assert_eq!(
-            out,
+            inject(r#"{"amount": 100}"#, "run_key").unwrap(),
             serde_json::json!({"amount": 100, "run_key": key.as_str()})
+        );
+        assert_eq!(
+            inject(r#"{"a": {"b": 1}}"#, "a.run_key").unwrap(),
+            serde_json::json!({"a": {"b": 1, "run_key": key.as_str()}})
+        );
+        assert_eq!(
+            inject(r#"{"a": 1}"#, "meta.run.key").unwrap(),
+            serde_json::json!({"a": 1, "meta": {"run": {"key": key.as_str()}}}),
+            "missing objects on the way are made"
         );
         for body in [&b"[1]"[..], b"\"text\"", b"not json", b""] {
             assert_eq!(
                 inject_run_key_json(body, "run_key", &key),
-                Err(InjectError::NotAnObject("run_key".into()))
+                Err(InjectError::NotAnObject {
+                    at: String::new(),
+                    path: "run_key".into()
+                })
             );
+        }
+        assert_eq!(
+            inject(r#"{"a": [1]}"#, "a.k"),
+            Err(InjectError::NotAnObject {
+                at: "a".into(),
+                path: "a.k".into()
+            })
+        );
+        assert_eq!(
+            inject(r#"{"a": "not json"}"#, "a.k"),
+            Err(InjectError::NotAnObject {
+                at: "a".into(),
+                path: "a.k".into()
+            })
+        );
+    }
+
+    #[test]
+    fn the_run_key_never_overwrites_what_was_sent() {
+        let key = RunKey::from_parts(["k"]);
+        for (body, path) in [
+            (r#"{"run_key": "forged"}"#, "run_key"),
+            (r#"{"run_key": null}"#, "run_key"),
+            (r#"{"a": {"k": 1}}"#, "a.k"),
+            (r#"{"argument": "{\"k\": 2}"}"#, "argument.k"),
+        ] {
+            assert_eq!(
+                inject_run_key_json(body.as_bytes(), path, &key),
+                Err(InjectError::Exists(path.into())),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_json_string_member_is_descended_into_and_written_back() {
+        let key = RunKey::from_parts(["k"]);
+        // Google Workflows' execution request: the argument is a string.
+        let body = r#"{"argument":"{\"order\":42,\"big\":123456789012345678901234567890}","callLogLevel":"LOG_ALL_CALLS"}"#;
+        let out = inject_run_key_json(body.as_bytes(), "argument.idempotency_key", &key).unwrap();
+        let out: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(out["callLogLevel"], "LOG_ALL_CALLS");
+        let argument = out["argument"].as_str().expect("still a string");
+        assert_eq!(
+            argument,
+            format!(
+                r#"{{"big":123456789012345678901234567890,"idempotency_key":"{}","order":42}}"#,
+                key.as_str()
+            ),
+            "the payload kept whole, numbers as written"
+        );
+    }
+
+    #[test]
+    fn json_paths_name_members() {
+        assert!(valid_json_path("run_key"));
+        assert!(valid_json_path("argument.idempotency_key"));
+        for bad in ["", ".a", "a.", "a..b"] {
+            assert!(!valid_json_path(bad), "{bad:?}");
         }
     }
 

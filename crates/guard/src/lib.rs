@@ -98,6 +98,7 @@ pub mod proxy;
 mod response;
 pub mod signature;
 pub mod store;
+pub mod upstream_auth;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use guard::{Guard, GuardLayer, GuardService};
@@ -114,3 +115,4 @@ pub use store::{
     MemoryStore, PostgresLimits, PostgresStore, RecordView, RedisStore, RunState, SqliteStore,
     StoreError, Swept, open_store, open_store_with,
 };
+pub use upstream_auth::UpstreamAuth;

@@ -20,6 +20,7 @@ use crate::oidc::OidcVerifier;
 use crate::response;
 use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, check_signature_head, read_body};
 use crate::store::{Claim, ClaimOutcome, GuardStore, HandlerOutcome, StoreError};
+use crate::upstream_auth::{Credentials, UpstreamAuth, UpstreamAuthError};
 
 /// The fencing number of the claim, sent upstream so that its own store can
 /// refuse writes from an attempt older than one it has seen.
@@ -54,9 +55,10 @@ pub struct ProxyConfig {
     /// What joins the run key besides the identity (project, region,
     /// tenant): headers, path segments, query parameters.
     pub scopes: Vec<Scope>,
-    /// When set, the run key is also written into this top-level field of
-    /// a JSON object body, for upstreams that read only their payload; a
-    /// body that is not a JSON object is then refused with 400.
+    /// When set, the run key is also added to a JSON object body at this
+    /// dotted path ([`crate::key::inject_run_key_json`]), for upstreams
+    /// that read only their payload; a body that cannot take it without
+    /// losing what the sender wrote is refused with 400.
     pub run_key_json_field: Option<String>,
     /// Largest request body accepted (413 above it).
     pub max_body_bytes: usize,
@@ -68,6 +70,12 @@ pub struct ProxyConfig {
     /// Longest a sender may take to send a request's body (408 after it);
     /// the upstream's own time is bounded by the lease.
     pub request_timeout: Duration,
+    /// What the upstream is sent in place of the sender's credential.
+    pub upstream_auth: UpstreamAuth,
+    /// Refuses (401) a signed delivery without an `Idem-Target-Signature`
+    /// of its method, path and query; without it the header is checked
+    /// when present.
+    pub require_target_signature: bool,
 }
 
 impl ProxyConfig {
@@ -91,15 +99,29 @@ impl ProxyConfig {
             sweep_interval: Duration::from_secs(60),
             connections: idem_edge::Limits::default(),
             request_timeout: Duration::from_secs(60),
+            upstream_auth: UpstreamAuth::default(),
+            require_target_signature: false,
         }
     }
 }
 
 impl ProxyConfig {
+    /// Every check of the configuration that needs no store or socket.
+    /// [`serve`] runs it first; a command line can run it before opening
+    /// anything.
+    pub fn check(&self) -> Result<(), ProxyError> {
+        if let Some(path) = &self.run_key_json_field
+            && !crate::key::valid_json_path(path)
+        {
+            return Err(ProxyError::InvalidJsonPath(path.clone()));
+        }
+        self.upstream_auth.check()?;
+        self.check_authentication()
+    }
+
     /// Whether senders are authenticated as the proxy requires: a signing
     /// secret (and then no unsigned key parts), or an explicit
-    /// [`ProxyConfig::insecure_no_auth`]. [`serve`] checks it first; a
-    /// command line can check it before opening anything.
+    /// [`ProxyConfig::insecure_no_auth`].
     pub fn check_authentication(&self) -> Result<(), ProxyError> {
         if self.signing_secrets.is_empty() {
             return match self.insecure_no_auth || self.oidc.is_some() {
@@ -118,6 +140,11 @@ impl ProxyConfig {
 /// Why the proxy could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
+    /// `run_key_json_field` is not a dotted path of non-empty members.
+    #[error(
+        "--run-key-json-field {0:?} must be a dotted path of member names (argument.idempotency_key)"
+    )]
+    InvalidJsonPath(String),
     /// The upstream URL is not an http(s) URL that paths can be appended to.
     #[error("upstream {0:?} must be an http:// or https:// URL")]
     InvalidUpstream(String),
@@ -148,6 +175,9 @@ pub enum ProxyError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The upstream credentials cannot be used.
+    #[error(transparent)]
+    UpstreamAuth(#[from] UpstreamAuthError),
 }
 
 struct ProxyState {
@@ -160,6 +190,8 @@ struct ProxyState {
     max_body_bytes: usize,
     lease: Duration,
     request_timeout: Duration,
+    credentials: Credentials,
+    require_target_signature: bool,
     /// Never sent on: `serve` waits for every clone of the state (the
     /// router's, and each forwarding task's) to be dropped.
     _in_flight: mpsc::Sender<()>,
@@ -175,7 +207,7 @@ pub async fn serve(
     if !matches!(config.upstream.scheme(), "http" | "https") || config.upstream.cannot_be_a_base() {
         return Err(ProxyError::InvalidUpstream(config.upstream.to_string()));
     }
-    config.check_authentication()?;
+    config.check()?;
     if config.signing_secrets.is_empty() && config.oidc.is_none() {
         tracing::warn!(
             "INSECURE: no signing secret; anyone who can reach this proxy can make the \
@@ -187,6 +219,7 @@ pub async fn serve(
         // it would re-send a non-idempotent request elsewhere.
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
+    let credentials = Credentials::load(config.upstream_auth)?;
     let keys = key_config(&config.identity_headers, &config.scopes);
     let guard = Guard::new(Arc::clone(&config.store))
         .with_keys(keys)
@@ -203,6 +236,8 @@ pub async fn serve(
         max_body_bytes: config.max_body_bytes,
         lease: config.lease,
         request_timeout: config.request_timeout,
+        credentials,
+        require_target_signature: config.require_target_signature,
         _in_flight: in_flight,
     });
     let sweeper = tokio::spawn({
@@ -300,6 +335,11 @@ fn upstream_url(base: &reqwest::Url, parts: &Parts) -> reqwest::Url {
 }
 
 async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Response<Body> {
+    let path = request.uri().path().to_owned();
+    response::stamped(&path, respond(state, request).await)
+}
+
+async fn respond(state: Arc<ProxyState>, request: Request) -> Response<Body> {
     let (parts, body) = request.into_parts();
     // The token first: it is checked from the headers alone, so a request
     // without one costs no body read, signature or claim.
@@ -331,6 +371,14 @@ async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Respo
         Err(response) => return response,
     };
     if let Err(error) = head.verify_body(&state.secrets, &body) {
+        return response::unauthenticated(&error.to_string());
+    }
+    if let Err(error) = head.verify_target(
+        &state.secrets,
+        &parts,
+        &body,
+        state.require_target_signature,
+    ) {
         return response::unauthenticated(&error.to_string());
     }
     let key = match signed_run_key(&parts.headers, head.id()) {
@@ -429,6 +477,7 @@ async fn forward(
     claim: Claim,
 ) -> Result<Upstream, StatusCode> {
     let mut headers = end_to_end(&parts.headers);
+    state.credentials.apply(&mut headers);
     // The downstream sees the same run key the guard used, so it can
     // deduplicate too; the sender's own key was hashed into it.
     let key = HeaderValue::from_str(claim.key.as_str())

@@ -9,20 +9,66 @@ use crate::key::RunKey;
 /// Set on the answer to a duplicate of a completed run.
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
+/// The header naming the request a problem answered, as Idem's API sends it.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("idem-request-id");
+
+/// A problem the guard answered, before [`stamped`] gives it the request's
+/// ID and path.
+#[derive(Clone)]
+struct Draft(serde_json::Map<String, serde_json::Value>);
+
 /// An RFC 9457 problem document with one of Idem's error codes as `type`.
+/// Its `request_id` and `instance` are added by [`stamped`] where the
+/// request is known.
 pub(crate) fn problem(status: StatusCode, code: &str, detail: &str) -> Response<Body> {
-    let body = serde_json::json!({
+    let serde_json::Value::Object(body) = serde_json::json!({
         "type": code,
         "title": status.canonical_reason().unwrap_or(""),
         "status": status.as_u16(),
         "detail": detail,
-    });
-    let mut response = Response::new(Body::from(body.to_string()));
+    }) else {
+        unreachable!("an object literal")
+    };
+    let mut response = Response::new(Body::from(
+        serde_json::Value::Object(body.clone()).to_string(),
+    ));
     *response.status_mut() = status;
     response.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/problem+json"),
     );
+    response.extensions_mut().insert(Draft(body));
+    response
+}
+
+/// A problem the guard answered to the request for `path`, with the
+/// request's ID (new, also sent as `Idem-Request-Id` and logged with the
+/// problem) and `instance` (the path), as the API's problems carry them, so
+/// that a refusal seen by a sender can be found in the guard's log. Any
+/// other response passes unchanged.
+pub(crate) fn stamped(path: &str, mut response: Response<Body>) -> Response<Body> {
+    let Some(Draft(mut doc)) = response.extensions_mut().remove::<Draft>() else {
+        return response;
+    };
+    let request_id = uuid::Uuid::now_v7().to_string();
+    let status = response.status();
+    let code = doc.get("type").and_then(|t| t.as_str()).unwrap_or_default();
+    let detail = doc
+        .get("detail")
+        .and_then(|t| t.as_str())
+        .unwrap_or_default();
+    if status.is_server_error() {
+        tracing::warn!(%request_id, instance = path, status = status.as_u16(), code, detail, "answered a problem");
+    } else {
+        tracing::info!(%request_id, instance = path, status = status.as_u16(), code, detail, "answered a problem");
+    }
+    response.headers_mut().insert(
+        REQUEST_ID,
+        HeaderValue::from_str(&request_id).expect("a UUID is a header value"),
+    );
+    doc.insert("request_id".into(), request_id.into());
+    doc.insert("instance".into(), path.into());
+    *response.body_mut() = Body::from(serde_json::Value::Object(doc).to_string());
     response
 }
 

@@ -178,6 +178,9 @@ async fn missing_identity_or_scope_never_reaches_the_handler() {
     let (status, _, body) = send(&router, request("/projects/a/run", &as_refs(&job), "")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body.contains("query:region"), "{body}");
+    let problem: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(problem["instance"], "/projects/a/run");
+    assert!(problem["request_id"].is_string(), "{body}");
     assert_eq!(counts.started.load(Ordering::SeqCst), 0);
 
     let (status, _, _) = send(

@@ -356,8 +356,17 @@ mod scenarios {
             .await
             .unwrap();
         assert_eq!(bare.status(), StatusCode::BAD_REQUEST);
+        let request_id = bare
+            .headers()
+            .get("idem-request-id")
+            .map(|v| v.to_str().unwrap().to_owned());
         let problem: Value = bare.json().await.unwrap();
         assert_eq!(problem["type"], "INVALID_ARGUMENT");
+        // As the API's problems: the request's ID, as in the header and
+        // the log, and its path.
+        assert_eq!(problem["instance"], "/x");
+        assert!(request_id.is_some());
+        assert_eq!(problem["request_id"].as_str(), request_id.as_deref());
         let half = client()
             .post(format!("{}/x", proxy.url))
             .header("X-CloudScheduler-JobName", "only-the-name")

@@ -31,6 +31,8 @@ async fn proxy_forwards_once_and_answers_duplicates_itself() {
             "--scope-header",
             "X-Tenant",
             "--insecure-no-auth",
+            // The sender's key is for the upstream (Idem's own API) here.
+            "--forward-authorization",
         ],
         &[],
     )
@@ -267,4 +269,256 @@ async fn proxy_flags_choose_identity_scope_and_body_field() {
         .await
         .unwrap();
     assert_eq!(no_identity.status(), 400);
+}
+
+/// One Cloud Scheduler run, its ScheduleTime written two ways (UTC, and
+/// the same instant at -07:00 with fractional zeros), runs the upstream
+/// once; a ScheduleTime that names no instant is refused unforwarded.
+#[tokio::test]
+async fn proxy_runs_one_schedule_instant_once_however_it_is_written() {
+    let target = crate::harness::target::Target::start().await;
+    let p = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--insecure-no-auth",
+        ],
+        &[],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let send = |at: &str| {
+        http.post(format!("{}/ok", p.base))
+            .header(
+                "X-CloudScheduler-JobName",
+                "projects/p/locations/us-central1/jobs/nightly",
+            )
+            .header("X-CloudScheduler-ScheduleTime", at)
+            .json(&json!({}))
+            .send()
+    };
+    assert_eq!(send("2026-10-16T12:00:00Z").await.unwrap().status(), 200);
+    let again = send("2026-10-16T05:00:00.000-07:00").await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(
+        again
+            .headers()
+            .get("idempotent-replayed")
+            .map(|v| v.to_str().unwrap()),
+        Some("true")
+    );
+    let garbled = send("16/10/2026 12:00").await.unwrap();
+    assert_eq!(garbled.status(), 400);
+    let problem: Value = garbled.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("X-CloudScheduler-ScheduleTime"),
+        "{problem}"
+    );
+    assert_eq!(target.received().len(), 1);
+}
+
+/// `--run-key-json-field argument.idempotency_key` in front of a Workflows
+/// execution request: the key goes inside the JSON string `argument`, whose
+/// payload reaches the upstream whole; a body that already has the member
+/// is refused unforwarded, as is a path that names no member at start.
+#[tokio::test]
+async fn proxy_adds_the_run_key_inside_a_json_string_without_loss() {
+    let target = crate::harness::target::Target::start().await;
+    let p = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--insecure-no-auth",
+            "--run-key-json-field",
+            "argument.idempotency_key",
+        ],
+        &[],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let send = |key: &str, body: Value| {
+        http.post(format!("{}/ok", p.base))
+            .header("Idempotency-Key", key)
+            .json(&body)
+            .send()
+    };
+    let sent = send("run-1", json!({"argument": "{\"order\":42}"}))
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 200);
+    let received = target.received();
+    assert_eq!(received.len(), 1);
+    let body: Value = serde_json::from_slice(&received[0].body).unwrap();
+    let argument: Value = serde_json::from_str(body["argument"].as_str().unwrap()).unwrap();
+    assert_eq!(argument["order"], 42, "{body}");
+    assert_eq!(
+        argument["idempotency_key"].as_str(),
+        received[0].header("idempotency-key")
+    );
+
+    let taken = send(
+        "run-2",
+        json!({"argument": "{\"order\":7,\"idempotency_key\":\"mine\"}"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(taken.status(), 400);
+    let problem: Value = taken.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("argument.idempotency_key"),
+        "{problem}"
+    );
+    assert_eq!(
+        target.received().len(),
+        1,
+        "refused bodies are not forwarded"
+    );
+
+    let bad_path = refused(&[
+        "--store",
+        "memory",
+        "--insecure-no-auth",
+        "--run-key-json-field",
+        "argument..key",
+    ])
+    .await;
+    assert!(
+        bad_path.stderr.contains("--run-key-json-field"),
+        "{}",
+        bad_path.stderr
+    );
+}
+
+/// The sender's `Authorization` (here a bearer meant for the proxy) never
+/// reaches the upstream; the proxy sends its own headers and a bearer token
+/// from a file, re-read when the file is rotated. `--forward-authorization`
+/// passes the sender's on.
+#[tokio::test]
+async fn proxy_calls_the_upstream_as_itself() {
+    let target = crate::harness::target::Target::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("upstream-token");
+    std::fs::write(&token, "first-token\n").unwrap();
+    let p = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--insecure-no-auth",
+            "--upstream-header",
+            "X-Api-Key: proxy-key",
+            "--upstream-bearer-file",
+            token.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let send = |base: String, key: &'static str| {
+        http.post(format!("{base}/ok"))
+            .header("Idempotency-Key", key)
+            .bearer_auth("token-for-the-proxy")
+            .header("X-Api-Key", "sender-key")
+            .json(&json!({}))
+            .send()
+    };
+    assert_eq!(send(p.base.clone(), "run-1").await.unwrap().status(), 200);
+    // Rotated in place, as a secret manager's sidecar writes it.
+    std::fs::write(&token, "second-token-after-rotation\n").unwrap();
+    assert_eq!(send(p.base.clone(), "run-2").await.unwrap().status(), 200);
+    let received = target.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(
+        received[0].header("authorization"),
+        Some("Bearer first-token")
+    );
+    assert_eq!(received[0].header("x-api-key"), Some("proxy-key"));
+    assert_eq!(
+        received[1].header("authorization"),
+        Some("Bearer second-token-after-rotation")
+    );
+    assert!(
+        received
+            .iter()
+            .all(|r| !format!("{:?}", r.headers).contains("token-for-the-proxy")),
+        "the sender's credential stays with the proxy"
+    );
+
+    let plain = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--insecure-no-auth",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        send(plain.base.clone(), "run-3").await.unwrap().status(),
+        200
+    );
+    let forwarding = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--insecure-no-auth",
+            "--forward-authorization",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        send(forwarding.base.clone(), "run-4")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let received = target.received();
+    assert_eq!(received.len(), 4);
+    assert_eq!(received[2].header("authorization"), None);
+    assert_eq!(received[2].header("x-api-key"), Some("sender-key"));
+    assert_eq!(
+        received[3].header("authorization"),
+        Some("Bearer token-for-the-proxy")
+    );
+
+    let unreadable = refused(&[
+        "--store",
+        "memory",
+        "--insecure-no-auth",
+        "--upstream-bearer-file",
+        dir.path().join("absent").to_str().unwrap(),
+    ])
+    .await;
+    assert!(
+        unreadable.stderr.contains("absent"),
+        "{}",
+        unreadable.stderr
+    );
 }
