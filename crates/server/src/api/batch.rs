@@ -13,14 +13,15 @@
 use super::extract::{is_json, media_type, parse_json, query_param, read_body};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
+use super::signature::{OrNdjson, Unparsed};
 use super::tasks::resolve_create;
 use super::views;
 use crate::App;
 use crate::auth::{Auth, Writer};
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use idem_api::{BatchResult, BatchResults, CreateTask, ProblemCode};
+use idem_api::{BatchResult, BatchResults, CreateTask, CreateTasks, ProblemCode};
 use idem_core::{FieldError, FieldErrors};
 use idem_store::{BatchItem, BatchRecord, MAX_BATCH_TASKS, Task, TaskBatch, TaskSummary};
 use jiff::Timestamp;
@@ -38,8 +39,9 @@ pub async fn create(
     keyed: Keyed,
     Path(queue): Path<String>,
     RawQuery(query): RawQuery,
-    req: Request,
-) -> ApiResult<Response> {
+    body: Unparsed<CreateTasks, OrNdjson<CreateTask>>,
+) -> ApiResult<axum::Json<BatchResults>> {
+    let req = body.request;
     let media = media_type(&req).unwrap_or_default();
     let ndjson = media == NDJSON;
     let bytes = read_body(req, app.options.max_body_bytes).await?;
@@ -151,7 +153,7 @@ pub async fn create(
             BatchItem::Invalid(errors) => invalid_result(errors, ndjson),
         })
         .collect();
-    Ok(axum::Json(BatchResults { results }).into_response())
+    Ok(axum::Json(BatchResults { results }))
 }
 
 /// The items of a JSON batch, each its own text, and `atomic`. Read as a

@@ -4,7 +4,7 @@ use super::extract::{Json, ListParams};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views;
-use super::{Created, location};
+use super::{Created, NoContent, location};
 use crate::App;
 use crate::auth::{Auth, Reader, Writer};
 use axum::extract::{Path, RawQuery, State};
@@ -85,9 +85,9 @@ pub async fn delete(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     Path(name): Path<String>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<NoContent> {
     app.store.job_delete(&auth.caller.org, &name).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
 async fn set_state(

@@ -1,5 +1,8 @@
 //! The HTTP API: one table of operations drives both the router and the
-//! OpenAPI document, so the two cannot drift apart.
+//! OpenAPI document, so the two cannot drift apart; the document's request
+//! and response schemas come from each handler's own signature
+//! (`signature`), so it cannot name a type the handler does not read or
+//! answer.
 
 mod batch;
 pub mod extract;
@@ -10,6 +13,7 @@ mod oidc;
 mod openapi;
 pub mod problem;
 mod queues;
+mod signature;
 mod tasks;
 mod tenancy;
 pub mod views;
@@ -19,12 +23,14 @@ mod work;
 use crate::App;
 use axum::Router;
 use axum::extract::State;
+use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, delete, get, patch, post};
+use axum::routing::{MethodFilter, MethodRouter, get};
 use http::{HeaderValue, Method, StatusCode, header};
 use idem_api::ProblemCode;
 use problem::Problem;
 use serde::Serialize;
+use signature::{Io, Signature};
 use std::sync::Arc;
 
 /// 201 with `Location`.
@@ -37,6 +43,57 @@ impl<T: Serialize> IntoResponse for Created<T> {
             r.headers_mut().insert(header::LOCATION, v);
         }
         r
+    }
+}
+
+/// 201 without `Location`: what it made has no route to read it.
+pub struct CreatedWithoutLocation<T>(pub T);
+
+impl<T: Serialize> IntoResponse for CreatedWithoutLocation<T> {
+    fn into_response(self) -> Response {
+        (StatusCode::CREATED, axum::Json(self.0)).into_response()
+    }
+}
+
+/// 204, no body.
+pub struct NoContent;
+
+impl IntoResponse for NoContent {
+    fn into_response(self) -> Response {
+        StatusCode::NO_CONTENT.into_response()
+    }
+}
+
+/// The answer of a create that takes `?wait_ms`: 201 at once, or after
+/// the wait 200 if what it made reached a final state and 202 if not,
+/// each with `Location`.
+pub enum MayWait<T> {
+    Created(Created<T>),
+    Waited {
+        settled: bool,
+        created: Created<T>,
+    },
+    /// The Idempotency-Key layer's answer for a key the create found
+    /// taken (`idempotency::claim_failed`): a replay of the first answer,
+    /// or a problem.
+    Claimed(Response),
+}
+
+impl<T: Serialize> IntoResponse for MayWait<T> {
+    fn into_response(self) -> Response {
+        match self {
+            MayWait::Created(created) => created.into_response(),
+            MayWait::Waited { settled, created } => {
+                let mut r = created.into_response();
+                *r.status_mut() = if settled {
+                    StatusCode::OK
+                } else {
+                    StatusCode::ACCEPTED
+                };
+                r
+            }
+            MayWait::Claimed(r) => r,
+        }
     }
 }
 
@@ -74,15 +131,9 @@ pub struct Operation {
     /// the task create, where a key must cost no commit or round trip of
     /// its own.
     pub claims_key: bool,
-    /// Schema name of the JSON request body.
-    pub request: Option<&'static str>,
-    /// Whether the request body may be left out.
-    pub request_optional: bool,
     /// Query parameters beyond `limit` and `page_token` (which every
-    /// operation answering a `…List` takes).
+    /// operation answering a page of a list takes).
     pub query: &'static [Param],
-    /// Success status and the schema name of its body.
-    pub response: (StatusCode, Option<&'static str>),
     /// Whether the route needs an API key.
     pub authenticated: bool,
     /// Only a person may take it (`x-person-only`): a service principal's
@@ -98,15 +149,11 @@ pub struct Operation {
     /// Takes the task ID from `Idem-Task-Id`, its compatibility twin or the
     /// request-ID header when the body names none.
     pub task_id_headers: bool,
-    /// Also accepts `multipart/form-data`: a `task` part and a `body` file.
-    pub multipart: bool,
-    /// Takes `?wait_ms` and then answers 200 (final) or 202 (not yet).
-    pub waits: bool,
     /// A request body shown in the document as an example.
     pub example: Option<&'static str>,
-    /// A 201 (or a waiting create's answer) names the resource in
-    /// `Location`; false where there is no route to read it.
-    pub located: bool,
+    /// The request body and the success answer, as the handler's signature
+    /// gives them ([`route`]); what `op!` leaves here is replaced there.
+    pub io: Io,
 }
 
 /// A query parameter: its name, meaning and JSON Schema (as JSON text).
@@ -117,8 +164,7 @@ pub struct Param {
 }
 
 macro_rules! op {
-    ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal,
-     request: $req:expr, response: ($status:ident, $resp:expr)) => {
+    ($method:ident $path:literal, $id:literal, $summary:literal, idempotent: $idem:literal) => {
         Operation {
             method: Method::$method,
             path: $path,
@@ -126,19 +172,14 @@ macro_rules! op {
             summary: $summary,
             idempotent: $idem,
             claims_key: false,
-            request: $req,
-            request_optional: false,
             query: &[],
-            response: (StatusCode::$status, $resp),
             authenticated: true,
             person_only: false,
             person_only_on_person_only_queues: false,
             problems: &[],
             task_id_headers: false,
-            multipart: false,
-            waits: false,
             example: None,
-            located: true,
+            io: Io::UNSET,
         }
     };
 }
@@ -174,10 +215,25 @@ const BATCH_QUERY: &[Param] = &[Param {
     schema: r#"{"type": "boolean", "default": false}"#,
 }];
 
+/// An operation with its handler, the request body and success answer
+/// the document shows taken from the handler's signature, so that they
+/// cannot differ from what it reads and answers.
+fn route<H, T, A>(op: Operation, handler: H) -> (Operation, MethodRouter<Arc<App>>)
+where
+    H: Handler<T, Arc<App>> + Signature<A>,
+    T: 'static,
+{
+    let filter = MethodFilter::try_from(op.method.clone()).expect("a method axum routes");
+    (
+        Operation { io: H::io(), ..op },
+        axum::routing::on(filter, handler),
+    )
+}
+
 /// Every `/v1` operation with its handler.
 fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
     vec![
-        (
+        route(
             Operation {
                 problems: &[
                     ProblemCode::QueueAlreadyExists,
@@ -186,178 +242,147 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 example: Some(
                     r#"{"name": "payments", "rate_limits": {"max_dispatches_per_second": 500}, "retry_config": {"max_attempts": 5}, "dispatch_deadline_s": 600}"#,
                 ),
-                ..op!(POST "/v1/queues", "createQueue", "Create a queue", idempotent: true,
-                request: Some("CreateQueue"), response: (CREATED, Some("QueueView")))
+                ..op!(POST "/v1/queues", "createQueue", "Create a queue", idempotent: true)
             },
-            post(queues::create),
+            queues::create,
         ),
-        (
-            op!(GET "/v1/queues", "listQueues", "List queues", idempotent: false,
-            request: None, response: (OK, Some("QueueList"))),
-            get(queues::list),
+        route(
+            op!(GET "/v1/queues", "listQueues", "List queues", idempotent: false),
+            queues::list,
         ),
-        (
-            op!(GET "/v1/queues/{queue}", "getQueue", "Get a queue", idempotent: false,
-            request: None, response: (OK, Some("QueueView"))),
-            get(queues::get),
+        route(
+            op!(GET "/v1/queues/{queue}", "getQueue", "Get a queue", idempotent: false),
+            queues::get,
         ),
-        (
-            op!(PATCH "/v1/queues/{queue}", "updateQueue", "Update a queue's configuration", idempotent: true,
-            request: Some("QueueConfigPatch"), response: (OK, Some("QueueView"))),
-            patch(queues::update),
+        route(
+            op!(PATCH "/v1/queues/{queue}", "updateQueue", "Update a queue's configuration", idempotent: true),
+            queues::update,
         ),
-        (
-            op!(DELETE "/v1/queues/{queue}", "deleteQueue", "Delete a queue and its tasks", idempotent: false,
-            request: None, response: (NO_CONTENT, None)),
-            delete(queues::delete),
+        route(
+            op!(DELETE "/v1/queues/{queue}", "deleteQueue", "Delete a queue and its tasks", idempotent: false),
+            queues::delete,
         ),
-        (
-            op!(POST "/v1/queues/{queue}/pause", "pauseQueue", "Stop dispatching a queue", idempotent: true,
-            request: None, response: (OK, Some("QueueView"))),
-            post(queues::pause),
+        route(
+            op!(POST "/v1/queues/{queue}/pause", "pauseQueue", "Stop dispatching a queue", idempotent: true),
+            queues::pause,
         ),
-        (
-            op!(POST "/v1/queues/{queue}/resume", "resumeQueue", "Resume dispatching a queue", idempotent: true,
-            request: None, response: (OK, Some("QueueView"))),
-            post(queues::resume),
+        route(
+            op!(POST "/v1/queues/{queue}/resume", "resumeQueue", "Resume dispatching a queue", idempotent: true),
+            queues::resume,
         ),
-        (
-            op!(POST "/v1/queues/{queue}/purge", "purgeQueue", "Cancel every task not running", idempotent: true,
-            request: None, response: (OK, Some("PurgeView"))),
-            post(queues::purge),
+        route(
+            op!(POST "/v1/queues/{queue}/purge", "purgeQueue", "Cancel every task not running", idempotent: true),
+            queues::purge,
         ),
-        (
+        route(
             Operation {
                 task_id_headers: true,
-                multipart: true,
-                waits: true,
                 claims_key: true,
                 problems: &[ProblemCode::TaskAlreadyExists],
                 example: Some(
                     r#"{"task_id": "payment-12345", "target": {"url": "https://pay.internal/charge", "json": {"amount": 100}}, "retry_config": {"max_attempts": 5}}"#,
                 ),
-                ..op!(POST "/v1/queues/{queue}/tasks", "createTask", "Create a task (JSON or multipart/form-data)", idempotent: true,
-                request: Some("CreateTask"), response: (CREATED, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks", "createTask", "Create a task (JSON or multipart/form-data)", idempotent: true)
             },
-            post(tasks::create),
+            tasks::create,
         ),
-        (
+        route(
             Operation {
                 query: BATCH_QUERY,
                 problems: &[ProblemCode::TaskAlreadyExists],
-                ..op!(POST "/v1/queues/{queue}/tasks:batch", "createTasks", "Create up to 1000 tasks with one commit (JSON or NDJSON), answered item by item", idempotent: true,
-                request: Some("CreateTasks"), response: (OK, Some("TaskBatchResults")))
+                ..op!(POST "/v1/queues/{queue}/tasks:batch", "createTasks", "Create up to 1000 tasks with one commit (JSON or NDJSON), answered item by item", idempotent: true)
             },
-            post(batch::create),
+            batch::create,
         ),
-        (
+        route(
             Operation {
                 query: TASK_LIST_QUERY,
-                ..op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false,
-                request: None, response: (OK, Some("TaskList")))
+                ..op!(GET "/v1/queues/{queue}/tasks", "listTasks", "List tasks, filtered by state, ID prefix and creation time", idempotent: false)
             },
-            get(tasks::list),
+            tasks::list,
         ),
-        (
-            op!(GET "/v1/queues/{queue}/tasks/{task_id}", "getTask", "Get a task", idempotent: false,
-            request: None, response: (OK, Some("TaskView"))),
-            get(tasks::get),
+        route(
+            op!(GET "/v1/queues/{queue}/tasks/{task_id}", "getTask", "Get a task", idempotent: false),
+            tasks::get,
         ),
-        (
-            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task (a running attempt is aborted)", idempotent: false,
-            request: None, response: (OK, Some("TaskView"))),
-            delete(tasks::cancel),
+        route(
+            op!(DELETE "/v1/queues/{queue}/tasks/{task_id}", "cancelTask", "Cancel a task (a running attempt is aborted)", idempotent: false),
+            tasks::cancel,
         ),
-        (
-            op!(GET "/v1/queues/{queue}/tasks/{task_id}/attempts", "listTaskAttempts", "List a task's attempts", idempotent: false,
-            request: None, response: (OK, Some("AttemptList"))),
-            get(tasks::attempts),
+        route(
+            op!(GET "/v1/queues/{queue}/tasks/{task_id}/attempts", "listTaskAttempts", "List a task's attempts", idempotent: false),
+            tasks::attempts,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true,
-                request: None, response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/run", "runTask", "Dispatch a scheduled or backing-off task now", idempotent: true)
             },
-            post(tasks::run),
+            tasks::run,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/redrive", "redriveTask", "Run a failed or cancelled task again, with the same ID and run key and a fresh retry budget", idempotent: true,
-                request: None, response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/redrive", "redriveTask", "Run a failed or cancelled task again, with the same ID and run key and a fresh retry budget", idempotent: true)
             },
-            post(tasks::redrive),
+            tasks::redrive,
         ),
-        (
+        route(
             Operation {
-                request_optional: true,
-                ..op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, in one transaction", idempotent: true,
-                request: Some("RedriveTasks"), response: (OK, Some("RedriveView")))
+                ..op!(POST "/v1/queues/{queue}/tasks:redrive", "redriveTasks", "Run a queue's failed (or cancelled) tasks again, in one transaction", idempotent: true)
             },
-            post(tasks::redrive_many),
+            tasks::redrive_many,
         ),
-        (
+        route(
             Operation {
-                request_optional: true,
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks:claim", "claimTasks", "Pull queues: lease up to max_tasks due tasks in schedule order, waiting up to wait_ms for one (writer; Idempotency-Key is ignored)", idempotent: false,
-                request: Some("ClaimTasks"), response: (OK, Some("ClaimedTasks")))
+                ..op!(POST "/v1/queues/{queue}/tasks:claim", "claimTasks", "Pull queues: lease up to max_tasks due tasks in schedule order, waiting up to wait_ms for one (writer; Idempotency-Key is ignored)", idempotent: false)
             },
-            post(work::claim_many),
+            work::claim_many,
         ),
-        (
+        route(
             Operation {
-                request_optional: true,
                 problems: &[
                     ProblemCode::WorkAlreadyClaimed,
                     ProblemCode::FailedPrecondition,
                 ],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/claim", "claimTask", "Pull queues: lease one task; 409 WORK_ALREADY_CLAIMED if it is leased, to the caller too (writer)", idempotent: false,
-                request: Some("ClaimTask"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/claim", "claimTask", "Pull queues: lease one task; 409 WORK_ALREADY_CLAIMED if it is leased, to the caller too (writer)", idempotent: false)
             },
-            post(work::claim),
+            work::claim,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/heartbeat", "heartbeatTask", "Pull queues: extend the lease attempt_id names; 409 LEASE_LOST if it is not the current one (writer)", idempotent: false,
-                request: Some("Heartbeat"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/heartbeat", "heartbeatTask", "Pull queues: extend the lease attempt_id names; 409 LEASE_LOST if it is not the current one (writer)", idempotent: false)
             },
-            post(work::heartbeat),
+            work::heartbeat,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 person_only_on_person_only_queues: true,
                 problems: &[
                     ProblemCode::LeaseLost,
                     ProblemCode::UserIdentityRequired,
                     ProblemCode::FailedPrecondition,
                 ],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/complete", "completeTask", "Pull queues: end the leased task succeeded, with an optional result (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false,
-                request: Some("CompleteTask"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/complete", "completeTask", "Pull queues: end the leased task succeeded, with an optional result (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false)
             },
-            post(work::complete),
+            work::complete,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 person_only_on_person_only_queues: true,
                 problems: &[
                     ProblemCode::LeaseLost,
                     ProblemCode::UserIdentityRequired,
                     ProblemCode::FailedPrecondition,
                 ],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/fail", "failTask", "Pull queues: fail the leased attempt; the retry policy queues the task again or fails it (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false,
-                request: Some("FailTask"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/fail", "failTask", "Pull queues: fail the leased attempt; the retry policy queues the task again or fails it (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false)
             },
-            post(work::fail),
+            work::fail,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 person_only_on_person_only_queues: true,
                 problems: &[
                     ProblemCode::UserIdentityRequired,
@@ -366,42 +391,35 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 example: Some(
                     r#"{"ends": [{"task_id": "invoice-1", "attempt_id": "0193b1c4e5f67a8b9c0d1e2f3a4b5c6d-1", "result": {"sent": true}}, {"task_id": "invoice-2", "attempt_id": "0193b1c4e5f67a8b9c0d1e2f3a4b5c6e-1", "error": "mail server refused"}]}"#,
                 ),
-                ..op!(POST "/v1/queues/{queue}/tasks:end", "endTasks", "Pull queues: complete (result) or fail (error) up to 100 leased attempts in one call, answered item by item: 200 with the task, or the problem its own complete or fail would answer (writer; person-only on a person_only queue)", idempotent: false,
-                request: Some("EndTasks"), response: (OK, Some("EndedTasks")))
+                ..op!(POST "/v1/queues/{queue}/tasks:end", "endTasks", "Pull queues: complete (result) or fail (error) up to 100 leased attempts in one call, answered item by item: 200 with the task, or the problem its own complete or fail would answer (writer; person-only on a person_only queue)", idempotent: false)
             },
-            post(work::end_many),
+            work::end_many,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/release", "releaseTask", "Pull queues: give the leased task back, due now; the attempt does not count (writer)", idempotent: false,
-                request: Some("ReleaseTask"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/release", "releaseTask", "Pull queues: give the leased task back, due now; the attempt does not count (writer)", idempotent: false)
             },
-            post(work::release),
+            work::release,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/reassign", "reassignTask", "Pull queues: hand the lease, same attempt_id and a fresh term, to another principal (its holder or an admin)", idempotent: false,
-                request: Some("ReassignTask"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/reassign", "reassignTask", "Pull queues: hand the lease, same attempt_id and a fresh term, to another principal (its holder or an admin)", idempotent: false)
             },
-            post(work::reassign),
+            work::reassign,
         ),
-        (
+        route(
             Operation {
-                request_optional: false,
                 problems: &[
                     ProblemCode::WorkAlreadyClaimed,
                     ProblemCode::FailedPrecondition,
                 ],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/assign", "assignTask", "Pull queues: lease a task nobody holds to a principal; 409 WORK_ALREADY_CLAIMED if leased (admin)", idempotent: false,
-                request: Some("AssignTask"), response: (OK, Some("TaskView")))
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/assign", "assignTask", "Pull queues: lease a task nobody holds to a principal; 409 WORK_ALREADY_CLAIMED if leased (admin)", idempotent: false)
             },
-            post(work::assign),
+            work::assign,
         ),
-        (
+        route(
             Operation {
                 problems: &[
                     ProblemCode::JobAlreadyExists,
@@ -410,76 +428,65 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 example: Some(
                     r#"{"name": "report", "schedule": "*/5 * * * *", "time_zone": "Europe/Berlin", "target": {"url": "https://reports.internal/run"}}"#,
                 ),
-                ..op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true,
-                request: Some("CreateJob"), response: (CREATED, Some("JobView")))
+                ..op!(POST "/v1/jobs", "createJob", "Create a cron job", idempotent: true)
             },
-            post(jobs::create),
+            jobs::create,
         ),
-        (
-            op!(GET "/v1/jobs", "listJobs", "List cron jobs", idempotent: false,
-            request: None, response: (OK, Some("JobList"))),
-            get(jobs::list),
+        route(
+            op!(GET "/v1/jobs", "listJobs", "List cron jobs", idempotent: false),
+            jobs::list,
         ),
-        (
-            op!(GET "/v1/jobs/{job}", "getJob", "Get a cron job", idempotent: false,
-            request: None, response: (OK, Some("JobView"))),
-            get(jobs::get),
+        route(
+            op!(GET "/v1/jobs/{job}", "getJob", "Get a cron job", idempotent: false),
+            jobs::get,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::StaleVersion],
-                ..op!(PATCH "/v1/jobs/{job}", "updateJob", "Update a cron job (expected_updated_at guards against lost updates)", idempotent: true,
-                request: Some("UpdateJob"), response: (OK, Some("JobView")))
+                ..op!(PATCH "/v1/jobs/{job}", "updateJob", "Update a cron job (expected_updated_at guards against lost updates)", idempotent: true)
             },
-            patch(jobs::update),
+            jobs::update,
         ),
-        (
-            op!(DELETE "/v1/jobs/{job}", "deleteJob", "Delete a cron job and its runs", idempotent: false,
-            request: None, response: (NO_CONTENT, None)),
-            delete(jobs::delete),
+        route(
+            op!(DELETE "/v1/jobs/{job}", "deleteJob", "Delete a cron job and its runs", idempotent: false),
+            jobs::delete,
         ),
-        (
-            op!(POST "/v1/jobs/{job}/pause", "pauseJob", "Stop creating runs", idempotent: true,
-            request: None, response: (OK, Some("JobView"))),
-            post(jobs::pause),
+        route(
+            op!(POST "/v1/jobs/{job}/pause", "pauseJob", "Stop creating runs", idempotent: true),
+            jobs::pause,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/jobs/{job}/resume", "resumeJob", "Resume creating runs, from now on", idempotent: true,
-            request: None, response: (OK, Some("JobView")))
+                ..op!(POST "/v1/jobs/{job}/resume", "resumeJob", "Resume creating runs, from now on", idempotent: true)
             },
-            post(jobs::resume),
+            jobs::resume,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/jobs/{job}/run", "runJob", "Start a manual run now", idempotent: true,
-                request: None, response: (CREATED, Some("RunView")))
+                ..op!(POST "/v1/jobs/{job}/run", "runJob", "Start a manual run now", idempotent: true)
             },
-            post(jobs::run),
+            jobs::run,
         ),
-        (
-            op!(GET "/v1/jobs/{job}/runs", "listJobRuns", "List a job's runs, newest first", idempotent: false,
-            request: None, response: (OK, Some("RunList"))),
-            get(jobs::runs),
+        route(
+            op!(GET "/v1/jobs/{job}/runs", "listJobRuns", "List a job's runs, newest first", idempotent: false),
+            jobs::runs,
         ),
-        (
-            op!(GET "/v1/jobs/{job}/runs/{run_id}", "getJobRun", "Get one run of a job", idempotent: false,
-            request: None, response: (OK, Some("RunView"))),
-            get(jobs::get_run),
+        route(
+            op!(GET "/v1/jobs/{job}/runs/{run_id}", "getJobRun", "Get one run of a job", idempotent: false),
+            jobs::get_run,
         ),
-        (
+        route(
             Operation {
                 example: Some(
                     r#"{"schedule": "0 9 * * MON-FRI", "time_zone": "Europe/Berlin", "count": 3}"#,
                 ),
-                ..op!(POST "/v1/schedules/preview", "previewSchedule", "The next instants a schedule fires at", idempotent: false,
-                request: Some("PreviewRequest"), response: (OK, Some("PreviewView")))
+                ..op!(POST "/v1/schedules/preview", "previewSchedule", "The next instants a schedule fires at", idempotent: false)
             },
-            post(jobs::preview),
+            jobs::preview,
         ),
-        (
+        route(
             Operation {
                 problems: &[
                     ProblemCode::PrincipalAlreadyExists,
@@ -489,138 +496,118 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 example: Some(
                     r#"{"name": "billing-service", "kind": "service", "role": "writer"}"#,
                 ),
-                ..op!(POST "/v1/principals", "createPrincipal", "Create a principal (an admin only by a person)", idempotent: true,
-                request: Some("CreatePrincipal"), response: (CREATED, Some("PrincipalView")))
+                ..op!(POST "/v1/principals", "createPrincipal", "Create a principal (an admin only by a person)", idempotent: true)
             },
-            post(tenancy::create_principal),
+            tenancy::create_principal,
         ),
-        (
-            op!(GET "/v1/principals", "listPrincipals", "List principals", idempotent: false,
-            request: None, response: (OK, Some("PrincipalList"))),
-            get(tenancy::list_principals),
+        route(
+            op!(GET "/v1/principals", "listPrincipals", "List principals", idempotent: false),
+            tenancy::list_principals,
         ),
-        (
+        route(
             Operation {
                 person_only: true,
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true,
-                request: Some("UpdatePrincipal"), response: (OK, Some("PrincipalView")))
+                ..op!(PATCH "/v1/principals/{name}", "updatePrincipal", "Change a principal's role", idempotent: true)
             },
-            patch(tenancy::update_principal),
+            tenancy::update_principal,
         ),
-        (
+        route(
             Operation {
                 problems: &[
                     ProblemCode::ResourceExhausted,
                     ProblemCode::UserIdentityRequired,
                 ],
-                ..op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once; a key for an admin only by a person)", idempotent: true,
-                request: None, response: (CREATED, Some("NewApiKeyView")))
+                ..op!(POST "/v1/principals/{name}/keys", "createApiKey", "Create an API key (shown once; a key for an admin only by a person)", idempotent: true)
             },
-            post(tenancy::create_key),
+            tenancy::create_key,
         ),
-        (
-            op!(GET "/v1/principals/{name}/keys", "listApiKeys", "List a principal's API keys", idempotent: false,
-            request: None, response: (OK, Some("ApiKeyList"))),
-            get(tenancy::list_keys),
+        route(
+            op!(GET "/v1/principals/{name}/keys", "listApiKeys", "List a principal's API keys", idempotent: false),
+            tenancy::list_keys,
         ),
-        (
-            op!(GET "/v1/principals/{name}/keys/{id}", "getApiKey", "Read an API key (never the key itself)", idempotent: false,
-            request: None, response: (OK, Some("ApiKeyView"))),
-            get(tenancy::get_key),
+        route(
+            op!(GET "/v1/principals/{name}/keys/{id}", "getApiKey", "Read an API key (never the key itself)", idempotent: false),
+            tenancy::get_key,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(DELETE "/v1/principals/{name}/keys/{id}", "revokeApiKey", "Revoke an API key", idempotent: false,
-                request: None, response: (NO_CONTENT, None))
+                ..op!(DELETE "/v1/principals/{name}/keys/{id}", "revokeApiKey", "Revoke an API key", idempotent: false)
             },
-            delete(tenancy::revoke_key),
+            tenancy::revoke_key,
         ),
-        (
+        route(
             Operation {
                 person_only: true,
                 problems: &[ProblemCode::OrganizationAlreadyExists],
-                located: false,
-                ..op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true,
-                request: Some("CreateOrganization"), response: (CREATED, Some("OrganizationView")))
+                ..op!(POST "/v1/organizations", "createOrganization", "Create an organization with its first admin key", idempotent: true)
             },
-            post(tenancy::create_organization),
+            tenancy::create_organization,
         ),
-        (
-            op!(GET "/v1/signing-secrets", "listSigningSecrets", "List signing secrets, newest first", idempotent: false,
-            request: None, response: (OK, Some("SigningSecretsView"))),
-            get(tenancy::list_secrets),
+        route(
+            op!(GET "/v1/signing-secrets", "listSigningSecrets", "List signing secrets, newest first", idempotent: false),
+            tenancy::list_secrets,
         ),
-        (
+        route(
             Operation {
                 person_only: true,
                 problems: &[ProblemCode::ResourceExhausted],
-                ..op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true,
-                request: None, response: (CREATED, Some("SigningSecretView")))
+                ..op!(POST "/v1/signing-secrets/rotate", "rotateSigningSecret", "Add a signing secret", idempotent: true)
             },
-            post(tenancy::rotate_secret),
+            tenancy::rotate_secret,
         ),
-        (
-            op!(GET "/v1/signing-secrets/{id}", "getSigningSecret", "Read a signing secret", idempotent: false,
-            request: None, response: (OK, Some("SigningSecretView"))),
-            get(tenancy::get_secret),
+        route(
+            op!(GET "/v1/signing-secrets/{id}", "getSigningSecret", "Read a signing secret", idempotent: false),
+            tenancy::get_secret,
         ),
-        (
+        route(
             Operation {
                 person_only: true,
                 problems: &[ProblemCode::FailedPrecondition],
-                ..op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false,
-                request: None, response: (NO_CONTENT, None))
+                ..op!(DELETE "/v1/signing-secrets/{id}", "deleteSigningSecret", "Delete a signing secret", idempotent: false)
             },
-            delete(tenancy::delete_secret),
+            tenancy::delete_secret,
         ),
-        (
+        route(
             Operation {
                 problems: &[ProblemCode::ResourceExhausted],
                 example: Some(
                     r#"{"url": "https://hooks.internal/idem", "events": ["task.failed", "job.run_failed"]}"#,
                 ),
-                ..op!(POST "/v1/webhooks", "createWebhook", "Add an event webhook (task.failed, job.run_failed)", idempotent: true,
-                request: Some("CreateWebhook"), response: (CREATED, Some("WebhookView")))
+                ..op!(POST "/v1/webhooks", "createWebhook", "Add an event webhook (task.failed, job.run_failed)", idempotent: true)
             },
-            post(webhooks::create),
+            webhooks::create,
         ),
-        (
-            op!(GET "/v1/webhooks", "listWebhooks", "List the organization's event webhooks", idempotent: false,
-            request: None, response: (OK, Some("WebhookList"))),
-            get(webhooks::list),
+        route(
+            op!(GET "/v1/webhooks", "listWebhooks", "List the organization's event webhooks", idempotent: false),
+            webhooks::list,
         ),
-        (
-            op!(GET "/v1/webhooks/{id}", "getWebhook", "Read an event webhook", idempotent: false,
-            request: None, response: (OK, Some("WebhookView"))),
-            get(webhooks::get),
+        route(
+            op!(GET "/v1/webhooks/{id}", "getWebhook", "Read an event webhook", idempotent: false),
+            webhooks::get,
         ),
-        (
-            op!(DELETE "/v1/webhooks/{id}", "deleteWebhook", "Delete an event webhook", idempotent: false,
-            request: None, response: (NO_CONTENT, None)),
-            delete(webhooks::delete),
+        route(
+            op!(DELETE "/v1/webhooks/{id}", "deleteWebhook", "Delete an event webhook", idempotent: false),
+            webhooks::delete,
         ),
-        (
-            op!(GET "/v1/idempotency-keys/{key}", "getIdempotencyKey", "Inspect the caller's own Idempotency-Key record", idempotent: false,
-            request: None, response: (OK, Some("IdempotencyKeyView"))),
-            get(idempotency::get),
+        route(
+            op!(GET "/v1/idempotency-keys/{key}", "getIdempotencyKey", "Inspect the caller's own Idempotency-Key record", idempotent: false),
+            idempotency::get,
         ),
-        (
+        route(
             Operation {
                 authenticated: false,
-                ..op!(GET "/.well-known/openid-configuration", "getOpenIdConfiguration", "The OpenID Provider configuration: the issuer of the ID tokens sent to targets and where its keys are", idempotent: false,
-                request: None, response: (OK, Some("OpenIdConfiguration")))
+                ..op!(GET "/.well-known/openid-configuration", "getOpenIdConfiguration", "The OpenID Provider configuration: the issuer of the ID tokens sent to targets and where its keys are", idempotent: false)
             },
-            get(oidc::configuration),
+            oidc::configuration,
         ),
-        (
+        route(
             Operation {
                 authenticated: false,
-                ..op!(GET "/.well-known/jwks.json", "getJwks", "Every organization's public keys that signed ID tokens which may not have expired", idempotent: false,
-                request: None, response: (OK, Some("Jwks")))
+                ..op!(GET "/.well-known/jwks.json", "getJwks", "Every organization's public keys that signed ID tokens which may not have expired", idempotent: false)
             },
-            get(oidc::jwks),
+            oidc::jwks,
         ),
     ]
 }

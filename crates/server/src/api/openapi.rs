@@ -1,14 +1,18 @@
 //! The OpenAPI 3.1 document, built from the operation table and the
 //! request and response types' derived schemas.
 //!
-//! The operations are written out as JSON from the table's properties; the
-//! schemas are derived by utoipa and then given the input rules the server
-//! enforces ([`input_rules`]), from the same constants its checks use.
+//! The operations are written out as JSON from the table's properties and
+//! their handlers' signatures (`signature`), which name the request and
+//! response schemas; the schemas are derived by utoipa and then given the
+//! input rules the server enforces ([`input_rules`]), from the same
+//! constants its checks use.
 
 use super::Operation;
+use super::signature::{Also, BodySchema};
 use http::StatusCode;
 use idem_api::*;
 use idem_core::{names, queue, task};
+use idem_store::MAX_BATCH_TASKS;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use utoipa::openapi::schema::ComponentsBuilder;
@@ -63,11 +67,6 @@ fn header_ref(name: &str) -> Value {
     json!({"$ref": format!("#/components/headers/{name}")})
 }
 
-/// Whether an operation answers a page of a list (`?limit`, `?page_token`).
-fn is_list(op: &Operation) -> bool {
-    op.response.1.is_some_and(|name| name.ends_with("List"))
-}
-
 /// Every problem an operation may answer, derived from its properties:
 /// what any request with a key, a path, a query, a body or an
 /// `Idempotency-Key` can meet, plus the operation's own
@@ -76,8 +75,14 @@ pub fn problems(op: &Operation) -> Vec<ProblemCode> {
     use ProblemCode::*;
     let mut codes = Vec::new();
     let has_path_params = path_param_names(op.path).next().is_some();
-    let has_query = is_list(op) || !op.query.is_empty() || op.waits;
-    if op.request.is_some() || has_path_params || has_query || op.idempotent || op.task_id_headers {
+    let answer = &op.io.response;
+    let has_query = answer.paged || !op.query.is_empty() || answer.waits;
+    if op.io.request.is_some()
+        || has_path_params
+        || has_query
+        || op.idempotent
+        || op.task_id_headers
+    {
         codes.push(InvalidArgument);
     }
     if op.idempotent {
@@ -98,11 +103,11 @@ pub fn problems(op: &Operation) -> Vec<ProblemCode> {
     if has_path_params {
         codes.push(NotFound);
     }
-    if op.request.is_some() || op.idempotent {
+    if op.io.request.is_some() || op.idempotent {
         // The key layer reads any body to fingerprint it.
         codes.push(PayloadTooLarge);
     }
-    if op.request.is_some() {
+    if op.io.request.is_some() {
         codes.push(UnsupportedMediaType);
     }
     codes.extend(op.problems.iter().copied());
@@ -146,7 +151,8 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
     let mut params: Vec<Value> = path_param_names(op.path)
         .map(|name| parameter(name, "path", true, "", path_param_schema(name)))
         .collect();
-    if is_list(op) {
+    let answer = &op.io.response;
+    if answer.paged {
         params.push(parameter(
             "limit",
             "query",
@@ -166,7 +172,7 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
         let schema: Value = serde_json::from_str(q.schema).expect("a query parameter's schema");
         params.push(parameter(q.name, "query", false, q.description, schema));
     }
-    if op.waits {
+    if answer.waits {
         params.push(parameter(
             "wait_ms",
             "query",
@@ -210,9 +216,9 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
     }
 
     let mut responses = Map::new();
-    let (status, body) = op.response;
+    let status = answer.status;
     let mut headers = json!({"Idem-Request-Id": header_ref("Idem-Request-Id")});
-    if op.located && (status == StatusCode::CREATED || op.waits) {
+    if answer.located {
         headers["Location"] = header_ref("Location");
     }
     if op.idempotent {
@@ -220,7 +226,7 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
     }
     let success = |description: &str| {
         let mut r = json!({"description": description, "headers": headers.clone()});
-        if let Some(name) = body {
+        if let Some(name) = &answer.schema {
             r["content"] = json!({"application/json": {"schema": schema_ref(name)}});
         }
         r
@@ -229,7 +235,7 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
         status.as_u16().to_string(),
         success(status.canonical_reason().unwrap_or("")),
     );
-    if op.waits {
+    if answer.waits {
         responses.insert(
             "200".into(),
             success("With `wait_ms`: the task reached a final state in time"),
@@ -260,28 +266,41 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
         "parameters": params,
         "responses": responses,
     });
-    if let Some(req) = op.request {
-        let mut json_body = json!({"schema": schema_ref(req)});
+    if let Some(req) = &op.io.request {
+        let mut json_body = json!({"schema": schema_ref(&req.schema)});
         if let Some(example) = op.example {
             json_body["example"] =
                 serde_json::from_str::<Value>(example).expect("an operation's example is JSON");
         }
         let mut content = json!({"application/json": json_body});
-        if op.multipart {
-            content["multipart/form-data"] = json!({
-                "schema": {
-                    "type": "object",
-                    "properties": {
-                        "task": schema_ref(req),
-                        "body": {"type": "string", "contentMediaType": "application/octet-stream", "description": "The bytes sent to the target; the part's Content-Type is sent with them"},
+        match &req.also {
+            Also::Nothing => {}
+            Also::Multipart => {
+                content["multipart/form-data"] = json!({
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "task": schema_ref(&req.schema),
+                            "body": {"type": "string", "contentMediaType": "application/octet-stream", "description": "The bytes sent to the target; the part's Content-Type is sent with them"},
+                        },
+                        "required": ["task"],
+                        "additionalProperties": false,
                     },
-                    "required": ["task"],
-                    "additionalProperties": false,
-                },
-                "encoding": {"task": {"contentType": "application/json"}},
-            });
+                    "encoding": {"task": {"contentType": "application/json"}},
+                });
+            }
+            Also::Ndjson(item) => {
+                content[super::batch::NDJSON] = json!({
+                    "schema": {
+                        "type": "string",
+                        "description": format!("One {item} JSON object per line (1 to {MAX_BATCH_TASKS} lines); \
+                            `atomic` goes in the query. Problems name an item `line[n]`, counted from 1."),
+                    },
+                    "x-item-schema": schema_ref(item),
+                });
+            }
         }
-        o["requestBody"] = json!({"required": !op.request_optional, "content": content});
+        o["requestBody"] = json!({"required": !req.optional, "content": content});
     }
     if op.authenticated {
         o["security"] = json!([{"bearer": []}]);
@@ -520,8 +539,8 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema_from::<QueueConfigPatch>()
         .schema_from::<CreateTask>()
         .schema_from::<CreateTasks>()
-        .schema("TaskBatchResults", batch_results_schema())
-        .schema("EndedTasks", ended_tasks_schema())
+        .schema(BatchResults::name(), batch_results_schema())
+        .schema(super::work::EndedTasks::name(), ended_tasks_schema())
         .schema_from::<TargetSpec>()
         .schema_from::<Attempt>()
         .schema_from::<QueueState>()
@@ -566,14 +585,14 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema_from::<ReleaseTask>()
         .schema_from::<ReassignTask>()
         .schema_from::<AssignTask>()
-        .schema("JobList", list_schema("JobView"))
-        .schema("RunList", list_schema("RunView"))
-        .schema("QueueList", list_schema("QueueView"))
-        .schema("TaskList", list_schema("TaskView"))
-        .schema("AttemptList", list_schema("Attempt"))
-        .schema("PrincipalList", list_schema("PrincipalView"))
-        .schema("ApiKeyList", list_schema("ApiKeyView"))
-        .schema("WebhookList", list_schema("WebhookView"))
+        .schema(List::<Job>::name(), list_schema::<Job>())
+        .schema(List::<Run>::name(), list_schema::<Run>())
+        .schema(List::<Queue>::name(), list_schema::<Queue>())
+        .schema(List::<Task>::name(), list_schema::<Task>())
+        .schema(List::<Attempt>::name(), list_schema::<Attempt>())
+        .schema(List::<Principal>::name(), list_schema::<Principal>())
+        .schema(List::<ApiKey>::name(), list_schema::<ApiKey>())
+        .schema(List::<Webhook>::name(), list_schema::<Webhook>())
         .schema("Problem", problem_schema())
         .security_scheme(
             "bearer",
@@ -592,7 +611,7 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         let method = op.method.as_str().to_ascii_lowercase();
         paths[op.path][method] = operation(op, request_id_header);
     }
-    let mut doc = json!({
+    json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Idem",
@@ -601,9 +620,7 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         },
         "paths": paths,
         "components": components,
-    });
-    describe_ndjson_batches(&mut doc);
-    doc
+    })
 }
 
 /// `docs/ERRORS.md`: every problem code with its status, its meaning and
@@ -664,23 +681,6 @@ fn error_catalogue(ops: &[Operation]) -> String {
     out
 }
 
-/// A batch create also takes NDJSON: one `CreateTask` per line, `atomic`
-/// in the query.
-fn describe_ndjson_batches(doc: &mut serde_json::Value) {
-    let content =
-        &mut doc["paths"]["/v1/queues/{queue}/tasks:batch"]["post"]["requestBody"]["content"];
-    if content.is_object() {
-        content[super::batch::NDJSON] = serde_json::json!({
-            "schema": {
-                "type": "string",
-                "description": "One CreateTask JSON object per line (1 to 1000 lines); \
-                    `atomic` goes in the query. Problems name an item `line[n]`, counted from 1.",
-            },
-            "x-item-schema": {"$ref": "#/components/schemas/CreateTask"},
-        });
-    }
-}
-
 /// `{"results": [...]}`: one result per item, in request order.
 fn batch_results_schema() -> utoipa::openapi::schema::Object {
     item_results_schema(
@@ -720,7 +720,7 @@ fn item_results_schema(
                 .enum_values(Some(statuses.iter().copied())),
         )
         .required("status")
-        .property("task", Ref::from_schema_name("TaskView"))
+        .property("task", Ref::from_schema_name(<Task as BodySchema>::name()))
         .property("problem", Ref::from_schema_name("Problem"));
     ObjectBuilder::new()
         .property(
@@ -734,12 +734,12 @@ fn item_results_schema(
         .build()
 }
 
-fn list_schema(item: &str) -> utoipa::openapi::schema::Object {
+fn list_schema<T: BodySchema>() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
     ObjectBuilder::new()
         .property(
             "items",
-            ArrayBuilder::new().items(utoipa::openapi::Ref::from_schema_name(item)),
+            ArrayBuilder::new().items(utoipa::openapi::Ref::from_schema_name(T::name())),
         )
         .required("items")
         .property(
@@ -821,8 +821,12 @@ mod tests {
         let doc = super::document(&ops, "x-fc-request-id");
         let schemas = doc["components"]["schemas"].as_object().unwrap();
         for op in &ops {
-            for name in [op.request, op.response.1].into_iter().flatten() {
-                assert!(schemas.contains_key(name), "{}: {name}", op.id);
+            let request = op.io.request.as_ref().map(|r| &r.schema);
+            for name in [request, op.io.response.schema.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                assert!(schemas.contains_key(name.as_ref()), "{}: {name}", op.id);
             }
         }
     }
@@ -996,7 +1000,7 @@ mod tests {
             if op.path.contains('{') {
                 assert!(responses.contains_key("404"), "{}", op.id);
             }
-            if op.request.is_some() {
+            if op.io.request.is_some() {
                 assert!(responses.contains_key("415") && responses.contains_key("413"));
             }
         }
@@ -1052,6 +1056,68 @@ mod tests {
             .map(|a| a.chars().filter(|c| c.is_ascii_uppercase()).collect())
             .collect();
         move |v| alternatives.iter().any(|a| a == &v.to_ascii_uppercase())
+    }
+
+    /// The document's request and response schemas are those of the types
+    /// the handler takes and answers: `createQueue`'s are `queues::create`'s
+    /// `Json<CreateQueue>` and `Created<Queue>`.
+    #[test]
+    fn an_operation_s_schemas_are_its_handler_s_types() {
+        use super::super::signature::{Also, io_of};
+        use super::super::{batch, queues, tasks, tenancy, work};
+        use http::StatusCode;
+        use idem_api::{CreateQueue, CreateTask, Queue};
+        use utoipa::ToSchema;
+        let schema = |name: &str| format!("#/components/schemas/{name}");
+
+        let io = io_of(&queues::create);
+        let request = io.request.expect("queues::create reads a body");
+        assert_eq!(request.schema, CreateQueue::name());
+        assert!(!request.optional && request.also == Also::Nothing);
+        assert_eq!(io.response.status, StatusCode::CREATED);
+        assert_eq!(io.response.schema, Some(Queue::name()));
+        assert!(io.response.located);
+        let doc = doc();
+        let create = &doc["paths"]["/v1/queues"]["post"];
+        assert_eq!(
+            create["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            schema(&CreateQueue::name())
+        );
+        assert_eq!(
+            create["responses"]["201"]["content"]["application/json"]["schema"]["$ref"],
+            schema("QueueView")
+        );
+
+        let list = io_of(&queues::list).response;
+        assert_eq!(list.schema.as_deref(), Some("QueueList"));
+        assert!(list.paged);
+        let delete = io_of(&queues::delete);
+        assert!(delete.request.is_none());
+        assert_eq!(delete.response.status, StatusCode::NO_CONTENT);
+        assert!(delete.response.schema.is_none());
+
+        let task = io_of(&tasks::create);
+        let request = task.request.expect("tasks::create reads a body");
+        assert_eq!(request.schema, CreateTask::name());
+        assert_eq!(request.also, Also::Multipart);
+        assert!(task.response.waits && task.response.located);
+        let batch = io_of(&batch::create);
+        assert_eq!(
+            batch.request.expect("a batch").also,
+            Also::Ndjson(CreateTask::name())
+        );
+        assert_eq!(batch.response.schema.as_deref(), Some("TaskBatchResults"));
+        let ended = io_of(&work::end_many).response;
+        assert_eq!(ended.schema.as_deref(), Some("EndedTasks"));
+        assert!(
+            io_of(&tasks::redrive_many)
+                .request
+                .expect("a body")
+                .optional
+        );
+        let organization = io_of(&tenancy::create_organization).response;
+        assert_eq!(organization.status, StatusCode::CREATED);
+        assert!(!organization.located);
     }
 
     /// Schemathesis found it: an organization has no route to read it, so

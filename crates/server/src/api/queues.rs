@@ -4,7 +4,7 @@ use super::extract::{Json, ListParams};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views;
-use super::{Created, location};
+use super::{Created, NoContent, location};
 use crate::App;
 use crate::auth::{Admin, Auth, Reader};
 use axum::extract::{Path, RawQuery, State};
@@ -124,9 +124,9 @@ pub async fn delete(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     Path(name): Path<String>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<NoContent> {
     app.store.queue_delete(&auth.caller.org, &name).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
 async fn set_state(

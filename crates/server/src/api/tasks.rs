@@ -4,8 +4,9 @@
 use super::extract::{ListParams, OptionalJson, is_json, media_type, parse_json, read_body};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
+use super::signature::{OrMultipart, Unparsed};
 use super::views;
-use super::{Created, location};
+use super::{Created, MayWait, location};
 use crate::App;
 use crate::auth::{Auth, Reader, Writer};
 use axum::body::Bytes;
@@ -341,10 +342,10 @@ pub async fn create(
     keyed: Keyed,
     Path(queue): Path<String>,
     RawQuery(query): RawQuery,
-    req: Request,
-) -> ApiResult<Response> {
+    body: Unparsed<CreateTask, OrMultipart>,
+) -> ApiResult<MayWait<Task>> {
     let wait = wait_ms(query.as_deref())?;
-    let body = read_create(&app, req).await?;
+    let body = read_create(&app, body.request).await?;
     // A header-given ID is in the body by now (`task_id_into_body`).
     let mut params =
         resolve_create(&app, &auth.caller.org, &queue, body).map_err(Problem::fields)?;
@@ -374,7 +375,7 @@ pub async fn create(
                     1,
                 );
             }
-            return Ok(super::idempotency::claim_failed(e));
+            return Ok(MayWait::Claimed(super::idempotency::claim_failed(e)));
         }
     };
     app.dispatch.tasks_created(
@@ -391,7 +392,10 @@ pub async fn create(
     );
     let loc = location(&["queues", &task.queue, "tasks", &task.task_id]);
     let Some(wait) = wait else {
-        return Ok(Created(loc, views::task(task, app.clock.now())).into_response());
+        return Ok(MayWait::Created(Created(
+            loc,
+            views::task(task, app.clock.now()),
+        )));
     };
     let task = app
         .dispatch
@@ -404,16 +408,10 @@ pub async fn create(
         )
         .await?;
     let view = views::task(task, app.clock.now());
-    let status = if view.state.is_final() {
-        StatusCode::OK
-    } else {
-        StatusCode::ACCEPTED
-    };
-    let mut response = (status, axum::Json(view)).into_response();
-    if let Ok(v) = http::HeaderValue::from_str(&loc) {
-        response.headers_mut().insert(http::header::LOCATION, v);
-    }
-    Ok(response)
+    Ok(MayWait::Waited {
+        settled: view.state.is_final(),
+        created: Created(loc, view),
+    })
 }
 
 /// `?wait_ms=N` (1–30000): how long a create waits for a final state.

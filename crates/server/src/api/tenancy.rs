@@ -4,7 +4,7 @@ use super::extract::{Json, ListParams};
 use super::idempotency::{Keyed, stash_secret};
 use super::problem::{ApiResult, Problem};
 use super::views;
-use super::{Created, location};
+use super::{Created, CreatedWithoutLocation, NoContent, location};
 use crate::App;
 use crate::auth::{Admin, Auth, require_person};
 use axum::extract::{Path, RawQuery, State};
@@ -160,12 +160,12 @@ pub async fn revoke_key(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     Path((principal, id)): Path<(String, String)>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<NoContent> {
     app.store
         .api_key_revoke(&auth.caller.org, &principal, &id)
         .await?;
     app.auth.clear();
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
 pub async fn create_organization(
@@ -173,7 +173,7 @@ pub async fn create_organization(
     auth: Auth<Admin>,
     keyed: Keyed,
     Json(req): Json<CreateOrganization>,
-) -> ApiResult<(StatusCode, axum::Json<Organization>)> {
+) -> ApiResult<CreatedWithoutLocation<Organization>> {
     if auth.caller.org != DEFAULT_ORGANIZATION {
         return Err(Problem::permission_denied(
             "only admins of the organization 'default' create organizations",
@@ -198,13 +198,10 @@ pub async fn create_organization(
         .await?;
     // No Location: an organization is not a resource its creator reads
     // back; its admin key is how it is used.
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(Organization {
-            name: req.name,
-            admin_key: key,
-        }),
-    ))
+    Ok(CreatedWithoutLocation(Organization {
+        name: req.name,
+        admin_key: key,
+    }))
 }
 
 pub async fn list_secrets(
@@ -257,9 +254,9 @@ pub async fn delete_secret(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<NoContent> {
     app.store
         .signing_secret_delete(&auth.caller.org, &id)
         .await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }

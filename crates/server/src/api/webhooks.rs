@@ -6,7 +6,7 @@ use super::extract::{Json, ListParams};
 use super::idempotency::Keyed;
 use super::problem::{ApiResult, Problem};
 use super::views;
-use super::{Created, location};
+use super::{Created, NoContent, location};
 use crate::App;
 use crate::auth::{Admin, Auth};
 use axum::extract::{Path, RawQuery, State};
@@ -90,7 +90,7 @@ pub async fn delete(
     State(app): State<Arc<App>>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<NoContent> {
     app.store.webhook_delete(&auth.caller.org, &id).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }

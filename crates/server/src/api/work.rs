@@ -25,6 +25,12 @@ use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// What `tasks:end` answers: a batch create's shape, with the statuses of
+/// a complete's or a fail's answer, and so its own schema.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+pub struct EndedTasks(pub BatchResults);
+
 /// Longest a waiting claim sleeps before it looks again by itself: a task
 /// whose schedule time comes, or whose lease is recovered, sends no
 /// wake-up.
@@ -231,7 +237,7 @@ pub async fn end_many(
     auth: Auth<Writer>,
     Path(queue): Path<String>,
     Json(body): Json<EndTasks>,
-) -> ApiResult<axum::Json<BatchResults>> {
+) -> ApiResult<axum::Json<EndedTasks>> {
     let mut errors = FieldErrors::new();
     let n = body.ends.len();
     if n == 0 || n > MAX_END_TASKS {
@@ -299,7 +305,7 @@ pub async fn end_many(
             }
         })
         .collect();
-    Ok(axum::Json(BatchResults { results }))
+    Ok(axum::Json(EndedTasks(BatchResults { results })))
 }
 
 /// `POST …/tasks/{task_id}/release`.
