@@ -21,6 +21,7 @@ use crate::records::Status;
 use crate::sql::{self as rows, Row as _};
 use crate::tables::dispatch::{self as table, *};
 use crate::tables::events;
+use crate::task_row::task_columns;
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use futures_util::StreamExt;
@@ -225,7 +226,7 @@ pub(super) async fn notify_finished<C: GenericClient>(
 /// attempts, pipelined, whatever their number, and raises the events of
 /// the final states; [`table::apply_next`] does the same for one. With
 /// `answer_tasks`, answers each task as it is now (its columns, as
-/// [`rows::task`] reads them).
+/// [`task_row::read`](crate::task_row::read) reads them).
 ///
 /// Each row is found by a LATERAL probe of its key and updated by its
 /// `ctid`, which stays put: the caller holds the task's lock, and only the
@@ -277,7 +278,7 @@ pub(super) async fn write_ends<C: GenericClient>(
              result) CROSS JOIN LATERAL (SELECT ctid FROM tasks WHERE uid = v.uid LIMIT 1) x) v \
              WHERE t.ctid = v.row_id {}",
             if answer_tasks {
-                format!("RETURNING {}", rows::task_columns_of("t"))
+                concat!("RETURNING ", task_columns!(t)).to_string()
             } else {
                 String::new()
             }
@@ -377,7 +378,7 @@ async fn claim<C: GenericClient>(
              first_attempt_at = COALESCE(tasks.first_attempt_at, $1), \
              lease_expires_at = $1 + tasks.dispatch_deadline_s * 1000000 + $2 \
              FROM due WHERE tasks.uid = due.uid RETURNING {}, tasks.lease_expires_at",
-            rows::task_columns_of("tasks")
+            task_columns!(tasks)
         );
         let mut claimed = c
             .query(

@@ -20,8 +20,9 @@ use super::{Lite, SqliteStore};
 use crate::Result;
 use crate::dispatch::*;
 use crate::driver::{Conn, args};
-use crate::sql::{self as rows, Row as _};
+use crate::sql::Row as _;
 use crate::tables::dispatch::{self as table, *};
+use crate::task_row;
 use async_trait::async_trait;
 
 #[async_trait]
@@ -120,7 +121,7 @@ async fn claim(
              AND status = 'pending' AND next_attempt_at <= $1 \
              ORDER BY next_attempt_at, uid LIMIT $5) \
              RETURNING {}, lease_expires_at",
-            rows::TASK_COLUMNS
+            task_row::COLUMNS
         );
         let mut claimed = c
             .query(

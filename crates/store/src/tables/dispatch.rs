@@ -9,6 +9,7 @@ use crate::dispatch::*;
 use crate::driver::{Conn, Dialect, args};
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
+use crate::task_row;
 use crate::{Error, Result};
 use futures_util::future::{try_join, try_join_all};
 use idem_core::backoff::{self, Next};
@@ -688,11 +689,11 @@ pub(crate) async fn debit<C: Conn>(c: &C, bucket: &Bucket, org: &str, queue: &st
 
 /// Reads a claim statement's row: the task's columns, then its lease.
 pub(crate) fn claimed_task(r: &impl Row, org: &str) -> Result<ClaimedTask> {
-    let task = rows::task(r)?;
+    let task = task_row::read(r)?;
     Ok(ClaimedTask {
         org: org.to_string(),
         attempt: task.attempt_count,
-        lease_expires_at: from_micros(r.i64(rows::TASK_COLUMN_COUNT)?),
+        lease_expires_at: from_micros(r.i64(task_row::COUNT)?),
         task,
     })
 }

@@ -18,7 +18,7 @@ use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, TaskFinished};
 use crate::driver::{Conn, Dialect, args};
 use crate::records::*;
-use crate::sql::{self as rows, TASK_COLUMNS};
+use crate::task_row::{self, COLUMNS as TASK_COLUMNS, task_columns};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
@@ -103,7 +103,7 @@ pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec
             "WITH due AS ({due} FOR UPDATE SKIP LOCKED) UPDATE tasks SET {} \
              FROM due WHERE tasks.uid = due.uid RETURNING {}",
             sql_lease(C::DIALECT),
-            rows::task_columns_of("tasks")
+            task_columns!(tasks)
         ),
         Dialect::Sqlite => format!(
             "UPDATE tasks SET {} WHERE uid IN ({due}) RETURNING {TASK_COLUMNS}",
@@ -125,7 +125,7 @@ pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec
                 tag,
                 i64::from(p.max_tasks),
             ],
-            |r| rows::task(r),
+            |r| task_row::read(r),
         )
         .await?;
     if claimed.is_empty() {
@@ -185,7 +185,7 @@ async fn lease_one<C: Conn>(
         .query_opt(
             &sql,
             &args![now, micros(lease_s), &nonce, claimant, &task.uid],
-            |r| rows::task(r),
+            |r| task_row::read(r),
         )
         .await?
         .ok_or_else(|| Error::Retryable("the task changed under its claim".into()))?;
@@ -274,7 +274,7 @@ pub(crate) async fn act<C: Conn>(
                 c.query_opt(
                     &sql,
                     &args![now + micros(lease_s), &task.uid, &attempt_id],
-                    |r| rows::task(r),
+                    |r| task_row::read(r),
                 )
                 .await?,
             )?
@@ -300,7 +300,7 @@ pub(crate) async fn act<C: Conn>(
                 c.query_opt(
                     &sql,
                     &args![&principal, now + micros(lease_s), &task.uid, &attempt_id],
-                    |r| rows::task(r),
+                    |r| task_row::read(r),
                 )
                 .await?,
             )?
@@ -318,8 +318,10 @@ pub(crate) async fn act<C: Conn>(
                 2,
             );
             let released = updated(
-                c.query_opt(&sql, &args![now, &task.uid, &attempt_id], |r| rows::task(r))
-                    .await?,
+                c.query_opt(&sql, &args![now, &task.uid, &attempt_id], |r| {
+                    task_row::read(r)
+                })
+                .await?,
             )?;
             c.execute(
                 "DELETE FROM attempts WHERE task_uid = $1 AND attempt = $2",
