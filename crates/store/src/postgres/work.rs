@@ -92,7 +92,7 @@ impl Finisher {
 
 impl PostgresStore {
     /// A claim, gathered with the concurrent claims of its line (see
-    /// `claims.rs`).
+    /// `pull_lines.rs`).
     pub(super) async fn claim_work(&self, claim: WorkClaim) -> Result<Vec<Task>> {
         let store = self.clone();
         self.claims
