@@ -13,6 +13,8 @@
 //! tasks, jobs, dispatch, work, events, idempotency) with its statements, their
 //! parameters and the rules that choose between them, as `async` code over
 //! a connection that runs one primitive statement at a time (`driver`).
+//! The row of `tasks`, which several tables' statements read and insert,
+//! is defined once in `task_row`.
 //! A backend supplies only that connection and its transaction: opening,
 //! migrating, and the helper that runs an operation's body and completes
 //! its Idempotency-Key record in the same commit, so that no write path can
@@ -40,6 +42,7 @@ pub mod records;
 mod sql;
 pub mod sqlite;
 mod tables;
+mod task_row;
 
 pub use dispatch::DispatchStore;
 pub use error::Error;

@@ -4,8 +4,8 @@ use crate::records::*;
 use crate::{Error, Result};
 use idem_core::clock::from_micros;
 use idem_core::event::Callbacks;
-use idem_core::job::{HeaderStyle, RunKind};
-use idem_core::queue::{QueueConfig, QueueState, RetryConfig};
+use idem_core::job::HeaderStyle;
+use idem_core::queue::{QueueConfig, QueueState};
 use idem_core::task::{BodyForm, Target};
 use idem_core::tenancy::{PrincipalKind, Role};
 use serde::{Deserialize, Serialize};
@@ -144,38 +144,21 @@ fn is_idem(style: &HeaderStyle) -> bool {
     *style == HeaderStyle::Idem
 }
 
-pub(crate) const TASK_COLUMNS: &str = "queue, task_id, uid, status, target, body_form, body, \
-     schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-     cancel_requested, created_at, finished_at, last_attempt, dedup_expires_at, \
-     job, run_kind, header_style, tag, attempt_id, claimant, lease_expires_at, result";
-/// How many columns [`TASK_COLUMNS`] lists: the index of whatever a query
-/// selects after them.
-pub(crate) const TASK_COLUMN_COUNT: usize = 25;
-
-/// [`TASK_COLUMNS`] qualified with `alias.`, for queries over several
-/// relations where a bare name could be ambiguous.
-pub(crate) fn task_columns_of(alias: &str) -> String {
-    TASK_COLUMNS
-        .split(',')
-        .map(|c| format!("{alias}.{}", c.trim()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Reads a target stored as [`StoredTarget`] JSON plus body form and bytes
 /// columns at `at`, `at + 1` and `at + 2`.
 pub(crate) fn target(r: &impl Row, at: usize) -> Result<Target> {
-    Ok(target_with_callbacks(r, at)?.0)
+    Ok(target_with_callbacks(r, [at, at + 1, at + 2])?.0)
 }
 
 /// [`target`] with the completion callbacks and header style a task's
-/// stored target carries.
+/// stored target carries, from the target, body form and body columns at
+/// the indices `at` gives.
 pub(crate) fn target_with_callbacks(
     r: &impl Row,
-    at: usize,
+    [target, body_form, body]: [usize; 3],
 ) -> Result<(Target, Callbacks, HeaderStyle)> {
-    let stored: StoredTarget = json("target", &r.text(at)?)?;
-    let body = match (r.opt_text(at + 1)?, r.opt_blob(at + 2)?) {
+    let stored: StoredTarget = json("target", &r.text(target)?)?;
+    let body = match (r.opt_text(body_form)?, r.opt_blob(body)?) {
         (Some(form), Some(bytes)) => Some((
             BodyForm::parse(&form).ok_or_else(|| corrupt("body form", &form))?,
             bytes,
@@ -241,62 +224,6 @@ impl<R: Row> Row for Offset<'_, R> {
     fn opt_f64(&self, i: usize) -> Result<Option<f64>> {
         self.0.opt_f64(self.1 + i)
     }
-}
-
-pub(crate) fn task(r: &impl Row) -> Result<Task> {
-    let status = r.text(3)?;
-    let run = match r.opt_text(17)? {
-        None => None,
-        Some(job) => {
-            let kind = r.text(18)?;
-            let style = r.text(19)?;
-            Some(RunInfo {
-                job,
-                kind: RunKind::parse(&kind).ok_or_else(|| corrupt("run kind", &kind))?,
-                header_style: HeaderStyle::parse(&style)
-                    .ok_or_else(|| corrupt("header style", &style))?,
-            })
-        }
-    };
-    let (target, callbacks, stored_style) = target_with_callbacks(r, 4)?;
-    let header_style = run.as_ref().map_or(stored_style, |r| r.header_style);
-    let status = Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?;
-    // A lease is shown while it is held: a recovered or finished claim
-    // leaves its columns behind until the next claim overwrites them.
-    let lease = match (status, r.opt_text(21)?, r.opt_text(22)?, r.opt_i64(23)?) {
-        (Status::Running, Some(attempt_id), Some(claimant), Some(until)) => Some(Lease {
-            attempt_id,
-            claimant,
-            lease_expires_at: from_micros(until),
-        }),
-        _ => None,
-    };
-    Ok(Task {
-        queue: r.text(0)?,
-        task_id: r.text(1)?,
-        uid: r.text(2)?,
-        status,
-        target,
-        callbacks,
-        schedule_time: from_micros(r.i64(7)?),
-        next_attempt_at: from_micros(r.i64(8)?),
-        dispatch_deadline_s: r.i64(9)? as u32,
-        retry_config: json::<RetryConfig>("retry config", &r.text(10)?)?,
-        attempt_count: r.i64(11)? as u32,
-        cancel_requested: r.i64(12)? != 0,
-        created_at: from_micros(r.i64(13)?),
-        finished_at: r.opt_i64(14)?.map(from_micros),
-        last_attempt: r
-            .opt_text(15)?
-            .map(|t| json::<Attempt>("last attempt", &t))
-            .transpose()?,
-        dedup_expires_at: r.opt_i64(16)?.map(from_micros),
-        run,
-        header_style,
-        tag: r.opt_text(20)?,
-        lease,
-        result: r.opt_text(24)?,
-    })
 }
 
 pub(crate) fn attempt(r: &impl Row) -> Result<Attempt> {

@@ -27,10 +27,12 @@
 use crate::Error;
 use crate::idempotency::{IdempotencyRecord, KeyCompletion};
 use crate::records::{Task, TaskSummary};
-use crate::sql as rows;
 use crate::tables::idempotency::{RECORD_COLUMNS, live_record, micros, record};
 use crate::tables::stats::{count_inserted, counted_inserts};
 use crate::tables::tasks;
+use crate::task_row::{
+    self, NewTask, NewTaskArrays, insert_new_task, task_columns, unnest_new_tasks,
+};
 use deadpool_postgres::{GenericClient, Object, Pool};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -60,16 +62,10 @@ pub(super) const BATCH_CONNECTIONS: usize = 2 * BATCHERS;
 macro_rules! insert_tasks {
     ($queue:expr) => {
         concat!(
-            "INSERT INTO tasks (org, queue, task_id, uid, status, \
-             target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, \
-             retry_config, attempt_count, cancel_requested, created_at, tag) \
-             SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
-             v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, \
-             v.created_at, v.tag \
-             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-             $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[]) \
-             WITH ORDINALITY AS v(org, queue, task_id, uid, target, body_form, body, \
-             schedule_time, dispatch_deadline_s, retry_config, created_at, tag, ord) ",
+            insert_new_task!(SELECT v),
+            " FROM ",
+            unnest_new_tasks!(),
+            " ",
             $queue,
             " ORDER BY v.ord ON CONFLICT (org, queue, task_id) DO NOTHING"
         )
@@ -104,9 +100,8 @@ macro_rules! raced {
 const RACED: &str = raced!();
 
 /// [`SQL_INSERT_TASKS`] with the Idempotency-Key records of the rows that
-/// carry one ($12–$19: principal, key, fingerprint, token, status, resource
-/// kind and ID, expiry; `NULL` keys for the rows without), and the tags
-/// ($20).
+/// carry one ($13–$20: principal, key, fingerprint, token, status, resource
+/// kind and ID, expiry; `NULL` keys for the rows without).
 ///
 /// `k` inserts each record completed, as the create's answer, unless a live
 /// record holds the key (an expired one is replaced), the ID is taken in the
@@ -127,13 +122,13 @@ const RACED: &str = raced!();
 /// the statement, rolling everything back, naming the ID; the batch runs
 /// again without it ([`insert_keyed_around_races`]).
 const SQL_INSERT_TASKS_KEYED: &str = concat!(
-    "WITH v AS (SELECT * FROM unnest($1::text[], \
-     $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::bigint[], \
-     $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], \
-     $15::text[], $16::bigint[], $17::text[], $18::text[], $19::bigint[], $20::text[]) \
-     WITH ORDINALITY AS v(org, queue, task_id, uid, target, body_form, body, schedule_time, \
-     dispatch_deadline_s, retry_config, created_at, principal, key, fingerprint, token, status, \
-     resource_kind, resource_id, expires_at, tag, ord)), \
+    "WITH v AS (SELECT * FROM ",
+    unnest_new_tasks!(
+        ", $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::text[], \
+         $19::text[], $20::bigint[]",
+        ", principal, key, fingerprint, token, status, resource_kind, resource_id, expires_at"
+    ),
+    "), \
      k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
      status, resource_kind, resource_id, created_at, locked_until, expires_at) \
      SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
@@ -155,13 +150,9 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
      WHERE NOT (",
     live_record!("idempotency_keys", "excluded.created_at"),
     ") RETURNING token), \
-     ins AS (INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
-     schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-     cancel_requested, created_at, tag) \
-     SELECT v.org, v.queue, v.task_id, v.uid, 'pending', v.target, v.body_form, v.body, \
-     v.schedule_time, v.schedule_time, v.dispatch_deadline_s, v.retry_config, 0, 0, \
-     v.created_at, v.tag \
-     FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
+     ins AS (",
+    insert_new_task!(SELECT v),
+    " FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
      AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      ORDER BY v.ord \
      ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid, org, queue), ",
@@ -190,14 +181,13 @@ fn sql_held() -> String {
 /// cannot be flattened (`LIMIT`), so the plan is a nested loop over the IDs,
 /// never a scan of the table (a cached plan made while the table was small
 /// would otherwise go on scanning it as it grows).
-fn sql_existing() -> String {
-    format!(
-        "SELECT t.* FROM unnest($1::text[], $2::text[], $3::text[]) AS k(org, queue, task_id) \
-         CROSS JOIN LATERAL (SELECT {}, t.org FROM tasks t WHERE t.org = k.org \
-         AND t.queue = k.queue AND t.task_id = k.task_id LIMIT 1) t",
-        rows::task_columns_of("t")
-    )
-}
+const SQL_EXISTING: &str = concat!(
+    "SELECT t.* FROM unnest($1::text[], $2::text[], $3::text[]) AS k(org, queue, task_id) \
+     CROSS JOIN LATERAL (SELECT ",
+    task_columns!(t),
+    ", t.org FROM tasks t WHERE t.org = k.org \
+     AND t.queue = k.queue AND t.task_id = k.task_id LIMIT 1) t"
+);
 
 /// One create's row: the column values `TaskInsert` resolved.
 pub(super) struct Row {
@@ -292,23 +282,22 @@ impl Row {
         Some((&self.org, &k.principal, &k.key))
     }
 
-    /// The parameters of the one-row statements ($1–$12), as
-    /// `tables::tasks::insert_args` orders them.
-    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 12] {
-        [
-            &self.org,
-            &self.queue,
-            &self.task_id,
-            &self.uid,
-            &self.target,
-            &self.body_form,
-            &self.body,
-            &self.schedule_time,
-            &self.dispatch_deadline_s,
-            &self.retry_config,
-            &self.created_at,
-            &self.tag,
-        ]
+    /// The row's column values.
+    pub(super) fn new_task(&self) -> NewTask<'_> {
+        NewTask {
+            org: &self.org,
+            queue: &self.queue,
+            task_id: &self.task_id,
+            uid: &self.uid,
+            target: &self.target,
+            body_form: self.body_form,
+            body: self.body.as_deref(),
+            schedule_time: self.schedule_time,
+            dispatch_deadline_s: self.dispatch_deadline_s,
+            retry_config: &self.retry_config,
+            created_at: self.created_at,
+            tag: self.tag.as_deref(),
+        }
     }
 }
 
@@ -584,17 +573,7 @@ async fn insert_keyed<C: GenericClient>(
     client: &C,
     rows: &[&Row],
 ) -> Result<HashSet<String>, Error> {
-    let org: Vec<&str> = rows.iter().map(|r| r.org.as_str()).collect();
-    let queue: Vec<&str> = rows.iter().map(|r| r.queue.as_str()).collect();
-    let task_id: Vec<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
-    let uid: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
-    let target: Vec<&str> = rows.iter().map(|r| r.target.as_str()).collect();
-    let body_form: Vec<Option<&str>> = rows.iter().map(|r| r.body_form).collect();
-    let body: Vec<Option<&[u8]>> = rows.iter().map(|r| r.body.as_deref()).collect();
-    let schedule_time: Vec<i64> = rows.iter().map(|r| r.schedule_time).collect();
-    let deadline: Vec<i64> = rows.iter().map(|r| r.dispatch_deadline_s).collect();
-    let retry_config: Vec<&str> = rows.iter().map(|r| r.retry_config.as_str()).collect();
-    let created_at: Vec<i64> = rows.iter().map(|r| r.created_at).collect();
+    let tasks = NewTaskArrays::of(rows.iter().map(|r| r.new_task()));
     let key = |f: fn(&RowKey) -> &str| -> Vec<Option<&str>> {
         rows.iter().map(|r| r.key.as_ref().map(f)).collect()
     };
@@ -612,35 +591,19 @@ async fn insert_keyed<C: GenericClient>(
         .iter()
         .map(|r| r.key.as_ref().map(|k| k.expires_at))
         .collect();
-    let tag: Vec<Option<&str>> = rows.iter().map(|r| r.tag.as_deref()).collect();
+    let mut params: Vec<&(dyn ToSql + Sync)> = tasks.params().collect();
+    params.extend([
+        &principal as &(dyn ToSql + Sync),
+        &key_name,
+        &fingerprint,
+        &token,
+        &status,
+        &kind,
+        &resource_id,
+        &expires_at,
+    ]);
     let stmt = client.prepare_cached(SQL_INSERT_TASKS_KEYED).await?;
-    let inserted = client
-        .query(
-            &stmt,
-            &[
-                &org,
-                &queue,
-                &task_id,
-                &uid,
-                &target,
-                &body_form,
-                &body,
-                &schedule_time,
-                &deadline,
-                &retry_config,
-                &created_at,
-                &principal,
-                &key_name,
-                &fingerprint,
-                &token,
-                &status,
-                &kind,
-                &resource_id,
-                &expires_at,
-                &tag,
-            ],
-        )
-        .await?;
+    let inserted = client.query(&stmt, &params).await?;
     inserted
         .iter()
         .map(|r| Ok(r.try_get::<_, String>(0)?))
@@ -655,43 +618,15 @@ pub(super) async fn insert<C: GenericClient>(
     rows: &[&Row],
     queue_locked: bool,
 ) -> Result<HashSet<String>, Error> {
-    let org: Vec<&str> = rows.iter().map(|r| r.org.as_str()).collect();
-    let queue: Vec<&str> = rows.iter().map(|r| r.queue.as_str()).collect();
-    let task_id: Vec<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
-    let uid: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
-    let target: Vec<&str> = rows.iter().map(|r| r.target.as_str()).collect();
-    let body_form: Vec<Option<&str>> = rows.iter().map(|r| r.body_form).collect();
-    let body: Vec<Option<&[u8]>> = rows.iter().map(|r| r.body.as_deref()).collect();
-    let schedule_time: Vec<i64> = rows.iter().map(|r| r.schedule_time).collect();
-    let deadline: Vec<i64> = rows.iter().map(|r| r.dispatch_deadline_s).collect();
-    let retry_config: Vec<&str> = rows.iter().map(|r| r.retry_config.as_str()).collect();
-    let created_at: Vec<i64> = rows.iter().map(|r| r.created_at).collect();
-    let tag: Vec<Option<&str>> = rows.iter().map(|r| r.tag.as_deref()).collect();
+    let tasks = NewTaskArrays::of(rows.iter().map(|r| r.new_task()));
+    let params: Vec<&(dyn ToSql + Sync)> = tasks.params().collect();
     let sql = if queue_locked {
         SQL_INSERT_TASKS_LOCKED
     } else {
         SQL_INSERT_TASKS
     };
     let stmt = client.prepare_cached(sql).await?;
-    let inserted = client
-        .query(
-            &stmt,
-            &[
-                &org,
-                &queue,
-                &task_id,
-                &uid,
-                &target,
-                &body_form,
-                &body,
-                &schedule_time,
-                &deadline,
-                &retry_config,
-                &created_at,
-                &tag,
-            ],
-        )
-        .await?;
+    let inserted = client.query(&stmt, &params).await?;
     inserted
         .iter()
         .map(|r| Ok(r.try_get::<_, String>(0)?))
@@ -718,13 +653,13 @@ pub(super) async fn existing_ids<C: GenericClient>(
     let org: Vec<&str> = ids.iter().map(|i| i.0).collect();
     let queue: Vec<&str> = ids.iter().map(|i| i.1).collect();
     let task_id: Vec<&str> = ids.iter().map(|i| i.2).collect();
-    let stmt = client.prepare_cached(&sql_existing()).await?;
+    let stmt = client.prepare_cached(SQL_EXISTING).await?;
     let found = client.query(&stmt, &[&org, &queue, &task_id]).await?;
     found
         .iter()
         .map(|r| {
-            let task = rows::task(r)?;
-            let org: String = r.try_get(rows::TASK_COLUMN_COUNT)?;
+            let task = task_row::read(r)?;
+            let org: String = r.try_get(task_row::COUNT)?;
             Ok(((org, task.queue.clone(), task.task_id.clone()), task))
         })
         .collect()
@@ -978,7 +913,7 @@ mod tests {
         let first = row("q", "x", None);
         tx.execute(
             super::super::tasks::SQL_INSERT_TASK_IF_QUEUE,
-            &first.params(),
+            &super::super::params(&first.new_task().args()),
         )
         .await
         .unwrap();

@@ -1,11 +1,12 @@
 //! [`DispatchStore`] on PostgreSQL, shared by any number of nodes.
 //!
-//! Claims lock queue rows with `FOR NO KEY UPDATE SKIP LOCKED`: while one
-//! node debits a queue's token bucket and counts its running tasks, another
-//! node skips that queue for this round instead of waiting, and task creates
+//! The claim is the shared one (`tables::dispatch::claim`), which locks
+//! queue rows with `FOR NO KEY UPDATE SKIP LOCKED` here: while one node
+//! debits a queue's token bucket and counts its running tasks, another node
+//! skips that queue for this round instead of waiting, and task creates
 //! (which take `FOR KEY SHARE` on the queue) are not blocked. Task rows are
-//! taken with `FOR UPDATE SKIP LOCKED` as well, so two claimers never wait on
-//! each other and never take the same task.
+//! taken with `FOR UPDATE SKIP LOCKED` as well (`tables::due`), so two
+//! claimers never wait on each other and never take the same task.
 //!
 //! Wake-ups travel by `LISTEN/NOTIFY`: [`WORK_CHANNEL`] when work may be
 //! claimable, [`FINISHED_CHANNEL`] (sent in the completing transaction, so
@@ -18,9 +19,10 @@ use crate::Result;
 use crate::dispatch::*;
 use crate::driver::{Conn, args};
 use crate::records::Status;
-use crate::sql::{self as rows, Row as _};
+use crate::sql as rows;
 use crate::tables::dispatch::{self as table, *};
 use crate::tables::events;
+use crate::task_row::task_columns;
 use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use futures_util::StreamExt;
@@ -37,7 +39,7 @@ impl DispatchStore for PostgresStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         let max_secrets = self.quotas().signing_secrets;
         self.write(None, async |c, now, _| {
-            let batch = claim(c, now, params, max_secrets).await?;
+            let batch = table::claim(c, now, params, max_secrets).await?;
             let finals: Vec<&TaskFinished> =
                 batch.recovered.iter().filter(|f| f.is_final()).collect();
             notify_finished(c.0, &finals).await?;
@@ -225,7 +227,7 @@ pub(super) async fn notify_finished<C: GenericClient>(
 /// attempts, pipelined, whatever their number, and raises the events of
 /// the final states; [`table::apply_next`] does the same for one. With
 /// `answer_tasks`, answers each task as it is now (its columns, as
-/// [`rows::task`] reads them).
+/// [`task_row::read`](crate::task_row::read) reads them).
 ///
 /// Each row is found by a LATERAL probe of its key and updated by its
 /// `ctid`, which stays put: the caller holds the task's lock, and only the
@@ -277,7 +279,7 @@ pub(super) async fn write_ends<C: GenericClient>(
              result) CROSS JOIN LATERAL (SELECT ctid FROM tasks WHERE uid = v.uid LIMIT 1) x) v \
              WHERE t.ctid = v.row_id {}",
             if answer_tasks {
-                format!("RETURNING {}", rows::task_columns_of("t"))
+                concat!("RETURNING ", task_columns!(t)).to_string()
             } else {
                 String::new()
             }
@@ -319,86 +321,4 @@ pub(super) async fn write_ends<C: GenericClient>(
     )
     .await?;
     Ok(updated)
-}
-
-/// Claims queue by queue, least recently claimed first, so a large backlog
-/// in one queue cannot starve the others when the caller has few free
-/// slots, and no organization takes more than its share of them. Each queue
-/// is locked only when this claim has room left for it, so that other
-/// nodes can claim from the queues this one does not reach.
-async fn claim<C: GenericClient>(
-    c: &Pg<'_, C>,
-    now: i64,
-    params: DispatchClaim,
-    max_secrets: u32,
-) -> Result<ClaimedBatch> {
-    let kept = params.attempts_kept;
-    let mut claim = Claim::start(c, now, params, max_secrets).await?;
-    let candidates = c
-        .query(
-            "SELECT q.org, q.name FROM queues q \
-             WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org \
-             AND t.queue = q.name AND t.status = 'pending' AND t.next_attempt_at <= $1) \
-             ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
-            &args![now],
-            |r| Ok((r.text(0)?, r.text(1)?)),
-        )
-        .await?;
-    claim
-        .share(c, candidates.iter().map(|(org, _)| org.as_str()))
-        .await?;
-    for (org, queue) in &candidates {
-        if claim.remaining == 0 {
-            break;
-        }
-        if claim.org_room(org) == 0 {
-            continue;
-        }
-        let locked = c
-            .query_opt(
-                "SELECT config, dispatch_tokens, dispatch_refilled_at FROM queues \
-                 WHERE org = $1 AND name = $2 AND state = 'running' \
-                 FOR NO KEY UPDATE SKIP LOCKED",
-                &args![org, queue],
-                |r| ClaimQueue::read(r, 0),
-            )
-            .await?;
-        let Some(q) = locked else {
-            continue;
-        };
-        let Some((n, mut bucket)) = claim.size(c, org, queue, &q).await? else {
-            continue;
-        };
-        let claim_sql = format!(
-            "WITH due AS (SELECT uid FROM tasks WHERE org = $3 AND queue = $4 \
-             AND status = 'pending' AND next_attempt_at <= $1 \
-             ORDER BY next_attempt_at, uid LIMIT $5 FOR UPDATE SKIP LOCKED) \
-             UPDATE tasks SET status = 'running', attempt_count = tasks.attempt_count + 1, \
-             first_attempt_at = COALESCE(tasks.first_attempt_at, $1), \
-             lease_expires_at = $1 + tasks.dispatch_deadline_s * 1000000 + $2 \
-             FROM due WHERE tasks.uid = due.uid RETURNING {}, tasks.lease_expires_at",
-            rows::task_columns_of("tasks")
-        );
-        let mut claimed = c
-            .query(
-                &claim_sql,
-                &args![now, claim.grace, org, queue, i64::from(n)],
-                |r| claimed_task(r, org),
-            )
-            .await?;
-        in_schedule_order(&mut claimed);
-        bucket.take(claimed.len());
-        // The attempts in one statement, pipelined with the debit.
-        let started: Vec<(&str, u32)> = claimed
-            .iter()
-            .map(|t| (t.task.uid.as_str(), t.attempt))
-            .collect();
-        try_join(
-            record_started(c, &started, now, kept),
-            debit(c, &bucket, org, queue),
-        )
-        .await?;
-        claim.took(c, org, &q, &bucket, n, claimed).await?;
-    }
-    claim.finish(c).await
 }

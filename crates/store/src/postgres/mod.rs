@@ -8,10 +8,10 @@
 //! the read-modify-write operations.
 
 mod batch;
-mod claims;
 mod clock;
 mod dispatch;
 mod idempotency;
+mod pull_lines;
 mod queues;
 mod statistics;
 mod tasks;
@@ -74,7 +74,7 @@ pub struct PostgresStore {
     /// Group commit for the ends of pull tasks.
     finisher: work::Finisher,
     /// Concurrent claims of a pull queue, gathered.
-    claims: Arc<claims::Claims<crate::records::Task>>,
+    claims: Arc<pull_lines::PullLines<crate::records::Task>>,
     /// Keeps the task tables' planner statistics fresh while held.
     _statistics: Arc<()>,
     /// Connections whose commits do not wait for the disk, for

@@ -12,6 +12,7 @@ use crate::records::*;
 use crate::tables::stats::count_inserted;
 use crate::tables::tasks::{BatchPlan, TaskInsert};
 use crate::tables::{self, queues};
+use crate::task_row::insert_new_task;
 use crate::{Error, Result};
 use idem_core::queue::{QueueConfig, QueueState};
 use std::collections::HashMap;
@@ -25,13 +26,11 @@ use std::time::{Duration, Instant};
 /// ([`batch`]); this one only when the batchers are gone. It answers a
 /// row for the task it inserted, none for a conflict or a missing queue.
 pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = count_inserted!(
-    "INSERT INTO tasks (org, queue, task_id, uid, status, \
-     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at, tag) \
-     SELECT $1::text, $2::text, $3::text, $4::text, 'pending', $5::text, $6::text, $7::bytea, \
-     $8::bigint, $8::bigint, $9::bigint, $10::text, 0, 0, $11::bigint, $12::text \
-     WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING",
+    concat!(
+        insert_new_task!(SELECT typed),
+        " WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
+         ON CONFLICT (org, queue, task_id) DO NOTHING"
+    ),
     "",
     "SELECT 1 FROM ins"
 );
@@ -199,7 +198,8 @@ impl PostgresStore {
             Err(row) => {
                 let client = self.pool.get().await?;
                 let stmt = client.prepare_cached(SQL_INSERT_TASK_IF_QUEUE).await?;
-                let n = client.execute(&stmt, &row.params()).await?;
+                let args = row.new_task().args();
+                let n = client.execute(&stmt, &super::params(&args)).await?;
                 if n == 1 {
                     Fast::Created(Box::new(ins.task(p, now)))
                 } else {

@@ -21,9 +21,9 @@ use super::dispatch::{notify_finished, write_ends};
 use super::{Pg, PostgresStore};
 use crate::dispatch::TaskFinished;
 use crate::records::{Task, WorkAction, WorkClaim};
-use crate::sql::{self as rows, TASK_COLUMNS};
 use crate::tables::dispatch::{NextState, RUNNING_ROW, RunningRow, running_row};
 use crate::tables::work::{self, DecidedEnd, WorkEnd};
+use crate::task_row::{self, task_columns};
 use crate::{Error, Result};
 use deadpool_postgres::{GenericClient, Pool};
 use futures_util::future::{join_all, try_join_all};
@@ -92,7 +92,7 @@ impl Finisher {
 
 impl PostgresStore {
     /// A claim, gathered with the concurrent claims of its line (see
-    /// `claims.rs`).
+    /// `pull_lines.rs`).
     pub(super) async fn claim_work(&self, claim: WorkClaim) -> Result<Vec<Task>> {
         let store = self.clone();
         self.claims
@@ -278,13 +278,11 @@ enum Failed {
 /// range of the key with the IDs as a filter (so it was, on statistics
 /// taken while the queue was small); a LATERAL subquery with a LIMIT is
 /// never flattened, so each ID stays a lookup of the full key.
-fn sql_lock_tasks() -> String {
-    format!(
-        "SELECT t.* FROM unnest($3::text[]) AS v(task_id) CROSS JOIN LATERAL \
-         (SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2 \
-         AND task_id = v.task_id LIMIT 1 FOR UPDATE) t"
-    )
-}
+const SQL_LOCK_TASKS: &str = concat!(
+    "SELECT t.* FROM unnest($3::text[]) AS v(task_id) CROSS JOIN LATERAL (SELECT ",
+    task_columns!(),
+    " FROM tasks WHERE org = $1 AND queue = $2 AND task_id = v.task_id LIMIT 1 FOR UPDATE) t"
+);
 
 /// The ends' answers, in order, once committed (`None`: the end goes down
 /// the transactional path, which tells a missing task or a push queue's).
@@ -327,7 +325,7 @@ async fn decide_and_write<C: GenericClient>(
     for ids in by_queue.values_mut() {
         ids.sort_unstable();
     }
-    let lock = c.0.prepare_cached(&sql_lock_tasks()).await?;
+    let lock = c.0.prepare_cached(SQL_LOCK_TASKS).await?;
     let locked = try_join_all(by_queue.iter().map(|((org, queue), ids)| async {
         let found = c.0.query(&lock, &[org, queue, ids]).await?;
         Ok::<_, Error>((*org, found))
@@ -336,7 +334,7 @@ async fn decide_and_write<C: GenericClient>(
     let mut tasks: HashMap<(String, String, String), Task> = HashMap::new();
     for (org, found) in locked {
         for r in found {
-            let task = rows::task(&r)?;
+            let task = task_row::read(&r)?;
             tasks.insert(
                 (org.to_string(), task.queue.clone(), task.task_id.clone()),
                 task,
@@ -381,7 +379,7 @@ async fn decide_and_write<C: GenericClient>(
         decided.iter().map(|(_, e)| (&e.row, &e.next)).collect();
     let mut now_tasks: HashMap<String, Task> = HashMap::new();
     for r in write_ends(c, now, &ends, true).await? {
-        let task = rows::task(&r)?;
+        let task = task_row::read(&r)?;
         now_tasks.insert(task.uid.clone(), task);
     }
     // The final states wake the nodes' waiters once committed.

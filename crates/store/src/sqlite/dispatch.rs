@@ -16,12 +16,10 @@
 //! longer re-prepared (see `writer.rs`) its insert is a small share of the
 //! writer's time.
 
-use super::{Lite, SqliteStore};
+use super::SqliteStore;
 use crate::Result;
 use crate::dispatch::*;
-use crate::driver::{Conn, args};
-use crate::sql::{self as rows, Row as _};
-use crate::tables::dispatch::{self as table, *};
+use crate::tables::dispatch as table;
 use async_trait::async_trait;
 
 #[async_trait]
@@ -30,7 +28,7 @@ impl DispatchStore for SqliteStore {
         let max_secrets = self.quotas().signing_secrets;
         let (batch, now) = self
             .write(None, async move |c, now, _| {
-                Ok((claim(c, now, params, max_secrets).await?, now))
+                Ok((table::claim(c, now, params, max_secrets).await?, now))
             })
             .await?;
         // Committed: count the attempts started, per queue (a batch holds
@@ -77,67 +75,4 @@ impl DispatchStore for SqliteStore {
     async fn dispatch_listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<DispatchSignal>>> {
         Ok(None)
     }
-}
-
-/// Claims queue by queue, least recently claimed first, so a large backlog
-/// in one queue cannot starve the others when the caller has few free
-/// slots, and no organization takes more than its share of them. The writer
-/// runs one claim at a time: no row needs a lock.
-async fn claim(
-    c: &Lite<'_>,
-    now: i64,
-    params: DispatchClaim,
-    max_secrets: u32,
-) -> Result<ClaimedBatch> {
-    let kept = params.attempts_kept;
-    let mut claim = Claim::start(c, now, params, max_secrets).await?;
-    let queues = c
-        .query(
-            "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at \
-             FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t \
-             WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
-             AND t.next_attempt_at <= $1) \
-             ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
-            &args![now],
-            |r| Ok((r.text(0)?, r.text(1)?, ClaimQueue::read(r, 2)?)),
-        )
-        .await?;
-    claim
-        .share(c, queues.iter().map(|(org, _, _)| org.as_str()))
-        .await?;
-    for (org, queue, q) in &queues {
-        if claim.remaining == 0 {
-            break;
-        }
-        let Some((n, mut bucket)) = claim.size(c, org, queue, q).await? else {
-            continue;
-        };
-        let claim_sql = format!(
-            "UPDATE tasks SET status = 'running', attempt_count = attempt_count + 1, \
-             first_attempt_at = COALESCE(first_attempt_at, $1), \
-             lease_expires_at = $1 + dispatch_deadline_s * 1000000 + $2 \
-             WHERE uid IN (SELECT uid FROM tasks WHERE org = $3 AND queue = $4 \
-             AND status = 'pending' AND next_attempt_at <= $1 \
-             ORDER BY next_attempt_at, uid LIMIT $5) \
-             RETURNING {}, lease_expires_at",
-            rows::TASK_COLUMNS
-        );
-        let mut claimed = c
-            .query(
-                &claim_sql,
-                &args![now, claim.grace, org, queue, i64::from(n)],
-                |r| claimed_task(r, org),
-            )
-            .await?;
-        in_schedule_order(&mut claimed);
-        let started: Vec<(&str, u32)> = claimed
-            .iter()
-            .map(|t| (t.task.uid.as_str(), t.attempt))
-            .collect();
-        table::record_started(c, &started, now, kept).await?;
-        bucket.take(claimed.len());
-        debit(c, &bucket, org, queue).await?;
-        claim.took(c, org, q, &bucket, n, claimed).await?;
-    }
-    claim.finish(c).await
 }

@@ -1,10 +1,12 @@
-//! The dispatcher's statements on `tasks`, `attempts` and `queues`: a
-//! claim's bookkeeping, applying attempt results, recovering expired leases
-//! and the rules behind them (token buckets, backoff). How a claim takes
-//! rows is each backend's own: PostgreSQL locks queue and task rows with
-//! `SKIP LOCKED` so nodes never wait on each other; SQLite's one writer
-//! needs none. Both record a claim's attempts with one statement.
+//! The dispatcher's statements on `tasks`, `attempts` and `queues`: its
+//! claim, applying attempt results, recovering expired leases and the rules
+//! behind them (token buckets, backoff). A claim takes a queue's tasks with
+//! the claim statement workers' claims use too ([`super::due`]); on
+//! PostgreSQL it locks queue and task rows with `SKIP LOCKED` so nodes never
+//! wait on each other, where SQLite's one writer needs no lock. A claim's
+//! attempts are recorded with one statement.
 
+use super::due::{self, Due};
 use crate::dispatch::*;
 use crate::driver::{Conn, Dialect, args};
 use crate::records::{Attempt, Status};
@@ -451,12 +453,113 @@ pub(crate) async fn apply_next<C: Conn>(
     Ok(row.finished(next.status))
 }
 
+/// The running push queues with due tasks, least recently claimed first;
+/// `$1` now. SQLite's text reads each queue's limits and bucket with it
+/// ([`ClaimQueue::read`] at 2): its one writer changes none of them before
+/// the claim reaches the queue. PostgreSQL's reads them again under the
+/// queue's lock, and only once the claim has room for the queue.
+const SQL_CLAIM_CANDIDATES: [&str; 2] = [
+    "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at \
+     FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t \
+     WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
+     AND t.next_attempt_at <= $1) \
+     ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
+    "SELECT q.org, q.name FROM queues q \
+     WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org \
+     AND t.queue = q.name AND t.status = 'pending' AND t.next_attempt_at <= $1) \
+     ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
+];
+
+/// A running queue's limits and bucket, under a lock another node's claim
+/// may hold (then the queue is skipped this round); `$1` org, `$2` queue.
+/// `FOR NO KEY UPDATE` does not block task creates (`FOR KEY SHARE`).
+const SQL_LOCK_CLAIM_QUEUE: &str = "SELECT config, dispatch_tokens, dispatch_refilled_at \
+     FROM queues WHERE org = $1 AND name = $2 AND state = 'running' \
+     FOR NO KEY UPDATE SKIP LOCKED";
+
+/// The dispatcher's claim: recovers expired leases, then claims queue by
+/// queue, least recently claimed first, so a large backlog in one queue
+/// cannot starve the others when the caller has few free slots, and no
+/// organization takes more than its share of them.
+pub(crate) async fn claim<C: Conn>(
+    c: &C,
+    now: i64,
+    params: DispatchClaim,
+    max_secrets: u32,
+) -> Result<ClaimedBatch> {
+    let kept = params.attempts_kept;
+    let mut claim = Claim::start(c, now, params, max_secrets).await?;
+    let candidates = c
+        .query(
+            C::DIALECT.pick(SQL_CLAIM_CANDIDATES[0], SQL_CLAIM_CANDIDATES[1]),
+            &args![now],
+            |r| {
+                let read = match C::DIALECT {
+                    Dialect::Sqlite => Some(ClaimQueue::read(r, 2)?),
+                    Dialect::Postgres => None,
+                };
+                Ok((r.text(0)?, r.text(1)?, read))
+            },
+        )
+        .await?;
+    claim
+        .share(c, candidates.iter().map(|(org, _, _)| org.as_str()))
+        .await?;
+    for (org, queue, read) in candidates {
+        if claim.remaining == 0 {
+            break;
+        }
+        if claim.org_room(&org) == 0 {
+            continue;
+        }
+        // Locked only when this claim has room for it, so that other nodes
+        // can claim from the queues this one does not reach.
+        let q = match read {
+            Some(q) => q,
+            None => {
+                let locked = c
+                    .query_opt(SQL_LOCK_CLAIM_QUEUE, &args![&org, &queue], |r| {
+                        ClaimQueue::read(r, 0)
+                    })
+                    .await?;
+                let Some(q) = locked else {
+                    continue;
+                };
+                q
+            }
+        };
+        let Some((n, mut bucket)) = claim.size(c, &org, &queue, &q).await? else {
+            continue;
+        };
+        let due = Due {
+            org: &org,
+            queue: &queue,
+            tag: None,
+            max: n,
+        };
+        let claimed = due::push(c, now, &due, claim.grace).await?;
+        bucket.take(claimed.len());
+        // The attempts in one statement, pipelined with the debit.
+        let started: Vec<(&str, u32)> = claimed
+            .iter()
+            .map(|t| (t.task.uid.as_str(), t.attempt))
+            .collect();
+        try_join(
+            record_started(c, &started, now, kept),
+            debit(c, &bucket, &org, &queue),
+        )
+        .await?;
+        claim.took(c, &org, &q, &bucket, n, claimed).await?;
+    }
+    claim.finish(c).await
+}
+
 /// A claim under way: what it may still take, when to wake, what it took.
-pub(crate) struct Claim {
-    pub now: i64,
+struct Claim {
+    now: i64,
     /// Added to each claimed task's deadline to form its lease (µs).
-    pub grace: i64,
-    pub remaining: u32,
+    grace: i64,
+    remaining: u32,
     wake_at: Option<i64>,
     batch: ClaimedBatch,
     /// The caller's slots per organization, counting what this claim took.
@@ -470,7 +573,7 @@ pub(crate) struct Claim {
 impl Claim {
     /// Starts a claim by recovering expired leases (at most
     /// [`MAX_RECOVERED_PER_CLAIM`]; the rest wait for the next claim).
-    pub(crate) async fn start<C: Conn>(
+    async fn start<C: Conn>(
         c: &C,
         now: i64,
         params: DispatchClaim,
@@ -507,7 +610,7 @@ impl Claim {
     /// organizations of the queues with due tasks and those holding slots.
     /// Counting the organizations is needed only when fewer than two want
     /// slots: a server with one organization has nobody to share with.
-    pub(crate) async fn share<'a, C: Conn>(
+    async fn share<'a, C: Conn>(
         &mut self,
         c: &C,
         due_orgs: impl IntoIterator<Item = &'a str>,
@@ -540,7 +643,7 @@ impl Claim {
     }
 
     /// How many more slots `org` may take in this claim.
-    pub(crate) fn org_room(&self, org: &str) -> u32 {
+    fn org_room(&self, org: &str) -> u32 {
         match &self.share {
             None => u32::MAX,
             Some(share) => {
@@ -557,7 +660,7 @@ impl Claim {
     /// How many of a queue's due tasks this claim takes, and the queue's
     /// bucket: `None` when its limits allow none now (a claim then wakes
     /// when the next token comes, if a token is what is missing).
-    pub(crate) async fn size<C: Conn>(
+    async fn size<C: Conn>(
         &mut self,
         c: &C,
         org: &str,
@@ -591,7 +694,7 @@ impl Claim {
     /// Takes the tasks a queue gave (of the `n` asked for), with the
     /// signing secrets of their organization, read in this transaction so
     /// that a rotation is seen by the very next attempt.
-    pub(crate) async fn took<C: Conn>(
+    async fn took<C: Conn>(
         &mut self,
         c: &C,
         org: &str,
@@ -633,7 +736,7 @@ impl Claim {
     /// Ends the claim with the earliest instant more work may become
     /// claimable: a token, the next due task of a running queue, the next
     /// lease expiry.
-    pub(crate) async fn finish<C: Conn>(mut self, c: &C) -> Result<ClaimedBatch> {
+    async fn finish<C: Conn>(mut self, c: &C) -> Result<ClaimedBatch> {
         let now_arg = args![self.now];
         let next_due = c.query_opt(
             "SELECT t.next_attempt_at FROM tasks t WHERE t.status = 'pending' \
@@ -659,14 +762,14 @@ impl Claim {
 }
 
 /// A queue's limits and stored token bucket, as a claim reads them.
-pub(crate) struct ClaimQueue {
-    pub limits: RateLimits,
-    pub stored: Option<(f64, i64)>,
+struct ClaimQueue {
+    limits: RateLimits,
+    stored: Option<(f64, i64)>,
 }
 
 impl ClaimQueue {
     /// Reads `config, dispatch_tokens, dispatch_refilled_at` at `at`.
-    pub(crate) fn read(r: &impl Row, at: usize) -> Result<ClaimQueue> {
+    fn read(r: &impl Row, at: usize) -> Result<ClaimQueue> {
         let config: QueueConfig = serde_json::from_str(&r.text(at)?)
             .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
         Ok(ClaimQueue {
@@ -677,31 +780,13 @@ impl ClaimQueue {
 }
 
 /// Debits a queue's bucket by what it gave.
-pub(crate) async fn debit<C: Conn>(c: &C, bucket: &Bucket, org: &str, queue: &str) -> Result<u64> {
+async fn debit<C: Conn>(c: &C, bucket: &Bucket, org: &str, queue: &str) -> Result<u64> {
     c.execute(
         "UPDATE queues SET dispatch_tokens = $1, dispatch_refilled_at = $2 \
          WHERE org = $3 AND name = $4",
         &args![bucket.tokens, bucket.refilled_at, org, queue],
     )
     .await
-}
-
-/// Reads a claim statement's row: the task's columns, then its lease.
-pub(crate) fn claimed_task(r: &impl Row, org: &str) -> Result<ClaimedTask> {
-    let task = rows::task(r)?;
-    Ok(ClaimedTask {
-        org: org.to_string(),
-        attempt: task.attempt_count,
-        lease_expires_at: from_micros(r.i64(rows::TASK_COLUMN_COUNT)?),
-        task,
-    })
-}
-
-/// Claimed tasks in schedule order: RETURNING gives no order guarantee.
-pub(crate) fn in_schedule_order(claimed: &mut [ClaimedTask]) {
-    claimed.sort_by(|a, b| {
-        (a.task.next_attempt_at, &a.task.uid).cmp(&(b.task.next_attempt_at, &b.task.uid))
-    });
 }
 
 #[cfg(test)]

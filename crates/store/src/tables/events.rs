@@ -26,7 +26,8 @@ use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE};
 use crate::jobs::JOBS_QUEUE;
 use crate::quotas::{Quota, Quotas};
 use crate::records::{Page, PageRequest, Status, Task, Webhook};
-use crate::sql::{self as rows, Row, StoredTarget, TASK_COLUMNS};
+use crate::sql::{self as rows, Row, StoredTarget};
+use crate::task_row::{self, insert_task, task_columns};
 use crate::{Error, Result};
 use idem_core::clock::from_micros;
 use idem_core::event::{EventType, event_run_key, webhook_run_key};
@@ -60,11 +61,14 @@ const SQL_ENSURE_EVENTS_QUEUE: &str = "INSERT INTO queues \
 /// retry config.
 macro_rules! insert_event {
     () => {
-        "INSERT INTO tasks (org, queue, task_id, uid, status, \
-     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at) \
-     VALUES ($1, '~events', $2, $3, 'pending', $4, $5, $6, $7, $7, $8, $9, 0, 0, $7) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING"
+        concat!(
+            insert_task!(VALUES;
+                org: "$1", queue: "'~events'", task_id: "$2", uid: "$3", target: "$4",
+                body_form: "$5", body: "$6", schedule_time: "$7", dispatch_deadline_s: "$8",
+                retry_config: "$9", created_at: "$7", tag: "NULL", job: "NULL",
+                run_kind: "NULL", header_style: "NULL"),
+            " ON CONFLICT (org, queue, task_id) DO NOTHING"
+        )
     };
 }
 const SQL_INSERT_EVENT: &str = insert_event!();
@@ -123,9 +127,9 @@ pub(crate) async fn on_final<C: Conn>(
     if callback.is_none() && !to_webhooks {
         return Ok(0);
     }
-    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE uid = $1");
+    const SQL_TASK: &str = concat!("SELECT ", task_columns!(), " FROM tasks WHERE uid = $1");
     let task = c
-        .query_opt(&sql, &args![&row.uid], |r| rows::task(r))
+        .query_opt(SQL_TASK, &args![&row.uid], |r| task_row::read(r))
         .await?
         .ok_or_else(|| Error::Internal(format!("task {} vanished while ending", row.uid)))?;
     let (source_key, body) = event_body(&row.org, event, task)?;

@@ -10,6 +10,7 @@ use crate::jobs::*;
 use crate::quotas::{Quota, Quotas};
 use crate::records::{Job, Page, PageRequest, Task};
 use crate::sql::{self, Offset, Row};
+use crate::task_row::{self, insert_task, task_columns};
 use crate::{Error, Result};
 use futures_util::future::try_join_all;
 use idem_core::clock::{from_micros, to_micros};
@@ -61,7 +62,7 @@ fn select_jobs(dialect: Dialect) -> String {
     };
     format!(
         "SELECT {JOB_COLUMNS}, {} FROM jobs j {join} WHERE j.org = $2",
-        sql::task_columns_of("t")
+        task_columns!(t)
     )
 }
 
@@ -79,8 +80,9 @@ fn corrupt(what: &str, value: &str) -> Error {
 /// Reads a row of [`select_jobs`].
 fn job_row(r: &impl Row) -> Result<JobRow> {
     let mut row = job_columns(r)?;
-    if r.opt_text(JOB_COLUMN_COUNT + 2)?.is_some() {
-        row.job.last_run = Some(sql::task(&Offset(r, JOB_COLUMN_COUNT))?);
+    // A job without a run joins a row of NULLs.
+    if r.opt_text(JOB_COLUMN_COUNT + task_row::col::uid)?.is_some() {
+        row.job.last_run = Some(task_row::read(&Offset(r, JOB_COLUMN_COUNT))?);
     }
     Ok(row)
 }
@@ -197,7 +199,7 @@ fn select_runs() -> String {
         "SELECT {} FROM tasks WHERE org = $1 AND queue = '~jobs' AND job = $2 \
          AND (schedule_time < $3 OR (schedule_time = $3 AND task_id < $4)) \
          ORDER BY schedule_time DESC, task_id DESC LIMIT $5",
-        sql::TASK_COLUMNS
+        task_row::COLUMNS
     )
 }
 
@@ -228,11 +230,14 @@ fn runs_page(rows: Vec<Task>, limit: u32) -> Page<Task> {
 /// config, now, job, kind, header style.
 macro_rules! insert_run {
     () => {
-        "INSERT INTO tasks (org, queue, task_id, uid, status, \
-     target, body_form, body, schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-     attempt_count, cancel_requested, created_at, job, run_kind, header_style) \
-     VALUES ($1, '~jobs', $2, $3, 'pending', $4, $5, $6, $7, $7, $8, $9, 0, 0, $10, $11, $12, $13) \
-     ON CONFLICT (org, queue, task_id) DO NOTHING"
+        concat!(
+            insert_task!(VALUES;
+                org: "$1", queue: "'~jobs'", task_id: "$2", uid: "$3", target: "$4",
+                body_form: "$5", body: "$6", schedule_time: "$7", dispatch_deadline_s: "$8",
+                retry_config: "$9", created_at: "$10", tag: "NULL", job: "$11",
+                run_kind: "$12", header_style: "$13"),
+            " ON CONFLICT (org, queue, task_id) DO NOTHING"
+        )
     };
 }
 const SQL_INSERT_RUN: &str = insert_run!();
@@ -699,7 +704,7 @@ pub(crate) async fn runs<C: Conn>(
         .query(
             &select_runs(),
             &args![org, name, before, &before_id, limit(page)],
-            |r| sql::task(r),
+            |r| task_row::read(r),
         )
         .await?;
     Ok(runs_page(items, page.limit))

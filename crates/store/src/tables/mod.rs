@@ -3,6 +3,7 @@
 //! and the rules that decide between statements.
 
 pub(crate) mod dispatch;
+pub(crate) mod due;
 pub(crate) mod events;
 pub(crate) mod idempotency;
 pub(crate) mod jobs;

@@ -7,7 +7,8 @@ use super::stats::counted_inserts;
 use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::records::*;
-use crate::sql::{self as rows, Row, TASK_COLUMNS, corrupt, to_json};
+use crate::sql::{self as rows, Row, corrupt, to_json};
+use crate::task_row::{self, NEW_TASK_PARAMS, NewTask, insert_new_task};
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
@@ -170,39 +171,21 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
     }
 }
 
-/// An insert of `rows` tasks, each skipped when its ID is taken (a
-/// conflict changes no row), answering the uids of those inserted. Row k
-/// takes the parameters `12k+1` to `12k+12`, as [`insert_args`] orders
-/// them. PostgreSQL's text counts the rows it inserts
-/// ([`count_inserted!`](super::stats::count_inserted)); SQLite's trigger
-/// counts them there.
+/// An insert of `rows` tasks ([`insert_new_task!`]'s row, repeated), each
+/// skipped when its ID is taken (a conflict changes no row), answering the
+/// uids of those inserted. Row k takes the parameters `12k+1` to `12k+12`,
+/// as [`NewTask::args`] orders them. PostgreSQL's text counts the rows it
+/// inserts ([`count_inserted!`](super::stats::count_inserted)); SQLite's
+/// trigger counts them there.
 fn insert_sql(rows: usize, dialect: Dialect) -> String {
-    let mut sql = String::from(
-        "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
-         schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-         cancel_requested, created_at, tag) VALUES ",
-    );
-    for row in 0..rows {
-        let p = |i: usize| format!("${}", row * 12 + i);
-        if row > 0 {
+    const ONE: &str = insert_new_task!(VALUES);
+    let (head, row) = ONE.split_at(ONE.find(" VALUES (").expect("a VALUES form") + 8);
+    let mut sql = String::from(head);
+    for k in 0..rows {
+        if k > 0 {
             sql.push_str(", ");
         }
-        sql.push_str(&format!(
-            "({}, {}, {}, {}, 'pending', {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, {})",
-            p(1),
-            p(2),
-            p(3),
-            p(4),
-            p(5),
-            p(6),
-            p(7),
-            p(8),
-            p(8),
-            p(9),
-            p(10),
-            p(11),
-            p(12)
-        ));
+        push_renumbered(&mut sql, row, k * NEW_TASK_PARAMS);
     }
     sql.push_str(" ON CONFLICT (org, queue, task_id) DO NOTHING");
     match dialect {
@@ -212,6 +195,22 @@ fn insert_sql(rows: usize, dialect: Dialect) -> String {
             counted_inserts!()
         ),
     }
+}
+
+/// Appends `text` with each parameter `$n` numbered `$(n + offset)`.
+fn push_renumbered(sql: &mut String, text: &str, offset: usize) {
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        sql.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let n: usize = rest[..digits].parse().expect("a numbered parameter");
+        sql.push_str(&(n + offset).to_string());
+        rest = &rest[digits..];
+    }
+    sql.push_str(rest);
 }
 
 /// Inserts 2^k tasks (the k-th text; the first, one task), in each
@@ -319,23 +318,24 @@ fn parse_created_key(key: &str) -> Result<(i64, &str)> {
             Error::Invalid(errors)
         })
 }
-/// The parameters of one row of [`SQL_INSERT_TASKS`] ($1–$12); PostgreSQL's
-/// one-row fast statements number theirs the same (all but the tag).
-pub(crate) fn insert_args<'a>(p: &'a TaskCreate, ins: &'a TaskInsert, now: i64) -> [Value<'a>; 12] {
-    args![
-        &p.org,
-        &p.queue,
-        &p.task_id,
-        &ins.uid,
-        &ins.target,
-        ins.body_form,
-        &ins.body,
-        ins.schedule_time,
-        ins.dispatch_deadline_s,
-        &ins.retry_config,
-        now,
-        &p.tag,
-    ]
+impl TaskInsert {
+    /// The row this insert makes of `p`'s create at `now`.
+    pub(crate) fn row<'a>(&'a self, p: &'a TaskCreate, now: i64) -> NewTask<'a> {
+        NewTask {
+            org: &p.org,
+            queue: &p.queue,
+            task_id: &p.task_id,
+            uid: &self.uid,
+            target: &self.target,
+            body_form: self.body_form,
+            body: self.body.as_deref(),
+            schedule_time: self.schedule_time,
+            dispatch_deadline_s: self.dispatch_deadline_s,
+            retry_config: &self.retry_config,
+            created_at: now,
+            tag: p.tag.as_deref(),
+        }
+    }
 }
 
 /// Creates the task in the current transaction, its queue's configuration
@@ -461,9 +461,9 @@ pub(crate) async fn create_batch<C: Conn>(
     while !rest.is_empty() {
         let n = 1 << rest.len().min(ROWS_PER_INSERT).ilog2();
         let (chunk, tail) = rest.split_at(n);
-        let mut params = Vec::with_capacity(n * 12);
+        let mut params = Vec::with_capacity(n * NEW_TASK_PARAMS);
         for (_, p, ins) in chunk {
-            params.extend(insert_args(p, ins, now));
+            params.extend(ins.row(p, now).args());
         }
         let sql = sql_insert_tasks::<C>(n.ilog2());
         for uid in c.query(sql, &params, |r| r.text(0)).await? {
@@ -515,7 +515,7 @@ pub(crate) async fn insert_or_existing<C: Conn>(
     own_uid: Option<&str>,
     now: i64,
 ) -> Result<std::result::Result<Task, Task>> {
-    let params = insert_args(p, ins, now);
+    let params = ins.row(p, now).args();
     for _ in 0..4 {
         if !c
             .query(sql_insert_tasks::<C>(0), &params, |_| Ok(()))
@@ -548,10 +548,10 @@ pub(crate) async fn get<C: Conn>(
 ) -> Result<Option<Task>> {
     let sql = format!(
         "SELECT {} FROM tasks WHERE org = $1 AND queue = $2 AND task_id = $3 {}",
-        rows::TASK_COLUMNS,
+        task_row::COLUMNS,
         c.lock(lock)
     );
-    c.query_opt(&sql, &args![org, queue, task_id], |r| rows::task(r))
+    c.query_opt(&sql, &args![org, queue, task_id], |r| task_row::read(r))
         .await
 }
 
@@ -621,7 +621,10 @@ pub(crate) async fn list<C: Conn>(
     let by_created = filter.by_created();
     let prefix_end = filter.id_prefix.as_deref().map(prefix_end);
     let mut q = Query {
-        text: format!("SELECT {TASK_COLUMNS} FROM tasks WHERE org = $1 AND queue = $2"),
+        text: format!(
+            "SELECT {} FROM tasks WHERE org = $1 AND queue = $2",
+            task_row::COLUMNS
+        ),
         params: args![org, queue].to_vec(),
     };
     if let Some(state) = filter.state {
@@ -671,7 +674,7 @@ pub(crate) async fn list<C: Conn>(
         q.push(" AND task_id > {}", after_key.unwrap_or_default())
             .push(" ORDER BY task_id LIMIT {}", limit(page));
     }
-    let items = c.query(&q.text, &q.params, |r| rows::task(r)).await?;
+    let items = c.query(&q.text, &q.params, |r| task_row::read(r)).await?;
     Ok(if by_created {
         Page::from_rows(items, page.limit, created_key)
     } else {
@@ -849,4 +852,19 @@ const SQL_FOLD_TASK_COUNTS: &str = "WITH moved AS (DELETE FROM task_counts \
 
 pub(crate) async fn counts_by_state<C: Conn>(c: &C) -> Result<Vec<TaskCount>> {
     c.query(SQL_TASK_COUNTS, &[], |r| task_count(r)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_row_of_a_many_row_insert_takes_its_own_parameters() {
+        let sql = insert_sql(2, Dialect::Sqlite);
+        assert!(sql.contains(
+            "VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11, $12, \
+             NULL, NULL, NULL), ($13, $14, $15, $16, 'pending', $17, $18, $19, $20, $20, $21, \
+             $22, 0, 0, $23, $24, NULL, NULL, NULL) ON CONFLICT"
+        ));
+    }
 }

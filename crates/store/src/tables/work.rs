@@ -1,8 +1,9 @@
 //! Pull queues: workers claim due tasks and act on the leases they hold
 //! (API.md §11).
 //!
-//! A claim is the push dispatcher's claim made by a worker: the task goes
-//! `running`, its attempt count grows and an attempt row records the start;
+//! A claim is the push dispatcher's claim made by a worker, the same
+//! statement ([`due`]) with a lease of its own: the task goes `running`,
+//! its attempt count grows and an attempt row records the start;
 //! its end goes through [`dispatch::apply_next`], so a pull task's final
 //! state raises its events, counts and tombstone exactly as a push task's,
 //! and an expired lease is recovered by the dispatcher's claim like any
@@ -14,11 +15,12 @@
 //! Every action on a lease is conditional on `attempt_id` and an unexpired
 //! `lease_expires_at`.
 
+use super::due::{self, Due, PullLease};
 use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, TaskFinished};
 use crate::driver::{Conn, Dialect, args};
 use crate::records::*;
-use crate::sql::{self as rows, TASK_COLUMNS};
+use crate::task_row;
 use crate::{Error, Result};
 use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
@@ -32,24 +34,6 @@ fn nonce() -> String {
 
 fn micros(s: u32) -> i64 {
     i64::from(s) * 1_000_000
-}
-
-/// What a claim sets on the rows it takes; `$1` now, `$2` the lease's
-/// length (µs), `$3` the claim's nonce, `$4` the claimant.
-///
-/// The lease token is the nonce, a random part of each row's own and the
-/// attempt number: the tasks of one claim hold different tokens, so that a
-/// token handed on with one task (`reassign`) opens no other.
-fn sql_lease(dialect: Dialect) -> String {
-    let own = match dialect {
-        Dialect::Postgres => "substr(md5(gen_random_uuid()::text), 1, 16)",
-        Dialect::Sqlite => "lower(hex(randomblob(8)))",
-    };
-    format!(
-        "status = 'running', attempt_count = attempt_count + 1, \
-         first_attempt_at = COALESCE(first_attempt_at, $1), lease_expires_at = $1 + $2, \
-         attempt_id = $3 || '-' || {own} || '-' || (attempt_count + 1), claimant = $4"
-    )
 }
 
 /// The queue, which must be a pull queue.
@@ -90,51 +74,32 @@ async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Resul
     dispatch::record_started(c, &started, now, kept).await
 }
 
-/// Claims up to `max_tasks` due tasks of the queue in schedule order, in
-/// one statement. PostgreSQL skips rows another claim holds, so concurrent
-/// claimers never wait on each other nor take one task twice; SQLite's one
-/// writer runs one claim at a time.
+/// Claims up to `max_tasks` due tasks of the queue in schedule order, with
+/// the claim statement the dispatcher's claim uses ([`due`]), in one
+/// statement.
 pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec<Task>> {
-    let due = "SELECT uid FROM tasks WHERE org = $5 AND queue = $6 AND status = 'pending' \
-         AND next_attempt_at <= $1 AND ($7 = '' OR tag = $7) \
-         ORDER BY next_attempt_at, uid LIMIT $8";
-    let sql = match C::DIALECT {
-        Dialect::Postgres => format!(
-            "WITH due AS ({due} FOR UPDATE SKIP LOCKED) UPDATE tasks SET {} \
-             FROM due WHERE tasks.uid = due.uid RETURNING {}",
-            sql_lease(C::DIALECT),
-            rows::task_columns_of("tasks")
-        ),
-        Dialect::Sqlite => format!(
-            "UPDATE tasks SET {} WHERE uid IN ({due}) RETURNING {TASK_COLUMNS}",
-            sql_lease(C::DIALECT)
-        ),
-    };
     let nonce = nonce();
-    let tag = p.tag.as_deref().unwrap_or("");
-    let mut claimed = c
-        .query(
-            &sql,
-            &args![
-                now,
-                micros(p.lease_s),
-                &nonce,
-                &p.claimant,
-                &p.org,
-                &p.queue,
-                tag,
-                i64::from(p.max_tasks),
-            ],
-            |r| rows::task(r),
-        )
-        .await?;
+    let claimed = due::pull(
+        c,
+        now,
+        &Due {
+            org: &p.org,
+            queue: &p.queue,
+            tag: p.tag.as_deref(),
+            max: p.max_tasks,
+        },
+        &PullLease {
+            length: micros(p.lease_s),
+            nonce: &nonce,
+            claimant: &p.claimant,
+        },
+    )
+    .await?;
     if claimed.is_empty() {
         // Nothing due, or no such queue: only the latter is an error.
         pull_queue(c, &p.org, &p.queue).await?;
         return Ok(claimed);
     }
-    // RETURNING gives no order.
-    claimed.sort_by(|a, b| (a.next_attempt_at, &a.uid).cmp(&(b.next_attempt_at, &b.uid)));
     started(c, &claimed, now, p.attempts_kept).await?;
     Ok(claimed)
 }
@@ -176,17 +141,13 @@ async fn lease_one<C: Conn>(
             )));
         }
     }
-    let sql = format!(
-        "UPDATE tasks SET {} WHERE uid = $5 AND status = 'pending' RETURNING {TASK_COLUMNS}",
-        sql_lease(C::DIALECT)
-    );
     let nonce = nonce();
-    let leased = c
-        .query_opt(
-            &sql,
-            &args![now, micros(lease_s), &nonce, claimant, &task.uid],
-            |r| rows::task(r),
-        )
+    let lease = PullLease {
+        length: micros(lease_s),
+        nonce: &nonce,
+        claimant,
+    };
+    let leased = due::lease_one(c, now, &task.uid, &lease)
         .await?
         .ok_or_else(|| Error::Retryable("the task changed under its claim".into()))?;
     started(c, std::slice::from_ref(&leased), now, attempts_kept).await?;
@@ -245,8 +206,9 @@ pub(crate) async fn act<C: Conn>(
     let lease_sql = |set: &str, first: u8| {
         format!(
             "UPDATE tasks SET {set} WHERE uid = ${first} AND status = 'running' \
-             AND attempt_id = ${} RETURNING {TASK_COLUMNS}",
-            first + 1
+             AND attempt_id = ${} RETURNING {}",
+            first + 1,
+            task_row::COLUMNS
         )
     };
     let updated = |t: Option<Task>| t.ok_or_else(|| Error::Retryable("the task changed".into()));
@@ -274,7 +236,7 @@ pub(crate) async fn act<C: Conn>(
                 c.query_opt(
                     &sql,
                     &args![now + micros(lease_s), &task.uid, &attempt_id],
-                    |r| rows::task(r),
+                    |r| task_row::read(r),
                 )
                 .await?,
             )?
@@ -300,7 +262,7 @@ pub(crate) async fn act<C: Conn>(
                 c.query_opt(
                     &sql,
                     &args![&principal, now + micros(lease_s), &task.uid, &attempt_id],
-                    |r| rows::task(r),
+                    |r| task_row::read(r),
                 )
                 .await?,
             )?
@@ -318,8 +280,10 @@ pub(crate) async fn act<C: Conn>(
                 2,
             );
             let released = updated(
-                c.query_opt(&sql, &args![now, &task.uid, &attempt_id], |r| rows::task(r))
-                    .await?,
+                c.query_opt(&sql, &args![now, &task.uid, &attempt_id], |r| {
+                    task_row::read(r)
+                })
+                .await?,
             )?;
             c.execute(
                 "DELETE FROM attempts WHERE task_uid = $1 AND attempt = $2",

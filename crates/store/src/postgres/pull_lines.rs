@@ -1,4 +1,6 @@
-//! Claims of pull tasks, gathered per queue on this node.
+//! Workers' claims of a pull queue, gathered into lines on this node. The
+//! statement each line runs is the shared claim (`tables::due`, through
+//! `tables::work::claim`); this is only who runs it for whom.
 //!
 //! Concurrent claims of one queue contend in the database: each walks the
 //! head of the queue's due index, trying and skipping the rows the others
@@ -71,19 +73,19 @@ struct LineState<T> {
 
 /// The lines of this node's claims. A line exists while one of its claims
 /// is being made.
-pub(super) struct Claims<T> {
+pub(super) struct PullLines<T> {
     lines: Mutex<HashMap<Line, LineState<T>>>,
 }
 
-impl<T> Default for Claims<T> {
+impl<T> Default for PullLines<T> {
     fn default() -> Self {
-        Claims {
+        PullLines {
             lines: Mutex::default(),
         }
     }
 }
 
-impl<T: Send + 'static> Claims<T> {
+impl<T: Send + 'static> PullLines<T> {
     /// Claims as `claim` asks, gathered with the claims of its line; `run`
     /// makes one claim in the database (the first's, or a gathered one).
     pub(super) async fn claim<R, Fut>(self: &Arc<Self>, claim: WorkClaim, run: R) -> Result<Vec<T>>
@@ -170,7 +172,7 @@ impl<T: Send + 'static> Claims<T> {
 /// that returns (the request went away), it closes the line: the claims
 /// that waited then claim alone.
 struct Leading<'a, T> {
-    claims: &'a Arc<Claims<T>>,
+    claims: &'a Arc<PullLines<T>>,
     line: Option<Line>,
 }
 
@@ -312,7 +314,7 @@ mod tests {
         panic!("timed out waiting until {what}");
     }
 
-    fn waiting(claims: &Claims<u32>) -> usize {
+    fn waiting(claims: &PullLines<u32>) -> usize {
         let lines = claims.lines.lock().unwrap();
         lines.values().map(|l| l.waiting.len()).sum()
     }
@@ -320,7 +322,7 @@ mod tests {
     /// Starts the first claim and `then` claims behind it, in this order,
     /// each waiting in the line before the next starts.
     async fn line_up(
-        claims: &Arc<Claims<u32>>,
+        claims: &Arc<PullLines<u32>>,
         db: &Db,
         first: u32,
         then: &[u32],
@@ -341,7 +343,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_claims_that_wait_are_made_together_and_dealt_in_order() {
-        let (claims, db) = (Arc::new(Claims::default()), Db::default());
+        let (claims, db) = (Arc::new(PullLines::default()), Db::default());
         let started = line_up(&claims, &db, 2, &[3, 1, 2]).await;
         db.gate.add_permits(2);
         let mut got = Vec::new();
@@ -362,7 +364,7 @@ mod tests {
 
     #[tokio::test]
     async fn when_the_first_claim_goes_away_the_others_claim_alone() {
-        let (claims, db) = (Arc::new(Claims::default()), Db::default());
+        let (claims, db) = (Arc::new(PullLines::default()), Db::default());
         let mut started = line_up(&claims, &db, 2, &[3, 1]).await;
         started.remove(0).abort();
         until("the line closes", || {
@@ -382,7 +384,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_gathered_claim_that_fails_lets_each_claim_alone() {
-        let claims = Arc::new(Claims::default());
+        let claims = Arc::new(PullLines::default());
         let db = Db {
             fail_over: Some(3),
             ..Db::default()
