@@ -90,10 +90,22 @@ pub struct ProxyArgs {
         value_parser = parse_header_name
     )]
     identity_headers: Vec<HeaderName>,
-    /// How long a claim holds its run key; also the upstream's time to
-    /// answer. At least the sender's attempt deadline.
+    /// How long a claim survives a proxy that died (a crash, a lost
+    /// network): the run stays blocked that long before a retry may take it
+    /// over. While the upstream works, the proxy renews the lease every
+    /// third of it, so this does not bound the upstream's time.
     #[arg(long, env = "IDEM_LEASE", default_value = "5m", value_parser = parse_duration)]
     lease: Duration,
+    /// How long the upstream is given to answer, body included; past it
+    /// the proxy answers 504 and releases the run. The default is the
+    /// longest attempt deadline Idem, Cloud Tasks or Cloud Scheduler sets.
+    #[arg(
+        long,
+        env = "IDEM_UPSTREAM_TIMEOUT",
+        default_value = "30m",
+        value_parser = parse_duration
+    )]
+    upstream_timeout: Duration,
     /// How long a completed run is remembered.
     #[arg(long, env = "IDEM_RETENTION", default_value = "24h", value_parser = parse_duration)]
     retention: Duration,
@@ -135,7 +147,7 @@ pub struct ProxyArgs {
     connections: ConnectionArgs,
     /// Longest a sender may take to send a request's body; past it the
     /// proxy answers 408 without claiming. The upstream's own time is
-    /// bounded by --lease.
+    /// bounded by --upstream-timeout.
     #[arg(long, env = "IDEM_REQUEST_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     request_timeout: Duration,
     /// Refuses (401) a signed delivery without an `Idem-Target-Signature`
@@ -218,6 +230,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
             .with_emails(args.oidc_emails)
     });
     config.lease = args.lease;
+    config.upstream_timeout = args.upstream_timeout;
     config.retention = args.retention;
     config.identity_headers = args.identity_headers;
     // Scopes join the key in this order: headers, path segments, query

@@ -10,8 +10,13 @@
 //!    load; the direct requests are the same-run baseline.
 //!
 //! ```text
-//! guard_bench [seconds-per-store=5] [concurrency=16] [latency-samples=2000] [stores=memory,sqlite,postgres,redis]
+//! guard_bench [seconds-per-store=5] [concurrency=16] [latency-samples=2000] [stores=memory,sqlite,postgres,redis] [via=store]
 //! ```
+//!
+//! `via` is how part 1 makes a pair: `store` calls `Guard::claim` and
+//! `Guard::finish` directly; `layer` sends each pair as a request through
+//! `Guard::layer` around a handler that answers 200 at once, so a pair also
+//! runs the handler in its own task beside the renewal of its lease.
 //!
 //! `latency-samples` 0 skips part 2. For SQLite and PostgreSQL, part 1 also
 //! reports how many operations (claims and finishes) each commit carried on
@@ -169,22 +174,50 @@ async fn redis_cleanup(url: &str, prefix: &str) {
     }
 }
 
+/// How part 1 makes a claim+finish pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// `Guard::claim`, then `Guard::finish`.
+    Store,
+    /// A request through `Guard::layer` around a handler answering at once.
+    Layer,
+}
+
 /// Claims and finishes fresh keys until `until`; returns each pair's time.
-async fn claim_finish_loop(guard: Guard, worker: usize, until: Instant) -> Vec<Duration> {
+async fn claim_finish_loop(guard: Guard, worker: usize, until: Instant, via: Via) -> Vec<Duration> {
+    use tower::{Layer, ServiceExt};
+    let handler = guard.layer().layer(tower::service_fn(
+        |_: http::Request<axum::body::Body>| async {
+            Ok::<_, std::convert::Infallible>(http::Response::new(axum::body::Body::empty()))
+        },
+    ));
     let mut times = Vec::new();
     let mut i = 0u64;
     while Instant::now() < until {
         i += 1;
-        let key = RunKey::from_parts([format!("bench-{worker}-{i}")]);
+        let name = format!("bench-{worker}-{i}");
         let started = Instant::now();
-        let claim = match guard.claim(&key).await.expect("claim") {
-            ClaimOutcome::Claimed(claim) => claim,
-            other => panic!("a fresh key was not claimable: {other:?}"),
-        };
-        guard
-            .finish(&claim, HandlerOutcome::Success)
-            .await
-            .expect("finish");
+        match via {
+            Via::Store => {
+                let key = RunKey::from_parts([name]);
+                let claim = match guard.claim(&key).await.expect("claim") {
+                    ClaimOutcome::Claimed(claim) => claim,
+                    other => panic!("a fresh key was not claimable: {other:?}"),
+                };
+                guard
+                    .finish(&claim, HandlerOutcome::Success)
+                    .await
+                    .expect("finish");
+            }
+            Via::Layer => {
+                let request = http::Request::post("/run")
+                    .header("idempotency-key", name)
+                    .body(axum::body::Body::empty())
+                    .expect("request");
+                let answer = handler.clone().oneshot(request).await.expect("answer");
+                assert_eq!(answer.status(), http::StatusCode::OK, "a fresh key runs");
+            }
+        }
         times.push(started.elapsed());
     }
     times
@@ -194,12 +227,13 @@ async fn claims_per_second(
     store: &Arc<dyn GuardStore>,
     seconds: u64,
     concurrency: usize,
+    via: Via,
 ) -> (f64, Duration, Duration) {
     let guard = Guard::new(Arc::clone(store));
     // Workers of the warm-up and of the measurement use distinct key spaces.
     let warm = Instant::now() + WARM_UP;
     let warm_up: Vec<_> = (0..concurrency)
-        .map(|w| tokio::spawn(claim_finish_loop(guard.clone(), concurrency + w, warm)))
+        .map(|w| tokio::spawn(claim_finish_loop(guard.clone(), concurrency + w, warm, via)))
         .collect();
     for w in warm_up {
         w.await.expect("warm-up worker");
@@ -207,7 +241,7 @@ async fn claims_per_second(
     let started = Instant::now();
     let until = started + Duration::from_secs(seconds);
     let workers: Vec<_> = (0..concurrency)
-        .map(|w| tokio::spawn(claim_finish_loop(guard.clone(), w, until)))
+        .map(|w| tokio::spawn(claim_finish_loop(guard.clone(), w, until, via)))
         .collect();
     let mut times = Vec::new();
     for w in workers {
@@ -331,16 +365,21 @@ async fn main() {
             other => panic!("unknown store {other:?}: memory, sqlite, postgres or redis"),
         })
         .collect();
+    let via = match args.get(4).map_or("store", String::as_str) {
+        "store" => Via::Store,
+        "layer" => Via::Layer,
+        other => panic!("unknown way {other:?}: store or layer"),
+    };
 
     println!(
-        "claim+finish pairs: {concurrency} workers, {seconds} s per store after a {} ms warm-up",
+        "claim+finish pairs ({via:?}): {concurrency} workers, {seconds} s per store after a {} ms warm-up",
         WARM_UP.as_millis()
     );
     println!("| store | pairs/s | pair p50 | pair p99 | operations per commit |");
     println!("| --- | --- | --- | --- | --- |");
     for &name in &stores {
         let bench = open(name).await;
-        let (rate, p50, p99) = claims_per_second(&bench.store, seconds, concurrency).await;
+        let (rate, p50, p99) = claims_per_second(&bench.store, seconds, concurrency, via).await;
         let per_commit = bench.commits.as_ref().map_or("-".to_owned(), |count| {
             let c = count();
             format!("{:.1}", c.operations as f64 / c.commits.max(1) as f64)

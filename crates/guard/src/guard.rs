@@ -17,10 +17,36 @@ use tower::{Layer, Service, ServiceExt};
 use crate::key::{KeyConfig, KeyError, RunKey};
 use crate::response;
 use crate::store::{
-    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, StoreError,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RenewResult,
+    StoreError,
 };
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Shortest wait between renewals, so that a tiny lease cannot make the
+/// guard renew in a busy loop.
+const MIN_RENEW_EVERY: Duration = Duration::from_millis(10);
+
+/// How a claimed attempt ended, as [`Guard::run_claimed`] reports it.
+pub(crate) enum Attempt<T> {
+    /// The work ended (its outcome was recorded, or tried to be).
+    Done(T),
+    /// The work panicked; the run was released.
+    Panicked,
+    /// The claim stopped being this attempt's while the work ran: the work
+    /// was stopped and nothing was recorded.
+    LeaseLost(LeaseLost),
+}
+
+/// Why a claim stopped being an attempt's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LeaseLost {
+    /// A renewal found the record finished, taken over or gone.
+    Taken,
+    /// The store could not be reached until the lease had run out, so
+    /// another attempt may hold the run by now.
+    Unrenewed,
+}
 
 /// Claims runs in a store before a handler runs, and records how they ended.
 ///
@@ -49,8 +75,11 @@ impl Guard {
         self
     }
 
-    /// Sets the lease: how long a claim holds the key before another attempt
-    /// may take over. Make it at least the sender's attempt deadline.
+    /// Sets the lease: how long a claim survives a guard that died. While
+    /// the handler runs, the guard renews the lease every `lease / 3`, so a
+    /// slow handler keeps its claim however long it takes; the lease only
+    /// bounds how long a run stays blocked after its guard stopped
+    /// renewing (a crash, a lost network).
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.terms.lease = lease;
         self
@@ -130,20 +159,44 @@ impl Guard {
 
     /// Runs `work` as the claimed attempt in its own task, so that the
     /// attempt finishes and its outcome is recorded even if the caller stops
-    /// waiting. A panic in `work` counts as failure.
+    /// waiting. A panic in `work` counts as failure. `claimed_at` is an
+    /// instant from before the claim was asked for: the lease is counted
+    /// from it.
+    ///
+    /// While `work` runs, the claim's lease is renewed every `lease / 3`.
+    /// If a renewal finds the claim lost, `work` is dropped and nothing is
+    /// recorded: another attempt owns the run now, so whatever this one
+    /// still did would be done twice, and its fence is already stale.
     pub(crate) async fn run_claimed<F, T>(
         &self,
         claim: Claim,
+        claimed_at: tokio::time::Instant,
         work: F,
         outcome_of: fn(&T) -> HandlerOutcome,
-    ) -> Option<T>
+    ) -> Attempt<T>
     where
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
         let guard = self.clone();
         let task = tokio::spawn(async move {
-            let result = AssertUnwindSafe(work).catch_unwind().await;
+            let work = AssertUnwindSafe(work).catch_unwind();
+            // The renewals live in this future: they stop when the work
+            // ends, whichever way, and with them nothing is left behind.
+            let result = tokio::select! {
+                biased;
+                result = work => result,
+                lost = guard.keep_claim(&claim, claimed_at) => {
+                    tracing::warn!(
+                        run_key = %claim.key,
+                        attempt_id = %claim.attempt_id,
+                        fence = %claim.fence,
+                        reason = ?lost,
+                        "the claim was lost while its work ran; the work was stopped and its outcome is not recorded"
+                    );
+                    return Attempt::LeaseLost(lost);
+                }
+            };
             let outcome = match &result {
                 Ok(value) => outcome_of(value),
                 Err(_) => HandlerOutcome::Failure,
@@ -156,9 +209,64 @@ impl Guard {
                     "could not record the outcome of a run; a retry after the lease may run it again"
                 );
             }
-            result.ok()
+            match result {
+                Ok(value) => Attempt::Done(value),
+                Err(_) => Attempt::Panicked,
+            }
         });
-        task.await.ok().flatten()
+        task.await.unwrap_or(Attempt::Panicked)
+    }
+
+    /// Renews `claim` every `lease / 3` for as long as it is polled;
+    /// returns only once the claim is no longer this attempt's.
+    ///
+    /// Only the store's answer loses a claim while its lease may still
+    /// hold. A renewal that fails or takes longer than `lease / 3` (the
+    /// store unreachable or stalled) is retried, more often, until the lease
+    /// granted by the last successful renewal would have run out; past that
+    /// instant another attempt may have taken the run over and the two
+    /// would run at once, so a renewal that still cannot be had gives the
+    /// claim up. That instant is counted from before each renewal was sent,
+    /// so it never falls after the store's own. A renewal that is late for
+    /// any other reason (this process stalled) is still asked for: the store
+    /// renews only a claim nobody took over.
+    async fn keep_claim(&self, claim: &Claim, claimed_at: tokio::time::Instant) -> LeaseLost {
+        let lease = self.terms.lease;
+        let every = (lease / 3).max(MIN_RENEW_EVERY);
+        let retry_every = (every / 4).max(MIN_RENEW_EVERY);
+        let mut held_until = claimed_at + lease;
+        let mut next = claimed_at + every;
+        loop {
+            tokio::time::sleep_until(next).await;
+            let sent = tokio::time::Instant::now();
+            let renewal = self.store.renew(claim, self.terms);
+            // An answer after the lease ran out is not waited for, except
+            // by a renewal that is already late.
+            let deadline = (sent + every).min(held_until).max(sent + MIN_RENEW_EVERY);
+            let error = match tokio::time::timeout_at(deadline, renewal).await {
+                Ok(Ok(RenewResult::Renewed)) => {
+                    held_until = sent + lease;
+                    next = sent + every;
+                    continue;
+                }
+                Ok(Ok(RenewResult::Lost)) => return LeaseLost::Taken,
+                Ok(Err(error)) => error.to_string(),
+                Err(_) => format!(
+                    "no answer within {} ms",
+                    deadline.duration_since(sent).as_millis()
+                ),
+            };
+            let now = tokio::time::Instant::now();
+            if now >= held_until {
+                return LeaseLost::Unrenewed;
+            }
+            tracing::warn!(
+                run_key = %claim.key,
+                %error,
+                "renewing a claim's lease failed; retrying until the lease runs out"
+            );
+            next = (now + retry_every).min(held_until);
+        }
     }
 }
 
@@ -185,7 +293,9 @@ impl<S> Layer<S> for GuardLayer {
 /// gets 200 `{"status": "duplicate", …}` with `Idempotent-Replayed: true`; a
 /// run in flight gets 409. Otherwise the inner service runs with the
 /// [`Claim`] as a request extension, and a 2xx answer records the run as
-/// completed while anything else releases it.
+/// completed while anything else releases it. The claim's lease is renewed
+/// while the inner service runs; should the claim be lost meanwhile, the
+/// inner service's future is dropped and the answer is 409 `LEASE_LOST`.
 #[derive(Debug, Clone)]
 pub struct GuardService<S> {
     guard: Guard,
@@ -223,6 +333,7 @@ where
                 Ok(key) => key,
                 Err(error) => return Ok(response::missing_identity(&error.to_string())),
             };
+            let claimed_at = tokio::time::Instant::now();
             let claim = match guard.claim(&key).await {
                 Ok(ClaimOutcome::Claimed(claim)) => claim,
                 Ok(ClaimOutcome::Completed) => return Ok(response::duplicate(&key)),
@@ -243,7 +354,7 @@ where
                 }
             };
             let response = guard
-                .run_claimed(claim, work, |r: &Response<ResBody>| {
+                .run_claimed(claim, claimed_at, work, |r: &Response<ResBody>| {
                     if r.status().is_success() {
                         HandlerOutcome::Success
                     } else {
@@ -252,8 +363,11 @@ where
                 })
                 .await;
             Ok(match response {
-                Some(response) => response.map(Body::new),
-                None => response::internal("the handler panicked; the run was released"),
+                Attempt::Done(response) => response.map(Body::new),
+                Attempt::Panicked => {
+                    response::internal("the handler panicked; the run was released")
+                }
+                Attempt::LeaseLost(lost) => response::lease_lost(&key, lost),
             })
         };
         Box::pin(async move { answer.await.map(|r| response::stamped(&path, r)) })

@@ -112,7 +112,7 @@ pub use signature::{
 };
 pub use store::{
     Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GroupCommits, GuardStore, HandlerOutcome,
-    MemoryStore, PostgresLimits, PostgresStore, RecordView, RedisStore, RunState, SqliteStore,
-    StoreError, Swept, open_store, open_store_with,
+    MemoryStore, PostgresLimits, PostgresStore, RecordView, RedisStore, RenewResult, RunState,
+    SqliteStore, StoreError, Swept, open_store, open_store_with,
 };
 pub use upstream_auth::UpstreamAuth;

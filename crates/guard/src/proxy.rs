@@ -14,7 +14,7 @@ use http::{Response, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::guard::Guard;
+use crate::guard::{Attempt, Guard};
 use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, RunKey, Scope, inject_run_key_json};
 use crate::oidc::OidcVerifier;
 use crate::response;
@@ -25,6 +25,11 @@ use crate::upstream_auth::{Credentials, UpstreamAuth, UpstreamAuthError};
 /// The fencing number of the claim, sent upstream so that its own store can
 /// refuse writes from an attempt older than one it has seen.
 pub const IDEM_FENCE: HeaderName = HeaderName::from_static("idem-fence");
+
+/// How long the upstream is given by default: the longest attempt deadline
+/// Idem, Cloud Tasks or Cloud Scheduler sets, so that no sender is still
+/// waiting for an answer the proxy has given up on.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Everything `idem proxy` is configured with.
 #[derive(Debug, Clone)]
@@ -44,8 +49,14 @@ pub struct ProxyConfig {
     /// new key's work: meant for trying the proxy out, never for a network
     /// that others share.
     pub insecure_no_auth: bool,
-    /// Lease of a claim; also how long the upstream is given to answer.
+    /// How long a claim survives a proxy that died. While the upstream
+    /// works, the proxy renews the lease every `lease / 3`, so this does not
+    /// bound the upstream's time; it is how long a run stays blocked after
+    /// the proxy holding it stopped (a crash, a lost network).
     pub lease: Duration,
+    /// How long the upstream is given to answer, body included; past it
+    /// the proxy answers 504 and releases the run.
+    pub upstream_timeout: Duration,
     /// How long a record is honoured.
     pub retention: Duration,
     /// Headers carrying a delivery's identity (such as `X-Idempotency-Key`),
@@ -68,7 +79,8 @@ pub struct ProxyConfig {
     /// be at once.
     pub connections: idem_edge::Limits,
     /// Longest a sender may take to send a request's body (408 after it);
-    /// the upstream's own time is bounded by the lease.
+    /// the upstream's own time is bounded by
+    /// [`ProxyConfig::upstream_timeout`].
     pub request_timeout: Duration,
     /// What the upstream is sent in place of the sender's credential.
     pub upstream_auth: UpstreamAuth,
@@ -79,8 +91,10 @@ pub struct ProxyConfig {
 }
 
 impl ProxyConfig {
-    /// Defaults of `idem proxy`: 5-minute lease, 24-hour retention, no
-    /// scope, 10 MiB bodies, a sweep every minute. No signing secret is set,
+    /// Defaults of `idem proxy`: 5-minute lease, 30 minutes for the
+    /// upstream (the longest attempt deadline Idem, Cloud Tasks or Cloud
+    /// Scheduler sets), 24-hour retention, no scope, 10 MiB bodies, a sweep
+    /// every minute. No signing secret is set,
     /// and [`serve`] refuses to start until one is (or until
     /// [`ProxyConfig::insecure_no_auth`] says to accept anyone).
     pub fn new(upstream: reqwest::Url, store: Arc<dyn GuardStore>) -> Self {
@@ -91,6 +105,7 @@ impl ProxyConfig {
             oidc: None,
             insecure_no_auth: false,
             lease: Duration::from_secs(5 * 60),
+            upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             retention: Duration::from_secs(24 * 60 * 60),
             identity_headers: Vec::new(),
             scopes: Vec::new(),
@@ -188,7 +203,7 @@ struct ProxyState {
     oidc: Option<OidcVerifier>,
     run_key_json_field: Option<String>,
     max_body_bytes: usize,
-    lease: Duration,
+    upstream_timeout: Duration,
     request_timeout: Duration,
     credentials: Credentials,
     require_target_signature: bool,
@@ -234,7 +249,7 @@ pub async fn serve(
         oidc: config.oidc,
         run_key_json_field: config.run_key_json_field,
         max_body_bytes: config.max_body_bytes,
-        lease: config.lease,
+        upstream_timeout: config.upstream_timeout,
         request_timeout: config.request_timeout,
         credentials,
         require_target_signature: config.require_target_signature,
@@ -422,6 +437,7 @@ async fn run(state: Arc<ProxyState>, parts: Parts, body: Bytes, key: RunKey) -> 
         },
         None => body,
     };
+    let claimed_at = tokio::time::Instant::now();
     let claim = match state.guard.claim(&key).await {
         Ok(ClaimOutcome::Claimed(claim)) => claim,
         Ok(ClaimOutcome::Completed) => return response::duplicate(&key),
@@ -439,6 +455,7 @@ async fn run(state: Arc<ProxyState>, parts: Parts, body: Bytes, key: RunKey) -> 
         .guard
         .run_claimed(
             claim,
+            claimed_at,
             work,
             |answer: &Result<Upstream, StatusCode>| match answer {
                 Ok(upstream) if upstream.status.is_success() => HandlerOutcome::Success,
@@ -447,18 +464,19 @@ async fn run(state: Arc<ProxyState>, parts: Parts, body: Bytes, key: RunKey) -> 
         )
         .await;
     match answer {
-        Some(Ok(upstream)) => {
+        Attempt::Done(Ok(upstream)) => {
             let mut response = Response::new(Body::from(upstream.body));
             *response.status_mut() = upstream.status;
             *response.headers_mut() = upstream.headers;
             response
         }
-        Some(Err(status)) => response::problem(
+        Attempt::Done(Err(status)) => response::problem(
             status,
             "UPSTREAM_UNAVAILABLE",
             "the upstream gave no answer; the run was released",
         ),
-        None => response::internal("forwarding failed; the run was released"),
+        Attempt::Panicked => response::internal("forwarding failed; the run was released"),
+        Attempt::LeaseLost(lost) => response::lease_lost(&key, lost),
     }
 }
 
@@ -490,7 +508,8 @@ async fn forward(
         .request(parts.method.clone(), url)
         .headers(headers)
         .body(body)
-        .timeout(state.lease)
+        // Counts to the end of the body, which `bytes` below reads.
+        .timeout(state.upstream_timeout)
         .send()
         .await;
     let answer = match sent {
@@ -514,7 +533,11 @@ async fn forward(
         }),
         Err(error) => {
             tracing::warn!(run_key = %claim.key, %error, "reading the upstream answer failed");
-            Err(StatusCode::BAD_GATEWAY)
+            Err(if error.is_timeout() {
+                StatusCode::GATEWAY_TIMEOUT
+            } else {
+                StatusCode::BAD_GATEWAY
+            })
         }
     }
 }

@@ -4,6 +4,7 @@ use axum::body::Body;
 use http::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
 
+use crate::guard::LeaseLost;
 use crate::key::RunKey;
 
 /// Set on the answer to a duplicate of a completed run.
@@ -93,6 +94,26 @@ pub(crate) fn in_progress(key: &RunKey) -> Response<Body> {
         "IDEMPOTENCY_KEY_IN_PROGRESS",
         &format!("run {key} is being processed by another attempt"),
     );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// 409 for an attempt whose claim was lost while it ran: another attempt
+/// may own the run, so a retry is told what that one decided.
+pub(crate) fn lease_lost(key: &RunKey, why: LeaseLost) -> Response<Body> {
+    let detail = match why {
+        LeaseLost::Taken => format!(
+            "run {key} stopped being this attempt's while it ran (it was taken over or is \
+             gone); this attempt was stopped and its outcome not recorded"
+        ),
+        LeaseLost::Unrenewed => format!(
+            "the guard store could not renew run {key}'s lease before it ran out; this \
+             attempt was stopped and its outcome not recorded"
+        ),
+    };
+    let mut response = problem(StatusCode::CONFLICT, "LEASE_LOST", &detail);
     response
         .headers_mut()
         .insert(RETRY_AFTER, HeaderValue::from_static("1"));

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use common::Harness;
 use idem_guard::{
-    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RunKey, RunState,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RenewResult, RunKey,
+    RunState,
 };
 
 /// Short enough that stores on a real clock wait little.
@@ -36,6 +37,18 @@ fn short_retention() -> ClaimTerms {
     ClaimTerms {
         lease: LEASE,
         retention: RETENTION,
+    }
+}
+
+/// Renewal scenarios step in thirds of a longer lease, so that stores on a
+/// real clock keep a wide margin on each side of every lease end.
+const RENEWED_LEASE: Duration = Duration::from_millis(1500);
+const STEP: Duration = Duration::from_millis(500);
+
+fn renewable() -> ClaimTerms {
+    ClaimTerms {
+        lease: RENEWED_LEASE,
+        retention: Duration::from_secs(3600),
     }
 }
 
@@ -304,6 +317,168 @@ mod suite {
         }
     }
 
+    pub async fn renewal_keeps_a_claim_past_its_first_lease(h: Harness) {
+        let store = h.store.as_ref();
+        let k = key("renewed");
+        let held = claimed(store, &k, renewable()).await;
+        // Renewed every third of the lease, as the guard does, for twice
+        // the lease: nobody may take it over meanwhile.
+        for _ in 0..6 {
+            h.advance(STEP).await;
+            assert_eq!(
+                store.renew(&held, renewable()).await.unwrap(),
+                RenewResult::Renewed
+            );
+            assert_eq!(
+                outcome(store, &k, renewable()).await,
+                ClaimOutcome::InProgress
+            );
+        }
+        // Once renewals stop, the lease runs out from the last one.
+        h.advance(RENEWED_LEASE + STEP).await;
+        let next = claimed(store, &k, renewable()).await;
+        assert!(next.fence > held.fence);
+        assert_eq!(
+            store.renew(&held, renewable()).await.unwrap(),
+            RenewResult::Lost
+        );
+        assert_eq!(
+            store.finish(&held, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Stale
+        );
+        let record = store.inspect(&k).await.unwrap().expect("record");
+        assert_eq!(record.attempt_id, next.attempt_id);
+        assert_eq!(record.state, RunState::InProgress);
+    }
+
+    pub async fn renewal_keeps_the_record_past_its_first_retention(h: Harness) {
+        let store = h.store.as_ref();
+        let k = key("renewed-retention");
+        let terms = ClaimTerms {
+            lease: RENEWED_LEASE,
+            retention: RENEWED_LEASE,
+        };
+        let held = claimed(store, &k, terms).await;
+        for _ in 0..4 {
+            h.advance(STEP).await;
+            assert_eq!(
+                store.renew(&held, terms).await.unwrap(),
+                RenewResult::Renewed
+            );
+        }
+        // Past the claim's own retention, the record is still honoured.
+        assert!(store.inspect(&k).await.unwrap().is_some());
+        assert_eq!(outcome(store, &k, terms).await, ClaimOutcome::InProgress);
+        assert_eq!(
+            store.finish(&held, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Applied
+        );
+        assert_eq!(outcome(store, &k, terms).await, ClaimOutcome::Completed);
+    }
+
+    pub async fn an_expired_lease_nobody_took_over_is_still_renewed(h: Harness) {
+        let store = h.store.as_ref();
+        let k = key("late-renewal");
+        let held = claimed(store, &k, short_lease()).await;
+        h.advance(PAST_LEASE).await;
+        assert_eq!(
+            store.renew(&held, long_lease()).await.unwrap(),
+            RenewResult::Renewed
+        );
+        assert_eq!(
+            outcome(store, &k, short_lease()).await,
+            ClaimOutcome::InProgress
+        );
+        assert_eq!(
+            store.finish(&held, HandlerOutcome::Success).await.unwrap(),
+            FinishResult::Applied
+        );
+    }
+
+    pub async fn renewal_after_a_takeover_is_lost_and_changes_nothing(h: Harness) {
+        let store = h.store.as_ref();
+        let k = key("taken-over");
+        let old = claimed(store, &k, short_lease()).await;
+        h.advance(PAST_LEASE).await;
+        let new = claimed(store, &k, short_lease()).await;
+        assert_eq!(
+            store.renew(&old, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        // The stale renewal did not lengthen the new holder's lease.
+        h.advance(PAST_LEASE).await;
+        let third = claimed(store, &k, short_lease()).await;
+        assert_ne!(third.attempt_id, new.attempt_id);
+        assert_eq!(
+            store.renew(&new, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        assert_eq!(
+            store.renew(&third, long_lease()).await.unwrap(),
+            RenewResult::Renewed
+        );
+        assert_eq!(
+            store.inspect(&k).await.unwrap().expect("record").attempt_id,
+            third.attempt_id
+        );
+    }
+
+    pub async fn renewal_of_a_finished_or_expired_claim_is_lost(h: Harness) {
+        let store = h.store.as_ref();
+        let done = key("renew-done");
+        let claim = claimed(store, &done, long_lease()).await;
+        store.finish(&claim, HandlerOutcome::Success).await.unwrap();
+        assert_eq!(
+            store.renew(&claim, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        let record = store.inspect(&done).await.unwrap().expect("record");
+        assert_eq!(record.state, RunState::Completed);
+
+        // A released run stays released: a renewal does not bring it back.
+        let failed = key("renew-failed");
+        let claim = claimed(store, &failed, long_lease()).await;
+        store.finish(&claim, HandlerOutcome::Failure).await.unwrap();
+        assert_eq!(
+            store.renew(&claim, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        assert_eq!(store.inspect(&failed).await.unwrap(), None);
+
+        // A record past its retention is gone, swept or not.
+        let expired = key("renew-expired");
+        let claim = claimed(store, &expired, short_retention()).await;
+        h.advance(PAST_RETENTION).await;
+        assert_eq!(
+            store.renew(&claim, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        assert_eq!(store.inspect(&expired).await.unwrap(), None);
+        let reclaimed = claimed(store, &expired, short_retention()).await;
+        assert_eq!(
+            store.renew(&claim, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        assert_eq!(
+            store
+                .finish(&reclaimed, HandlerOutcome::Success)
+                .await
+                .unwrap(),
+            FinishResult::Applied
+        );
+
+        // A key never claimed has nothing to renew.
+        let never = Claim {
+            key: key("renew-never"),
+            ..claim
+        };
+        assert_eq!(
+            store.renew(&never, long_lease()).await.unwrap(),
+            RenewResult::Lost
+        );
+        assert_eq!(store.inspect(&never.key).await.unwrap(), None);
+    }
+
     pub async fn keys_are_independent(h: Harness) {
         let store = h.store.as_ref();
         let a = claimed(store, &key("a"), long_lease()).await;
@@ -347,4 +522,9 @@ idem_testkit::backend_tests! {
     records_past_expire_at_are_ignored,
     sweep_deletes_expired_records_in_bounded_batches,
     keys_are_independent,
+    renewal_keeps_a_claim_past_its_first_lease,
+    renewal_keeps_the_record_past_its_first_retention,
+    an_expired_lease_nobody_took_over_is_still_renewed,
+    renewal_after_a_takeover_is_lost_and_changes_nothing,
+    renewal_of_a_finished_or_expired_claim_is_lost,
 }

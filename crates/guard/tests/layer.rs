@@ -4,7 +4,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -15,7 +15,9 @@ use common::Harness;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use idem_guard::{
-    Claim, Guard, GuardStore, IdentitySource, KeyConfig, Scope, SigningSecret, WebhookVerifier,
+    Claim, ClaimOutcome, ClaimTerms, FinishResult, Guard, GuardStore, HandlerOutcome,
+    IdentitySource, KeyConfig, RecordView, RenewResult, RunKey, RunState, Scope, SigningSecret,
+    StoreError, Swept, WebhookVerifier,
 };
 use serde_json::Value;
 use tower::ServiceExt;
@@ -24,6 +26,8 @@ use tower::ServiceExt;
 struct Counts {
     started: AtomicUsize,
     finished: AtomicUsize,
+    /// The claim each handler run was given, in the order they started.
+    claims: std::sync::Mutex<Vec<Claim>>,
 }
 
 /// `?status=N&sleep_ms=N&panic=1` steer the handler.
@@ -33,6 +37,7 @@ async fn handler(
     uri: http::Uri,
     body: String,
 ) -> (StatusCode, String) {
+    counts.claims.lock().unwrap().push(claim.clone());
     counts.started.fetch_add(1, Ordering::SeqCst);
     let query = uri.query().unwrap_or("");
     let param = |name: &str| {
@@ -54,10 +59,16 @@ async fn handler(
 }
 
 fn app(store: Arc<dyn GuardStore>, keys: KeyConfig) -> (Router, Arc<Counts>) {
+    app_with_lease(store, keys, Duration::from_secs(60))
+}
+
+fn app_with_lease(
+    store: Arc<dyn GuardStore>,
+    keys: KeyConfig,
+    lease: Duration,
+) -> (Router, Arc<Counts>) {
     let counts = Arc::new(Counts::default());
-    let guard = Guard::new(store)
-        .with_keys(keys)
-        .with_lease(Duration::from_secs(60));
+    let guard = Guard::new(store).with_keys(keys).with_lease(lease);
     let router = Router::new()
         .route("/projects/{project}/run", post(handler))
         .route_layer(guard.layer())
@@ -341,4 +352,251 @@ async fn a_signed_message_runs_the_handler_once_whatever_travels_unsigned() {
         assert_eq!(headers["idempotent-replayed"], "true");
     }
     assert_eq!(counts.started.load(Ordering::SeqCst), 1);
+}
+
+/// A store that passes everything to a real one, except that its renewals
+/// can be made to fail as an unreachable store's would; it counts them.
+#[derive(Debug)]
+struct FlakyRenewals {
+    inner: Arc<dyn GuardStore>,
+    failing: AtomicBool,
+    renewals: AtomicUsize,
+}
+
+impl FlakyRenewals {
+    fn new(inner: Arc<dyn GuardStore>) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            failing: AtomicBool::new(false),
+            renewals: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl GuardStore for FlakyRenewals {
+    async fn claim(&self, key: &RunKey, terms: ClaimTerms) -> Result<ClaimOutcome, StoreError> {
+        self.inner.claim(key, terms).await
+    }
+
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+    ) -> Result<FinishResult, StoreError> {
+        self.inner.finish(claim, outcome).await
+    }
+
+    async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError> {
+        self.renewals.fetch_add(1, Ordering::SeqCst);
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(StoreError::Closed("renewals fail in this test".into()));
+        }
+        self.inner.renew(claim, terms).await
+    }
+
+    async fn sweep(&self, limit: usize) -> Result<Swept, StoreError> {
+        self.inner.sweep(limit).await
+    }
+
+    async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError> {
+        self.inner.inspect(key).await
+    }
+}
+
+/// Waits until `n` handler runs have started.
+async fn started(counts: &Counts, n: usize) {
+    for _ in 0..500 {
+        if counts.started.load(Ordering::SeqCst) >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("{n} handler runs did not start");
+}
+
+fn problem_type(answer: (StatusCode, http::HeaderMap, String)) -> (StatusCode, String) {
+    let (status, _, body) = answer;
+    let body: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("{body}"));
+    (status, body["type"].as_str().unwrap_or_default().to_owned())
+}
+
+mod renewal {
+    use super::*;
+
+    const LEASE: Duration = Duration::from_millis(300);
+
+    /// The handler takes four leases; a delivery repeated two leases in
+    /// still finds it in flight, and it runs once.
+    pub async fn a_handler_slower_than_its_lease_runs_once(h: Harness) {
+        let (router, counts) = app_with_lease(Arc::clone(&h.store), KeyConfig::new(), LEASE);
+        let headers = [("Idempotency-Key", "slow-1")];
+        let first = tokio::spawn({
+            let router = router.clone();
+            async move {
+                send(
+                    &router,
+                    request("/projects/a/run?sleep_ms=1200", &headers, ""),
+                )
+                .await
+            }
+        });
+        started(&counts, 1).await;
+        tokio::time::sleep(2 * LEASE).await;
+        let second = send(&router, request("/projects/a/run", &headers, "")).await;
+        assert_eq!(
+            problem_type(second),
+            (StatusCode::CONFLICT, "IDEMPOTENCY_KEY_IN_PROGRESS".into())
+        );
+        let (status, _, _) = first.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        let (status, h, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(h["idempotent-replayed"], "true");
+        assert_eq!(counts.started.load(Ordering::SeqCst), 1);
+    }
+
+    /// The handler's record is released under it (as a sweep or an
+    /// operator could) and another attempt takes the run: the first hears
+    /// so at its next renewal, is stopped, answers 409 `LEASE_LOST`, and
+    /// never touches the record the other attempt wrote.
+    pub async fn a_lost_claim_answers_lease_lost_and_records_nothing(h: Harness) {
+        let (router, counts) = app_with_lease(Arc::clone(&h.store), KeyConfig::new(), LEASE);
+        let headers = [("Idempotency-Key", "lost-1")];
+        let first = tokio::spawn({
+            let router = router.clone();
+            async move {
+                send(
+                    &router,
+                    request("/projects/a/run?sleep_ms=1500", &headers, ""),
+                )
+                .await
+            }
+        });
+        started(&counts, 1).await;
+        let lost = counts.claims.lock().unwrap()[0].clone();
+        assert_eq!(
+            h.store
+                .finish(&lost, HandlerOutcome::Failure)
+                .await
+                .unwrap(),
+            FinishResult::Applied
+        );
+        let (status, _, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+        assert_eq!(status, StatusCode::OK, "another attempt ran the run");
+        let winner = counts.claims.lock().unwrap()[1].clone();
+        assert!(winner.fence > lost.fence);
+
+        let answer = tokio::time::timeout(2 * LEASE, first)
+            .await
+            .expect("the lost attempt is answered at its next renewal")
+            .unwrap();
+        assert_eq!(
+            problem_type(answer),
+            (StatusCode::CONFLICT, "LEASE_LOST".into())
+        );
+        // The lost attempt's handler was stopped, not left to finish.
+        tokio::time::sleep(Duration::from_millis(1700)).await;
+        assert_eq!(counts.finished.load(Ordering::SeqCst), 1);
+        let record = h.store.inspect(&winner.key).await.unwrap().expect("record");
+        assert_eq!(record.state, RunState::Completed);
+        assert_eq!(record.attempt_id, winner.attempt_id);
+    }
+}
+
+use renewal::*;
+
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    memory: Harness::memory_on_system_clock().await,
+    sqlite: Harness::sqlite_on_system_clock().await,
+    postgres: Harness::postgres_by_url().await,
+    redis: Harness::redis().await;
+    a_handler_slower_than_its_lease_runs_once,
+    a_lost_claim_answers_lease_lost_and_records_nothing,
+}
+
+/// A store that cannot be reached for a while does not lose the claim
+/// while its lease may still hold: renewals are retried and the run ends
+/// normally once they succeed again.
+#[tokio::test]
+async fn failed_renewals_are_retried_while_the_lease_holds() {
+    let harness = Harness::memory_on_system_clock().await;
+    let store = FlakyRenewals::new(Arc::clone(&harness.store));
+    let lease = Duration::from_millis(600);
+    let (router, counts) = app_with_lease(store.clone(), KeyConfig::new(), lease);
+    let headers = [("Idempotency-Key", "flaky-1")];
+    store.failing.store(true, Ordering::SeqCst);
+    let first = tokio::spawn({
+        let router = router.clone();
+        async move {
+            send(
+                &router,
+                request("/projects/a/run?sleep_ms=1200", &headers, ""),
+            )
+            .await
+        }
+    });
+    started(&counts, 1).await;
+    // The first renewal (at 200 ms) fails, and so do retries until 400 ms.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(store.renewals.load(Ordering::SeqCst) >= 2);
+    store.failing.store(false, Ordering::SeqCst);
+    let (status, _, _) = first.await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(counts.finished.load(Ordering::SeqCst), 1);
+    // The renewals ended with the handler.
+    let renewals = store.renewals.load(Ordering::SeqCst);
+    tokio::time::sleep(lease).await;
+    assert_eq!(store.renewals.load(Ordering::SeqCst), renewals);
+    let (_, h, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+    assert_eq!(h["idempotent-replayed"], "true");
+}
+
+/// Renewals that cannot be had until the lease runs out give the claim up:
+/// another attempt may hold the run by then. The handler is stopped, and
+/// its run is neither completed nor released by it.
+#[tokio::test]
+async fn a_lease_that_cannot_be_renewed_in_time_is_given_up() {
+    let harness = Harness::memory_on_system_clock().await;
+    let store = FlakyRenewals::new(Arc::clone(&harness.store));
+    let lease = Duration::from_millis(300);
+    let (router, counts) = app_with_lease(store.clone(), KeyConfig::new(), lease);
+    let headers = [("Idempotency-Key", "unrenewed-1")];
+    store.failing.store(true, Ordering::SeqCst);
+    let started_at = std::time::Instant::now();
+    let answer = send(
+        &router,
+        request("/projects/a/run?sleep_ms=2000", &headers, ""),
+    )
+    .await;
+    let took = started_at.elapsed();
+    let (status, _, body) = answer.clone();
+    assert_eq!(
+        problem_type(answer),
+        (StatusCode::CONFLICT, "LEASE_LOST".into())
+    );
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(body.contains("could not renew"), "{body}");
+    assert!(
+        took >= lease && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+    assert_eq!(counts.finished.load(Ordering::SeqCst), 0);
+    let claim = counts.claims.lock().unwrap()[0].clone();
+    let record = harness
+        .store
+        .inspect(&claim.key)
+        .await
+        .unwrap()
+        .expect("record");
+    assert_eq!(
+        record.state,
+        RunState::InProgress,
+        "left for its lease to end"
+    );
+    // Once the lease has run out, a retry takes the run over.
+    store.failing.store(false, Ordering::SeqCst);
+    let (status, _, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+    assert_eq!(status, StatusCode::OK);
 }

@@ -267,6 +267,69 @@ mod scenarios {
         proxy.stop().await;
     }
 
+    /// The proxy renews the claim while the upstream works, so a delivery
+    /// repeated after the lease would have run out still finds the run in
+    /// flight, and the upstream runs once.
+    pub async fn an_upstream_slower_than_the_lease_runs_once(h: Harness) {
+        let store = Arc::clone(&h.store);
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |c| {
+            c.lease = Duration::from_millis(300);
+        })
+        .await;
+        let key = unique("slow-upstream");
+
+        let first = tokio::spawn({
+            let url = format!("{}/slow?sleep_ms=1200", proxy.url);
+            let key = key.clone();
+            async move {
+                client()
+                    .post(url)
+                    .header("Idempotency-Key", key)
+                    .send()
+                    .await
+                    .unwrap()
+            }
+        });
+        upstream.wait_for_calls(1).await;
+        // Twice the lease in: without renewals this would take the run over.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let second = post_with_key(&proxy, "/slow", &key).await;
+        assert_eq!(second.status(), StatusCode::CONFLICT);
+        let problem: Value = second.json().await.unwrap();
+        assert_eq!(problem["type"], "IDEMPOTENCY_KEY_IN_PROGRESS");
+
+        assert_eq!(first.await.unwrap().status(), StatusCode::OK);
+        assert_duplicate(post_with_key(&proxy, "/slow", &key).await).await;
+        assert_eq!(upstream.calls(), 1);
+        proxy.stop().await;
+    }
+
+    /// The upstream's time is bounded by its own timeout, not the lease;
+    /// past it the answer is 504 and a retry may run at once.
+    pub async fn an_upstream_past_its_timeout_gets_504_and_releases_the_run(h: Harness) {
+        let store = Arc::clone(&h.store);
+        let upstream = Upstream::start().await;
+        let proxy = Proxy::start(store, &upstream.url, |c| {
+            c.lease = Duration::from_secs(60);
+            c.upstream_timeout = Duration::from_millis(300);
+        })
+        .await;
+        let key = unique("upstream-timeout");
+
+        let timed_out = post_with_key(&proxy, "/slow?sleep_ms=1000", &key).await;
+        assert_eq!(timed_out.status(), StatusCode::GATEWAY_TIMEOUT);
+        let problem: Value = timed_out.json().await.unwrap();
+        assert_eq!(problem["type"], "UPSTREAM_UNAVAILABLE");
+
+        // Released: no minute-long lease to wait out.
+        let retried = post_with_key(&proxy, "/quick", &key).await;
+        assert_eq!(retried.status(), StatusCode::OK);
+        assert_duplicate(post_with_key(&proxy, "/quick", &key).await).await;
+        assert_eq!(upstream.calls(), 2);
+        proxy.stop().await;
+    }
+
     pub async fn upstream_failure_releases_the_run(h: Harness) {
         let store = Arc::clone(&h.store);
         let upstream = Upstream::start().await;
@@ -844,6 +907,8 @@ idem_testkit::backend_tests! {
     redis: Harness::redis().await;
     completed_run_is_replayed_without_calling_upstream,
     run_in_flight_answers_409,
+    an_upstream_slower_than_the_lease_runs_once,
+    an_upstream_past_its_timeout_gets_504_and_releases_the_run,
     upstream_failure_releases_the_run,
     unreachable_upstream_releases_the_run,
     cloud_headers_match_in_any_letter_case,

@@ -522,3 +522,146 @@ async fn proxy_calls_the_upstream_as_itself() {
         unreadable.stderr
     );
 }
+
+/// Where a proxy of the lease tests keeps its claims, and whatever must
+/// outlive the proxy.
+enum LeaseStore {
+    Memory,
+    Sqlite(tempfile::TempDir),
+    Postgres(idem_testkit::TestDatabase),
+    Redis,
+}
+
+impl LeaseStore {
+    fn url(&self) -> String {
+        match self {
+            LeaseStore::Memory => "memory".into(),
+            LeaseStore::Sqlite(dir) => {
+                format!("sqlite://{}", dir.path().join("guard.db").display())
+            }
+            LeaseStore::Postgres(db) => db.url.clone(),
+            // Under the proxy's fixed prefix; the job name is unique per run.
+            LeaseStore::Redis => idem_testkit::redis_url(),
+        }
+    }
+}
+
+/// Issue #30: with `--lease 2s` and an upstream that takes 3 s, one Cloud
+/// Scheduler run sent twice 2.3 s apart must still reach the upstream once.
+/// The proxy renews the claim while the upstream works, so the second
+/// delivery finds the run in flight (409), and one sent after the upstream
+/// answered is a duplicate. The upstream is not cut at the lease either:
+/// the first delivery gets the upstream's own answer.
+async fn a_run_slower_than_the_lease_reaches_the_upstream_once(store: LeaseStore) {
+    let target = crate::harness::target::Target::start().await;
+    let store_url = store.url();
+    let p = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            &store_url,
+            "--lease",
+            "2s",
+            "--insecure-no-auth",
+        ],
+        &[],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let job = unique("projects/p/locations/l/jobs/slow");
+    let send = || {
+        http.post(format!("{}/hold/3000", p.base))
+            .header("X-CloudScheduler-JobName", &job)
+            .header("X-CloudScheduler-ScheduleTime", "2026-10-16T12:00:00Z")
+            .send()
+    };
+    let sent_at = tokio::time::Instant::now();
+    let first = tokio::spawn(send());
+    target
+        .wait_total(1, std::time::Duration::from_secs(5))
+        .await;
+    tokio::time::sleep_until(sent_at + std::time::Duration::from_millis(2300)).await;
+    let second = send().await.unwrap();
+    assert_eq!(second.status(), 409, "{}", p.stderr());
+    let problem: Value = second.json().await.unwrap();
+    assert_eq!(problem["type"], "IDEMPOTENCY_KEY_IN_PROGRESS");
+
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(first.status(), 200, "{}", p.stderr());
+    assert!(
+        sent_at.elapsed() >= std::time::Duration::from_millis(3000),
+        "answered when the upstream did"
+    );
+    let third = send().await.unwrap();
+    assert_eq!(third.status(), 200);
+    assert_eq!(
+        third
+            .headers()
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+    let body: Value = third.json().await.unwrap();
+    assert_eq!(body["status"], "duplicate");
+    assert_eq!(target.received().len(), 1, "the upstream ran once");
+}
+
+#[tokio::test]
+async fn a_run_slower_than_the_lease_runs_once_with_a_memory_store() {
+    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Memory).await;
+}
+
+#[tokio::test]
+async fn a_run_slower_than_the_lease_runs_once_with_a_sqlite_store() {
+    let dir = tempfile::tempdir().unwrap();
+    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Sqlite(dir)).await;
+}
+
+#[tokio::test]
+async fn a_run_slower_than_the_lease_runs_once_with_a_postgres_store() {
+    let db = idem_testkit::TestDatabase::create().await;
+    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Postgres(db)).await;
+}
+
+#[tokio::test]
+async fn a_run_slower_than_the_lease_runs_once_with_a_redis_store() {
+    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Redis).await;
+}
+
+/// `--upstream-timeout` (not the lease) ends an upstream call: past it the
+/// proxy answers 504 and releases the run, so a retry runs at once.
+#[tokio::test]
+async fn upstream_timeout_ends_the_call_and_releases_the_run() {
+    let target = crate::harness::target::Target::start().await;
+    let p = proxy(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &target.base,
+            "--store",
+            "memory",
+            "--lease",
+            "1m",
+            "--insecure-no-auth",
+        ],
+        &[("IDEM_UPSTREAM_TIMEOUT", "500ms")],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let send = |path: &str| {
+        http.post(format!("{}{path}", p.base))
+            .header("Idempotency-Key", "timeout-1")
+            .send()
+    };
+    let cut = send("/hold/3000").await.unwrap();
+    assert_eq!(cut.status(), 504, "{}", p.stderr());
+    let problem: Value = cut.json().await.unwrap();
+    assert_eq!(problem["type"], "UPSTREAM_UNAVAILABLE");
+    let retried = send("/ok").await.unwrap();
+    assert_eq!(retried.status(), 200, "released, not held for the lease");
+    assert_eq!(target.received().len(), 2);
+}

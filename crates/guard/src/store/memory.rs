@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::{
     Claim, ClaimOutcome, ClaimTerms, FinishResult, GuardStore, HandlerOutcome, RecordView,
-    RunState, StoreError, Swept, existing_blocks, next_fence,
+    RenewResult, RunState, StoreError, Swept, existing_blocks, next_fence,
 };
 use crate::clock::{Clock, SystemClock, duration_micros, micros};
 use crate::key::RunKey;
@@ -132,6 +132,25 @@ impl GuardStore for MemoryStore {
             }
         }
         Ok(FinishResult::Applied)
+    }
+
+    async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError> {
+        let now = micros(self.clock.now());
+        let mut tables = self.lock();
+        match tables.records.get_mut(&claim.key) {
+            Some(r)
+                if r.attempt_id == claim.attempt_id
+                    && r.state == RunState::InProgress
+                    && r.expire_at_us > now =>
+            {
+                let lease_expires_us = now.saturating_add(duration_micros(terms.lease));
+                let expire_at_us = now.saturating_add(duration_micros(terms.effective_retention()));
+                r.lease_expires_us = r.lease_expires_us.max(lease_expires_us);
+                r.expire_at_us = r.expire_at_us.max(expire_at_us);
+                Ok(RenewResult::Renewed)
+            }
+            _ => Ok(RenewResult::Lost),
+        }
     }
 
     async fn sweep(&self, limit: usize) -> Result<Swept, StoreError> {

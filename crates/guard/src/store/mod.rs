@@ -118,6 +118,17 @@ pub enum FinishResult {
     Stale,
 }
 
+/// The answer to a renewal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenewResult {
+    /// The record still held this attempt; its lease was extended.
+    Renewed,
+    /// The record no longer holds this attempt in progress (it finished,
+    /// another attempt took it over, or it expired or was swept); nothing
+    /// changed, and the attempt must stop calling the run its own.
+    Lost,
+}
+
 /// The state of a record, as [`GuardStore::inspect`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunState {
@@ -243,6 +254,19 @@ pub trait GuardStore: Send + Sync + std::fmt::Debug + 'static {
         claim: &Claim,
         outcome: HandlerOutcome,
     ) -> Result<FinishResult, StoreError>;
+
+    /// Only if the record still holds `claim.attempt_id`, is `in_progress`
+    /// and is not past `expire_at`: its lease is extended to end
+    /// `terms.lease` from now, and its `expire_at` to at least the
+    /// effective retention from now, so that a record is never ignored
+    /// while its lease lives and a run is remembered for the retention
+    /// after its last renewal. Neither is ever shortened. A lease that ran
+    /// out but was not taken over is still this attempt's and is renewed.
+    ///
+    /// The fence watermark is left alone: it expires at least one retention
+    /// after the claim, and a fence handed out after that (from the clock)
+    /// is already larger than this claim's.
+    async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError>;
 
     /// Deletes at most `limit` records and at most `limit` fence watermarks
     /// past their `expire_at`.

@@ -24,8 +24,8 @@ use uuid::Uuid;
 
 use super::{
     Claim, ClaimOutcome, ClaimTerms, CommitCounter, FinishResult, GroupCommits, GuardStore,
-    HandlerOutcome, RecordView, RunState, StoreError, Swept, fence_from_db, parse_attempt,
-    parse_state,
+    HandlerOutcome, RecordView, RenewResult, RunState, StoreError, Swept, fence_from_db,
+    parse_attempt, parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -137,6 +137,17 @@ WHERE key = $1 AND attempt_id = $2 AND state = 'in_progress'";
 const FINISH_FAILURE: &str = "
 DELETE FROM idem_guard_runs
 WHERE key = $1 AND attempt_id = $2 AND state = 'in_progress'";
+
+// Not batched: a claim renews once per lease/3, far too rarely for a shared
+// commit to pay. It locks the record alone, so it cannot deadlock with a
+// claim, which locks the fence watermark first.
+const RENEW: &str = "
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS t)
+UPDATE idem_guard_runs r
+SET lease_expires = GREATEST(r.lease_expires, clock.t + $3::bigint * interval '1 microsecond'),
+    expire_at = GREATEST(r.expire_at, clock.t + $4::bigint * interval '1 microsecond')
+FROM clock
+WHERE r.key = $1 AND r.attempt_id = $2 AND r.state = 'in_progress' AND r.expire_at > clock.t";
 
 // SKIP LOCKED keeps a sweep from waiting on (or deadlocking with) claims that
 // hold a row; whatever it skips, the next sweep gets.
@@ -388,6 +399,27 @@ impl GuardStore for PostgresStore {
             // The batchers are gone (their runtime shut down): go alone.
             Err(_) => finish_alone(&self.pool, claim, outcome).await,
         }
+    }
+
+    async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError> {
+        let client = self.pool.get().await?;
+        let stmt = client.prepare_cached(RENEW).await?;
+        let changed = client
+            .execute(
+                &stmt,
+                &[
+                    &claim.key.as_str(),
+                    &claim.attempt_id.to_string(),
+                    &duration_micros(terms.lease),
+                    &duration_micros(terms.effective_retention()),
+                ],
+            )
+            .await?;
+        Ok(if changed == 1 {
+            RenewResult::Renewed
+        } else {
+            RenewResult::Lost
+        })
     }
 
     async fn sweep(&self, limit: usize) -> Result<Swept, StoreError> {

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::{
     Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GuardStore, HandlerOutcome, RecordView,
-    StoreError, Swept, parse_attempt, parse_state,
+    RenewResult, StoreError, Swept, parse_attempt, parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -77,6 +77,19 @@ end
 return 1
 ";
 
+// KEYS: run, runs-by-expiry
+// ARGV: attempt id, lease µs, retention µs, backstop ms, member (run key)
+const RENEW: &str = "
+local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'lease', 'expire')
+if rec[1] ~= 'in_progress' or rec[2] ~= ARGV[1] or tonumber(rec[4]) <= now then return 0 end
+local lease = math.max(tonumber(rec[3]), now + tonumber(ARGV[2]))
+local expire = math.max(tonumber(rec[4]), now + tonumber(ARGV[3]))
+redis.call('HSET', KEYS[1], 'lease', fmt(lease), 'expire', fmt(expire))
+redis.call('PEXPIRE', KEYS[1], math.floor((expire - now) / 1000) + tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[2], fmt(expire), ARGV[5])
+return 1
+";
+
 // KEYS: runs-by-expiry, fences-by-expiry
 // ARGV: limit, run key prefix, fence key prefix
 const SWEEP: &str = "
@@ -114,6 +127,7 @@ pub struct RedisStore {
     prefix: String,
     claim: Script,
     finish: Script,
+    renew: Script,
     sweep: Script,
     inspect: Script,
 }
@@ -170,11 +184,18 @@ impl RedisStore {
             prefix: prefix.to_owned(),
             claim: with_now(CLAIM),
             finish: Script::new(FINISH),
+            renew: with_now(RENEW),
             sweep: with_now(SWEEP),
             inspect: with_now(INSPECT),
             conn: conn.clone(),
         };
-        for script in [&store.claim, &store.finish, &store.sweep, &store.inspect] {
+        for script in [
+            &store.claim,
+            &store.finish,
+            &store.renew,
+            &store.sweep,
+            &store.inspect,
+        ] {
             script.prepare_invoke().load_async(&mut conn).await?;
         }
         Ok(store)
@@ -260,6 +281,25 @@ impl GuardStore for RedisStore {
             FinishResult::Applied
         } else {
             FinishResult::Stale
+        })
+    }
+
+    async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError> {
+        let renewed: i64 = self
+            .renew
+            .key(self.run_key(&claim.key))
+            .key(self.runs_index())
+            .arg(claim.attempt_id.to_string())
+            .arg(duration_micros(terms.lease))
+            .arg(duration_micros(terms.effective_retention()))
+            .arg(BACKSTOP_MS)
+            .arg(claim.key.as_str())
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(if renewed == 1 {
+            RenewResult::Renewed
+        } else {
+            RenewResult::Lost
         })
     }
 

@@ -25,8 +25,8 @@ use uuid::Uuid;
 
 use super::{
     Claim, ClaimOutcome, ClaimTerms, CommitCounter, FinishResult, GroupCommits, GuardStore,
-    HandlerOutcome, RecordView, StoreError, Swept, existing_blocks, fence_from_db, next_fence,
-    parse_attempt, parse_state,
+    HandlerOutcome, RecordView, RenewResult, StoreError, Swept, existing_blocks, fence_from_db,
+    next_fence, parse_attempt, parse_state,
 };
 use crate::clock::{Clock, SystemClock, duration_micros, micros};
 use crate::key::RunKey;
@@ -78,6 +78,11 @@ enum Op {
         attempt: Uuid,
         outcome: HandlerOutcome,
     },
+    Renew {
+        key: RunKey,
+        attempt: Uuid,
+        terms: ClaimTerms,
+    },
     Sweep {
         limit: i64,
     },
@@ -88,6 +93,7 @@ enum Op {
 enum Done {
     Claim(ClaimOutcome),
     Finish(FinishResult),
+    Renew(RenewResult),
     Sweep(Swept),
 }
 
@@ -256,6 +262,11 @@ fn apply(conn: &Connection, now: i64, op: &Op) -> Result<Done, StoreError> {
             attempt,
             outcome,
         } => finish(conn, key, attempt, *outcome).map(Done::Finish),
+        Op::Renew {
+            key,
+            attempt,
+            terms,
+        } => renew(conn, now, key, attempt, *terms).map(Done::Renew),
         Op::Sweep { limit } => sweep(conn, now, *limit).map(Done::Sweep),
     }
 }
@@ -342,6 +353,37 @@ fn finish(
     })
 }
 
+fn renew(
+    conn: &Connection,
+    now: i64,
+    key: &RunKey,
+    attempt: &Uuid,
+    terms: ClaimTerms,
+) -> Result<RenewResult, StoreError> {
+    let lease_expires = now.saturating_add(duration_micros(terms.lease));
+    let expire_at = now.saturating_add(duration_micros(terms.effective_retention()));
+    let changed = conn
+        .prepare_cached(
+            "UPDATE idem_guard_runs
+             SET lease_expires_us = max(lease_expires_us, ?3),
+                 expire_at_us = max(expire_at_us, ?4)
+             WHERE key = ?1 AND attempt_id = ?2 AND state = 'in_progress'
+               AND expire_at_us > ?5",
+        )?
+        .execute(params![
+            key.as_str(),
+            attempt.to_string(),
+            lease_expires,
+            expire_at,
+            now
+        ])?;
+    Ok(if changed == 1 {
+        RenewResult::Renewed
+    } else {
+        RenewResult::Lost
+    })
+}
+
 fn sweep(conn: &Connection, now: i64, limit: i64) -> Result<Swept, StoreError> {
     let records = conn
         .prepare_cached(
@@ -383,6 +425,18 @@ impl GuardStore for SqliteStore {
         };
         match self.write(op).await? {
             Done::Finish(result) => Ok(result),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError> {
+        let op = Op::Renew {
+            key: claim.key.clone(),
+            attempt: claim.attempt_id,
+            terms,
+        };
+        match self.write(op).await? {
+            Done::Renew(result) => Ok(result),
             other => Err(unexpected(other)),
         }
     }
