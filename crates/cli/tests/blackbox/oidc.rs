@@ -129,7 +129,17 @@ async fn targets_verify_idem_s_tokens_against_its_jwks_and_old_keys_stay_publish
     let (claims, first_kid) = verify(&by_origin, &keys, s.base(), &target.base);
     assert_eq!(claims["sub"], "org/default");
     let lifetime = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
-    assert_eq!(lifetime, 3600);
+    assert_eq!(
+        lifetime,
+        600 + 60,
+        "the attempt's deadline (the default) and a minute"
+    );
+    assert!(claims["idem_run"].is_string(), "{claims}");
+    let (again, _) = verify(&by_name, &keys, s.base(), "api://orders");
+    assert_ne!(
+        again["idem_run"], claims["idem_run"],
+        "one token per delivery, naming its own run"
+    );
     assert!((claims["iat"].as_i64().unwrap() - now()).abs() < 60);
     let (_, kid) = verify(&by_name, &keys, s.base(), "api://orders");
     assert_eq!(kid, first_kid, "one key per organization");
