@@ -55,8 +55,8 @@ pub struct ProxyArgs {
     )]
     oidc_audiences: Vec<String>,
     /// Accepts only tokens with this `sub` (repeatable; Idem's are
-    /// `org/<organization>`). Without it or --oidc-email, any subject of
-    /// the issuer is accepted.
+    /// `org/<organization>`). --oidc-issuer needs it, --oidc-email or
+    /// --oidc-any-subject.
     #[arg(
         long = "oidc-subject",
         env = "IDEM_OIDC_SUBJECT",
@@ -73,6 +73,17 @@ pub struct ProxyArgs {
         requires = "oidc_issuer"
     )]
     oidc_emails: Vec<String>,
+    /// Accepts a token of any subject of the issuer for the audience:
+    /// every organization of a shared Idem, every Google service account.
+    /// Without it, --oidc-issuer refuses to start unless --oidc-subject or
+    /// --oidc-email names the senders.
+    #[arg(
+        long,
+        env = "IDEM_OIDC_ANY_SUBJECT",
+        requires = "oidc_issuer",
+        conflicts_with_all = ["oidc_subjects", "oidc_emails"]
+    )]
+    oidc_any_subject: bool,
     /// Starts without any way to authenticate senders (no signing secret):
     /// anyone who can reach the proxy can then make the upstream run work
     /// under a key of their choosing. Without a signing secret the proxy
@@ -224,6 +235,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     let mut config = ProxyConfig::new(args.upstream, Arc::new(idem_guard::MemoryStore::new()));
     config.signing_secrets = args.signing_secrets;
     config.insecure_no_auth = args.insecure_no_auth;
+    config.oidc_any_subject = args.oidc_any_subject;
     config.oidc = args.oidc_issuer.map(|issuer| {
         idem_guard::OidcVerifier::new(issuer, args.oidc_audiences)
             .with_subjects(args.oidc_subjects)

@@ -146,7 +146,13 @@ impl Guard {
             tick.tick().await;
             loop {
                 match self.store.sweep(batch).await {
-                    Ok(swept) if swept.records < batch && swept.fences < batch => break,
+                    Ok(swept)
+                        if swept.records < batch
+                            && swept.fences < batch
+                            && swept.tokens < batch =>
+                    {
+                        break;
+                    }
                     Ok(_) => tokio::task::yield_now().await,
                     Err(error) => {
                         tracing::warn!(%error, "sweeping expired guard records failed");

@@ -28,6 +28,7 @@ use http::{HeaderMap, Request, Response};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use tower::{Layer, Service};
 
 use crate::response;
@@ -87,6 +88,17 @@ pub struct VerifiedToken {
     pub subject: Option<String>,
     /// `email`, when the token has one.
     pub email: Option<String>,
+    /// `idem_run`: the run key of the delivery an Idem token was minted
+    /// for. A token without it (Google's, most issuers') does not say which
+    /// run it is for.
+    pub idem_run: Option<String>,
+    /// `exp`.
+    pub expires_at: jiff::Timestamp,
+    /// Lowercase hex SHA-256 of the token's signed part (header and
+    /// claims). The signature is left out: an ECDSA signature can be
+    /// re-encoded into another valid one, and that must not make the same
+    /// token look new.
+    pub digest: String,
 }
 
 #[derive(Deserialize)]
@@ -94,6 +106,8 @@ struct Claims {
     sub: Option<String>,
     email: Option<String>,
     email_verified: Option<bool>,
+    exp: i64,
+    idem_run: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -230,6 +244,20 @@ impl OidcVerifier {
         &self.inner.settings.issuer
     }
 
+    /// Whether only some subjects or emails are accepted
+    /// ([`OidcVerifier::with_subjects`], [`OidcVerifier::with_emails`]),
+    /// rather than every token of the issuer.
+    pub fn narrows_senders(&self) -> bool {
+        let s = &self.inner.settings;
+        !s.subjects.is_empty() || !s.emails.is_empty()
+    }
+
+    /// The leeway on `exp` and `nbf`: a token is accepted until its `exp`
+    /// plus this.
+    pub fn leeway(&self) -> Duration {
+        self.inner.settings.leeway
+    }
+
     /// Checks the bearer token of a request's headers.
     pub async fn verify(&self, headers: &HeaderMap) -> Result<VerifiedToken, OidcError> {
         let token = bearer(headers).ok_or(OidcError::Missing)?;
@@ -275,9 +303,18 @@ impl OidcVerifier {
         if !allowed {
             return Err(OidcError::NotAllowed);
         }
+        if claims.idem_run.as_deref().is_some_and(str::is_empty) {
+            return Err(OidcError::Invalid("idem_run is empty".into()));
+        }
+        let expires_at = jiff::Timestamp::from_second(claims.exp)
+            .map_err(|_| OidcError::Invalid(format!("exp {} is out of range", claims.exp)))?;
+        let signed = token.rsplit_once('.').map_or(token, |(signed, _)| signed);
         Ok(VerifiedToken {
             subject: claims.sub,
             email: claims.email,
+            idem_run: claims.idem_run,
+            expires_at,
+            digest: hex::encode(Sha256::digest(signed.as_bytes())),
         })
     }
 

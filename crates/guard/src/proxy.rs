@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::guard::{Attempt, Guard};
 use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, RunKey, Scope, inject_run_key_json};
-use crate::oidc::OidcVerifier;
+use crate::oidc::{OidcVerifier, VerifiedToken};
 use crate::response;
 use crate::signature::{DEFAULT_TOLERANCE, SigningSecret, check_signature_head, read_body};
 use crate::store::{Claim, ClaimOutcome, GuardStore, HandlerOutcome, StoreError};
@@ -44,6 +44,10 @@ pub struct ProxyConfig {
     /// When set, a valid OIDC bearer token of its issuer is mandatory (and
     /// a signature too when [`ProxyConfig::signing_secrets`] are given).
     pub oidc: Option<OidcVerifier>,
+    /// Lets an [`ProxyConfig::oidc`] verifier that accepts every subject of
+    /// its issuer start: an issuer such as Google's or a shared Idem signs
+    /// tokens for many senders, any of which could then reach the upstream.
+    pub oidc_any_subject: bool,
     /// Lets the proxy start with no way to authenticate senders (no signing
     /// secret, no OIDC issuer). Anyone who can reach it can then make the upstream run a
     /// new key's work: meant for trying the proxy out, never for a network
@@ -103,6 +107,7 @@ impl ProxyConfig {
             store,
             signing_secrets: Vec::new(),
             oidc: None,
+            oidc_any_subject: false,
             insecure_no_auth: false,
             lease: Duration::from_secs(5 * 60),
             upstream_timeout: DEFAULT_UPSTREAM_TIMEOUT,
@@ -138,6 +143,12 @@ impl ProxyConfig {
     /// secret (and then no unsigned key parts), or an explicit
     /// [`ProxyConfig::insecure_no_auth`].
     pub fn check_authentication(&self) -> Result<(), ProxyError> {
+        if let Some(oidc) = &self.oidc
+            && !oidc.narrows_senders()
+            && !self.oidc_any_subject
+        {
+            return Err(ProxyError::OidcAnySubject);
+        }
         if self.signing_secrets.is_empty() {
             return match self.insecure_no_auth || self.oidc.is_some() {
                 true => Ok(()),
@@ -181,6 +192,13 @@ pub enum ProxyError {
          requests from anyone who can reach the proxy"
     )]
     NoAuthentication,
+    /// An OIDC issuer was given without saying whose tokens it accepts.
+    #[error(
+        "--oidc-issuer accepts every subject of the issuer: name the senders with \
+         --oidc-subject (Idem's are org/<organization>) or --oidc-email, or give \
+         --oidc-any-subject to accept any token the issuer signs for the audience"
+    )]
+    OidcAnySubject,
     /// The HTTP client could not be built.
     #[error("building the upstream client: {0}")]
     Client(#[from] reqwest::Error),
@@ -229,6 +247,12 @@ pub async fn serve(
              upstream run work under a key of their choosing"
         );
     }
+    if config.oidc.as_ref().is_some_and(|o| !o.narrows_senders()) {
+        tracing::warn!(
+            "every subject of the OIDC issuer is accepted (--oidc-any-subject): anyone the \
+             issuer signs a token for with this audience can reach the upstream"
+        );
+    }
     let client = reqwest::Client::builder()
         // A redirect is the upstream's answer, to be passed back; following
         // it would re-send a non-idempotent request elsewhere.
@@ -270,17 +294,26 @@ pub async fn serve(
     Ok(())
 }
 
-/// The run key of a message whose signature was verified: its signed
-/// `webhook-id`, whatever unsigned headers say. A sender that also sends
-/// `Idempotency-Key` (Idem sends its run key as both) must send the same
-/// value: a different one marks a captured delivery replayed under a new
-/// key, and is refused rather than silently keyed by the signed ID.
-fn signed_run_key(headers: &HeaderMap, id: &str) -> Result<RunKey, &'static str> {
+const SIGNED_ID: &str = "Idempotency-Key differs from the signed Webhook-Id";
+const TOKEN_RUN: &str = "Idempotency-Key differs from the ID token's idem_run";
+
+/// The run key of a request whose run is named by what authenticated it:
+/// the signed `webhook-id` of a verified message, or the `idem_run` of a
+/// verified Idem token, whatever unsigned headers say. A sender that also
+/// sends `Idempotency-Key` (Idem sends its run key as both) must send the
+/// same value: a different one marks a captured delivery replayed under a
+/// new key, and is refused (with `differs`) rather than silently keyed by
+/// the authenticated ID.
+fn named_run_key(
+    headers: &HeaderMap,
+    id: &str,
+    differs: &'static str,
+) -> Result<RunKey, &'static str> {
     let mut keys = headers.get_all(IDEMPOTENCY_KEY).iter();
     match (keys.next(), keys.next()) {
         (None, _) => {}
         (Some(key), None) if key.as_bytes().trim_ascii() == id.as_bytes() => {}
-        _ => return Err("Idempotency-Key differs from the signed Webhook-Id"),
+        _ => return Err(differs),
     }
     Ok(RunKey::of_signed_message(id.as_bytes()))
 }
@@ -358,16 +391,30 @@ async fn respond(state: Arc<ProxyState>, request: Request) -> Response<Body> {
     let (parts, body) = request.into_parts();
     // The token first: it is checked from the headers alone, so a request
     // without one costs no body read, signature or claim.
-    if let Some(oidc) = &state.oidc
-        && let Err(error) = oidc.verify(&parts.headers).await
-    {
-        return error.response();
-    }
+    let token = match &state.oidc {
+        Some(oidc) => match oidc.verify(&parts.headers).await {
+            Ok(token) => Some(token),
+            Err(error) => return error.response(),
+        },
+        None => None,
+    };
     if state.secrets.is_empty() {
-        let key = match state.guard.run_key(&parts) {
-            Ok(key) => key,
-            Err(error) => return response::missing_identity(&error.to_string()),
+        let key = match token.as_ref().and_then(|t| t.idem_run.as_deref()) {
+            // An Idem token names its run, as a signature does: the key is
+            // derived as a signed message's, so a delivery has one guard key
+            // however it is authenticated.
+            Some(run) => match named_run_key(&parts.headers, run, TOKEN_RUN) {
+                Ok(key) => key,
+                Err(detail) => return response::unauthenticated(detail),
+            },
+            None => match state.guard.run_key(&parts) {
+                Ok(key) => key,
+                Err(error) => return response::missing_identity(&error.to_string()),
+            },
         };
+        if let Err(response) = bind_token(&state, token.as_ref(), &key).await {
+            return response;
+        }
         let body = match read_body_in_time(&state, body).await {
             Ok(body) => body,
             Err(response) => return response,
@@ -396,11 +443,62 @@ async fn respond(state: Arc<ProxyState>, request: Request) -> Response<Body> {
     ) {
         return response::unauthenticated(&error.to_string());
     }
-    let key = match signed_run_key(&parts.headers, head.id()) {
+    let key = match named_run_key(&parts.headers, head.id(), SIGNED_ID) {
         Ok(key) => key,
         Err(detail) => return response::unauthenticated(detail),
     };
+    if let Some(run) = token.as_ref().and_then(|t| t.idem_run.as_deref())
+        && run != head.id()
+    {
+        return response::unauthenticated(
+            "the ID token's idem_run differs from the signed Webhook-Id",
+        );
+    }
+    if let Err(response) = bind_token(&state, token.as_ref(), &key).await {
+        return response;
+    }
     run(state, parts, body, key).await
+}
+
+/// A token that names no run (`idem_run`) opens the first run it is sent
+/// with, and no other while it is accepted: a captured token sent again
+/// under a new key is refused, as a signature sent with another message
+/// would be. Idem's tokens name their run and need no binding.
+async fn bind_token(
+    state: &ProxyState,
+    token: Option<&VerifiedToken>,
+    key: &RunKey,
+) -> Result<(), Response<Body>> {
+    let (Some(token), Some(oidc)) = (token, &state.oidc) else {
+        return Ok(());
+    };
+    if token.idem_run.is_some() {
+        return Ok(());
+    }
+    // Until the verifier stops accepting the token, its leeway included;
+    // the floor keeps a token at its very edge bound for a moment at least.
+    let accepted_until = token.expires_at + oidc.leeway();
+    let ttl = Duration::try_from(jiff::Timestamp::now().duration_until(accepted_until))
+        .unwrap_or_default()
+        .max(Duration::from_secs(1));
+    match state
+        .guard
+        .store()
+        .bind_token(&token.digest, key, ttl)
+        .await
+    {
+        Ok(bound) if &bound == key => Ok(()),
+        Ok(_) => Err(response::unauthenticated(
+            "this ID token already opened another run: a token without idem_run \
+             opens one run, until it expires",
+        )),
+        Err(error) => {
+            tracing::error!(run_key = %key, %error, "guard store unavailable");
+            Err(response::store_unavailable(
+                "the guard store is unavailable",
+            ))
+        }
+    }
 }
 
 /// The body within the size limit and the request timeout: a sender that

@@ -501,6 +501,126 @@ mod suite {
         );
         assert_eq!(store.inspect(&key("never")).await.unwrap(), None);
     }
+
+    pub async fn a_token_stays_bound_to_its_first_run_until_it_expires(h: Harness) {
+        let store = h.store.as_ref();
+        let (first, second) = (key("token-first"), key("token-second"));
+        let token = "a".repeat(64);
+        assert_eq!(
+            store.bind_token(&token, &first, RETENTION).await.unwrap(),
+            first
+        );
+        // The same token naming another run answers the first; naming its
+        // own again answers it too, and changes nothing.
+        assert_eq!(
+            store.bind_token(&token, &second, RETENTION).await.unwrap(),
+            first
+        );
+        assert_eq!(
+            store
+                .bind_token(&token, &first, Duration::from_secs(3600))
+                .await
+                .unwrap(),
+            first
+        );
+        // Another token is bound on its own.
+        let other = "b".repeat(64);
+        assert_eq!(
+            store.bind_token(&other, &second, RETENTION).await.unwrap(),
+            second
+        );
+        // Bindings are not runs: the keys are still free to claim.
+        assert_eq!(store.inspect(&first).await.unwrap(), None);
+        claimed(store, &first, short_lease()).await;
+        // Once the token expired, its binding is ignored.
+        h.advance(PAST_RETENTION).await;
+        assert_eq!(
+            store.bind_token(&token, &second, RETENTION).await.unwrap(),
+            second
+        );
+        assert_eq!(
+            store.bind_token(&token, &first, RETENTION).await.unwrap(),
+            second
+        );
+    }
+
+    pub async fn concurrent_binds_of_one_token_agree(h: Harness) {
+        let token = "c".repeat(64);
+        let barrier = Arc::new(tokio::sync::Barrier::new(16));
+        let tasks: Vec<_> = (0..16)
+            .map(|i| {
+                let store = Arc::clone(&h.store);
+                let barrier = Arc::clone(&barrier);
+                let token = token.clone();
+                tokio::spawn(async move {
+                    let mine = key(&format!("bind-{i}"));
+                    barrier.wait().await;
+                    let bound = store
+                        .bind_token(&token, &mine, Duration::from_secs(3600))
+                        .await
+                        .expect("bind");
+                    (mine, bound)
+                })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for task in tasks {
+            answers.push(task.await.expect("bind task"));
+        }
+        let winner = answers[0].1.clone();
+        assert!(
+            answers.iter().all(|(_, bound)| *bound == winner),
+            "one key for the token: {answers:?}"
+        );
+        assert_eq!(
+            answers.iter().filter(|(mine, _)| *mine == winner).count(),
+            1,
+            "the key it is bound to is one caller's: {answers:?}"
+        );
+    }
+
+    pub async fn sweep_deletes_expired_token_bindings(h: Harness) {
+        let store = h.store.as_ref();
+        let k = key("token-sweep");
+        for i in 0..5 {
+            let token = format!("{i:064}");
+            store.bind_token(&token, &k, RETENTION).await.unwrap();
+        }
+        let kept = "d".repeat(64);
+        store
+            .bind_token(&kept, &k, Duration::from_secs(3600))
+            .await
+            .unwrap();
+        h.advance(PAST_RETENTION).await;
+        let mut swept = 0;
+        loop {
+            let batch = store.sweep(2).await.unwrap();
+            assert!(batch.tokens <= 2, "bounded: {batch:?}");
+            if batch == Default::default() {
+                break;
+            }
+            swept += batch.tokens;
+        }
+        // Redis expires bindings itself and counts none.
+        if h.clock.is_some() {
+            assert_eq!(swept, 5);
+        } else {
+            assert!(swept == 5 || swept == 0, "{swept}");
+        }
+        let other = key("token-sweep-other");
+        for i in 0..5 {
+            let token = format!("{i:064}");
+            assert_eq!(
+                store.bind_token(&token, &other, RETENTION).await.unwrap(),
+                other
+            );
+        }
+        assert_eq!(
+            store.bind_token(&kept, &other, RETENTION).await.unwrap(),
+            k,
+            "a live binding survives the sweep"
+        );
+    }
 }
 
 // The generated tests call each scenario as `super::<name>`.
@@ -527,4 +647,7 @@ idem_testkit::backend_tests! {
     an_expired_lease_nobody_took_over_is_still_renewed,
     renewal_after_a_takeover_is_lost_and_changes_nothing,
     renewal_of_a_finished_or_expired_claim_is_lost,
+    a_token_stays_bound_to_its_first_run_until_it_expires,
+    concurrent_binds_of_one_token_agree,
+    sweep_deletes_expired_token_bindings,
 }

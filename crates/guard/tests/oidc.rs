@@ -359,3 +359,72 @@ async fn the_layer_refuses_before_the_handler_and_hands_it_the_token() {
     assert_eq!(&body[..], b"org/acme");
     assert_eq!(reached.load(Ordering::SeqCst), 1);
 }
+
+/// `n - s` for the order `n` of P-256: with `r`, another valid signature of
+/// the same message.
+fn p256_negate(s: &[u8]) -> Vec<u8> {
+    const N: [u8; 32] = [
+        0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63,
+        0x25, 0x51,
+    ];
+    let mut out = vec![0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let mut d = i16::from(N[i]) - i16::from(s[i]) - borrow;
+        borrow = i16::from(d < 0);
+        if d < 0 {
+            d += 256;
+        }
+        out[i] = d as u8;
+    }
+    out
+}
+
+/// A token reports the run it names, its expiry, and a digest of what was
+/// signed: the same token with its signature re-encoded has the same
+/// digest, so it cannot pass for a new token where one run per token is
+/// enforced.
+#[tokio::test]
+async fn a_token_reports_its_run_its_expiry_and_a_digest_of_what_was_signed() {
+    let (key, jwk) = ec_key("ec-run");
+    let issuer = Issuer::start(vec![jwk]).await;
+    let verifier = issuer.verifier();
+    let exp = now() + 300;
+    let named = sign(
+        Algorithm::ES256,
+        "ec-run",
+        &key,
+        issuer.with(json!({"idem_run": "run-1", "exp": exp})),
+    );
+    let verified = verifier.verify(&bearer(&named)).await.unwrap();
+    assert_eq!(verified.idem_run.as_deref(), Some("run-1"));
+    assert_eq!(verified.expires_at.as_second(), exp);
+
+    let plain = sign(Algorithm::ES256, "ec-run", &key, issuer.claims());
+    let unnamed = verifier.verify(&bearer(&plain)).await.unwrap();
+    assert_eq!(unnamed.idem_run, None);
+    assert_ne!(unnamed.digest, verified.digest);
+    assert_eq!(unnamed.digest.len(), 64);
+
+    let (signed, signature) = plain.rsplit_once('.').unwrap();
+    let raw = URL_SAFE_NO_PAD.decode(signature).unwrap();
+    let mut twin_signature = raw[..32].to_vec();
+    twin_signature.extend(p256_negate(&raw[32..]));
+    let twin = format!("{signed}.{}", URL_SAFE_NO_PAD.encode(twin_signature));
+    assert_ne!(twin, plain);
+    match verifier.verify(&bearer(&twin)).await {
+        Ok(token) => assert_eq!(token.digest, unnamed.digest),
+        // A verifier that takes only one of the two encodings is as good.
+        Err(error) => assert!(matches!(error, OidcError::Invalid(_)), "{error:?}"),
+    }
+
+    let empty = sign(
+        Algorithm::ES256,
+        "ec-run",
+        &key,
+        issuer.with(json!({"idem_run": ""})),
+    );
+    let refused = verifier.verify(&bearer(&empty)).await.unwrap_err();
+    assert!(matches!(refused, OidcError::Invalid(_)), "{refused:?}");
+}

@@ -803,11 +803,18 @@ async fn proxy_refuses_to_serve_without_authentication() {
     let store: Arc<dyn GuardStore> = Arc::new(idem_guard::MemoryStore::new());
     let mut config = ProxyConfig::new("http://127.0.0.1:9".parse().unwrap(), store);
     assert!(config.check_authentication().is_err());
-    // An OIDC issuer authenticates senders as a signing secret does.
-    config.oidc = Some(idem_guard::OidcVerifier::new(
-        "https://issuer.example",
-        vec!["aud".into()],
+    // An OIDC issuer authenticates senders as a signing secret does, once
+    // it says whose tokens it takes: every subject only when asked to.
+    let issuer = idem_guard::OidcVerifier::new("https://issuer.example", vec!["aud".into()]);
+    config.oidc = Some(issuer.clone());
+    assert!(matches!(
+        config.check_authentication(),
+        Err(idem_guard::ProxyError::OidcAnySubject)
     ));
+    config.oidc_any_subject = true;
+    assert!(config.check_authentication().is_ok());
+    config.oidc_any_subject = false;
+    config.oidc = Some(issuer.with_subjects(vec!["org/acme".into()]));
     assert!(config.check_authentication().is_ok());
     config.oidc = None;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -15,9 +15,11 @@
 //! for the rotation period plus the longest token lifetime, so every token
 //! it signed has expired before its key leaves the JWKS.
 //!
-//! Tokens are cached per (organization, audience) until three quarters of
-//! their lifetime, or until their key rotates: a burst of deliveries to one
-//! audience signs once.
+//! A token is minted for each delivery attempt and names the run it opens
+//! in the claim `idem_run` (the delivery's `Idempotency-Key`), so that a
+//! receiver can refuse a captured token sent again under another key. It
+//! lives for the attempt's deadline plus [`TOKEN_MARGIN`], at most the
+//! configured lifetime: long enough to arrive, not to be kept.
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -31,12 +33,17 @@ use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The longest lifetime a token may have (SPEC: `exp` at most an hour after
 /// `iat`).
 pub const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(60 * 60);
+
+/// Beyond the attempt's deadline, how long its token stays valid: the
+/// request is sent at once, and this covers receivers whose clocks run a
+/// little ahead.
+pub const TOKEN_MARGIN: Duration = Duration::from_secs(60);
 
 /// Beyond the longest lifetime, how long a retired key stays published:
 /// nodes' clocks and a token's time in flight.
@@ -53,7 +60,9 @@ pub struct OidcOptions {
     pub issuer: String,
     /// How long an organization's key signs before a new one is made.
     pub key_rotation: Duration,
-    /// `exp - iat` of a token; at most [`MAX_TOKEN_LIFETIME`].
+    /// The longest `exp - iat` of a token, which otherwise lives for its
+    /// attempt's deadline plus [`TOKEN_MARGIN`]; at most
+    /// [`MAX_TOKEN_LIFETIME`].
     pub token_lifetime: Duration,
 }
 
@@ -84,12 +93,7 @@ struct SigningKey {
     rotates_at: Timestamp,
 }
 
-struct CachedToken {
-    token: Arc<str>,
-    refresh_at: Timestamp,
-}
-
-/// Signs and caches the ID tokens of deliveries.
+/// Signs the ID tokens of deliveries.
 pub struct Issuer {
     options: OidcOptions,
     store: Arc<dyn Store>,
@@ -98,7 +102,6 @@ pub struct Issuer {
     /// Held across the store call that finds or makes a key, so that one
     /// node asks once per organization and rotation.
     keys: tokio::sync::Mutex<HashMap<String, Arc<SigningKey>>>,
-    tokens: Mutex<HashMap<(String, String), CachedToken>>,
 }
 
 #[derive(Serialize)]
@@ -108,6 +111,7 @@ struct Claims<'a> {
     aud: &'a str,
     iat: i64,
     exp: i64,
+    idem_run: &'a str,
 }
 
 impl Issuer {
@@ -121,7 +125,6 @@ impl Issuer {
             clock,
             rng: SystemRandom::new(),
             keys: Default::default(),
-            tokens: Default::default(),
         }
     }
 
@@ -129,18 +132,20 @@ impl Issuer {
         &self.options
     }
 
-    /// An ID token for `org` with audience `audience`, from the cache while
-    /// it is fresh.
-    pub async fn token(&self, org: &str, audience: &str) -> Result<Arc<str>, String> {
+    /// A new ID token for one attempt of the run `run_key` of `org`, with
+    /// audience `audience`, valid for `deadline` (the attempt's) plus
+    /// [`TOKEN_MARGIN`], at most the configured lifetime. Never reused: a
+    /// token names its run.
+    pub async fn token(
+        &self,
+        org: &str,
+        audience: &str,
+        run_key: &str,
+        deadline: Duration,
+    ) -> Result<String, String> {
         let now = self.clock.now();
-        let cache_key = (org.to_string(), audience.to_string());
-        if let Some(cached) = self.tokens.lock().expect("tokens").get(&cache_key)
-            && now < cached.refresh_at
-        {
-            return Ok(cached.token.clone());
-        }
         let key = self.signing_key(org, now).await?;
-        let lifetime = self.options.token_lifetime;
+        let lifetime = (deadline + TOKEN_MARGIN).min(self.options.token_lifetime);
         let iat = now.as_second();
         let exp = iat + lifetime.as_secs() as i64;
         let claims = Claims {
@@ -149,27 +154,12 @@ impl Issuer {
             aud: audience,
             iat,
             exp,
+            idem_run: run_key,
         };
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(key.kid.clone());
-        let token: Arc<str> = jsonwebtoken::encode(&header, &claims, &key.key)
-            .map_err(|e| format!("signing the OIDC token: {e}"))?
-            .into();
-        let refresh_at = (now + lifetime.mul_f64(0.75)).min(key.rotates_at);
-        let mut tokens = self.tokens.lock().expect("tokens");
-        // Audiences come from targets: a bound keeps a flood of distinct
-        // ones from growing the cache without end.
-        if tokens.len() >= 10_000 {
-            tokens.retain(|_, t| now < t.refresh_at);
-        }
-        tokens.insert(
-            cache_key,
-            CachedToken {
-                token: token.clone(),
-                refresh_at,
-            },
-        );
-        Ok(token)
+        jsonwebtoken::encode(&header, &claims, &key.key)
+            .map_err(|e| format!("signing the OIDC token: {e}"))
     }
 
     async fn signing_key(&self, org: &str, now: Timestamp) -> Result<Arc<SigningKey>, String> {
@@ -243,7 +233,7 @@ impl Issuer {
             response_types_supported: vec!["id_token".into()],
             subject_types_supported: vec!["public".into()],
             id_token_signing_alg_values_supported: vec!["ES256".into()],
-            claims_supported: ["iss", "sub", "aud", "iat", "exp"]
+            claims_supported: ["iss", "sub", "aud", "iat", "exp", "idem_run"]
                 .map(String::from)
                 .to_vec(),
         }

@@ -206,6 +206,36 @@ async fn proxy_without_authentication_refuses_to_start() {
     assert!(out.stderr.contains("webhook-id"), "{}", out.stderr);
 }
 
+/// An OIDC issuer alone would let every sender it signs for through (every
+/// organization of a shared Idem, every Google service account): the proxy
+/// refuses to start until the senders are named or any subject is asked for.
+#[tokio::test]
+async fn proxy_with_an_issuer_but_no_subject_refuses_to_start() {
+    let mut cmd = command();
+    cmd.args([
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--store",
+        "memory",
+        "--oidc-issuer",
+        "http://127.0.0.1:9",
+        "--oidc-audience",
+        "https://proxy.example",
+    ])
+    .kill_on_drop(true);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(20), Out::of(cmd))
+        .await
+        .expect("the proxy started instead of refusing");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(!out.stdout.contains("listening"), "{}", out.stdout);
+    for flag in ["--oidc-subject", "--oidc-email", "--oidc-any-subject"] {
+        assert!(out.stderr.contains(flag), "{flag}: {}", out.stderr);
+    }
+}
+
 /// The binary's key flags reach the proxy: a named identity header, a
 /// query-parameter scope, and the run key written into the JSON body.
 #[tokio::test]

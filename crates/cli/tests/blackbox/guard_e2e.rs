@@ -30,7 +30,7 @@ const UPSTREAM_TAKES: Duration = Duration::from_millis(2000);
 const WITHIN: Duration = Duration::from_secs(25);
 
 /// Where the proxy keeps its claims, and whatever must outlive the proxy.
-enum ProxyStore {
+pub(crate) enum ProxyStore {
     Memory,
     Sqlite(tempfile::TempDir),
     Postgres(idem_testkit::TestDatabase),
@@ -38,15 +38,15 @@ enum ProxyStore {
 }
 
 impl ProxyStore {
-    async fn sqlite() -> ProxyStore {
+    pub(crate) async fn sqlite() -> ProxyStore {
         ProxyStore::Sqlite(tempfile::tempdir().expect("temporary directory"))
     }
 
-    async fn postgres() -> ProxyStore {
+    pub(crate) async fn postgres() -> ProxyStore {
         ProxyStore::Postgres(idem_testkit::TestDatabase::create().await)
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         match self {
             ProxyStore::Memory => "memory".into(),
             ProxyStore::Sqlite(dir) => {

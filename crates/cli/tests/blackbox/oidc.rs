@@ -3,9 +3,12 @@
 //! fetched over HTTP as a target would; keys rotate and the old one stays
 //! published; `idem proxy` with Idem as its issuer lets Idem's tokens
 //! through and refuses missing, expired, wrong-audience, wrong-issuer and
-//! forged ones before anything reaches its upstream.
+//! forged ones before anything reaches its upstream. An OIDC token opens
+//! one run: Idem's name it (`idem_run`), other issuers' are bound to the
+//! first run they opened, on every store of the proxy.
 
-use crate::harness::target::{Received, Target};
+use crate::guard_e2e::ProxyStore;
+use crate::harness::target::{Received, Target, expected_run_key, wait_state};
 use crate::harness::{Backend, PROXY_LISTENING_PREFIX, Process, Server, command, unique};
 use axum::routing::get;
 use jsonwebtoken::jwk::Jwk;
@@ -129,7 +132,17 @@ async fn targets_verify_idem_s_tokens_against_its_jwks_and_old_keys_stay_publish
     let (claims, first_kid) = verify(&by_origin, &keys, s.base(), &target.base);
     assert_eq!(claims["sub"], "org/default");
     let lifetime = claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap();
-    assert_eq!(lifetime, 3600);
+    assert_eq!(
+        lifetime,
+        600 + 60,
+        "the attempt's deadline (the default) and a minute"
+    );
+    assert!(claims["idem_run"].is_string(), "{claims}");
+    let (again, _) = verify(&by_name, &keys, s.base(), "api://orders");
+    assert_ne!(
+        again["idem_run"], claims["idem_run"],
+        "one token per delivery, naming its own run"
+    );
     assert!((claims["iat"].as_i64().unwrap() - now()).abs() < 60);
     let (_, kid) = verify(&by_name, &keys, s.base(), "api://orders");
     assert_eq!(kid, first_kid, "one key per organization");
@@ -323,6 +336,7 @@ async fn the_proxy_takes_idem_s_tokens_and_refuses_the_rest(backend: Backend) {
         &other_issuer,
         "--oidc-audience",
         audience,
+        "--oidc-any-subject",
     ])
     .await;
     assert_eq!(
@@ -380,3 +394,150 @@ idem_testkit::store_tests!(
     targets_verify_idem_s_tokens_against_its_jwks_and_old_keys_stay_published,
     the_proxy_takes_idem_s_tokens_and_refuses_the_rest,
 );
+
+/// An OIDC token opens one run, on every store of the proxy (modules named
+/// after the store, beside the Idem backends' above).
+mod one_run {
+    use super::*;
+
+    /// The claims of a token, read without checking it (the proxy did).
+    fn claims_of(token: &str) -> Value {
+        use base64::Engine;
+        let payload = token.split('.').nth(1).expect("a JWT");
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .expect("base64url claims");
+        serde_json::from_slice(&bytes).expect("JSON claims")
+    }
+
+    /// A proxy in front of `upstream` that takes tokens of `issuer` for
+    /// `audience`, keeping its claims in `store`.
+    async fn token_proxy(
+        upstream: &Target,
+        store: &ProxyStore,
+        issuer: &str,
+        who: &[&str],
+    ) -> Process {
+        let url = store.url();
+        let mut args = vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream.base,
+            "--store",
+            &url,
+            "--oidc-issuer",
+            issuer,
+            "--oidc-audience",
+            AUDIENCE,
+        ];
+        args.extend_from_slice(who);
+        proxy(&args).await
+    }
+
+    const AUDIENCE: &str = "https://proxy.example";
+
+    /// Idem's token names its run: captured from a delivery and sent again with
+    /// new `Idempotency-Key`s and a forged body it is refused, and the upstream
+    /// ran once; with its own run key it is that run's duplicate.
+    async fn a_captured_idem_token_opens_only_its_own_run(store: ProxyStore) {
+        let s = Server::start(Backend::Sqlite).await;
+        let upstream = Target::start().await;
+        let p = token_proxy(
+            &upstream,
+            &store,
+            s.base(),
+            &["--oidc-subject", "org/default"],
+        )
+        .await;
+        s.create_queue("q").await;
+        let id = unique("charge");
+        let task = s
+            .create_task(
+                "q",
+                json!({"task_id": id, "target": {"url": format!("{}/charge", p.base),
+                       "json": {"amount": 100}, "oidc": {"audience": AUDIENCE}}}),
+            )
+            .await;
+        let delivered = upstream.wait_for(&id, 1, WITHIN).await.remove(0);
+        wait_state(&s, "q", &id, "succeeded", WITHIN).await;
+        // The proxy passes the token on, as a captured one would be.
+        let token = token_of(&delivered);
+        let run_key = expected_run_key("default", "q", &id, task["created_at"].as_str().unwrap());
+        assert_eq!(claims_of(&token)["idem_run"], run_key.as_str());
+        // Keyed as a signed delivery of the same run would be.
+        assert_eq!(
+            delivered.header("idempotency-key"),
+            Some(idem_guard::RunKey::of_signed_message(run_key.as_bytes()).as_str())
+        );
+
+        let http = reqwest::Client::new();
+        let replay = |key: Option<String>, body: &'static str| {
+            let mut request = http
+                .post(format!("{}/charge", p.base))
+                .bearer_auth(&token)
+                .header("Idem-Task-Id", &id)
+                .header("Content-Type", "application/json")
+                .body(body);
+            if let Some(key) = key {
+                request = request.header("Idempotency-Key", key);
+            }
+            request.send()
+        };
+        for n in 0..5 {
+            let answer = replay(Some(unique("replay")), r#"{"amount":1000000}"#)
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 401, "replay {n}: {}", p.stderr());
+            let problem: Value = answer.json().await.unwrap();
+            assert_eq!(problem["type"], "UNAUTHENTICATED");
+        }
+        for key in [Some(run_key.clone()), None] {
+            let answer = replay(key.clone(), r#"{"amount":1000000}"#).await.unwrap();
+            assert_eq!(answer.status(), 200, "{key:?}");
+            assert_eq!(answer.headers()["idempotent-replayed"], "true");
+        }
+        assert_eq!(
+            upstream.received_for(&id).len(),
+            1,
+            "the upstream ran once: {}",
+            p.stderr()
+        );
+    }
+
+    /// A token without `idem_run` (as Google's) opens the first run it is sent
+    /// with, and no other until it expires; another token opens its own.
+    async fn a_token_without_idem_run_is_bound_to_its_first_run(store: ProxyStore) {
+        let upstream = Target::start().await;
+        let (issuer, _served) = test_issuer().await;
+        let p = token_proxy(&upstream, &store, &issuer, &["--oidc-any-subject"]).await;
+        let claims = json!({"iss": issuer, "aud": AUDIENCE, "sub": "scheduler@example",
+                            "iat": now(), "exp": now() + 300});
+        let token = rsa_token("test-rsa-1", claims.clone());
+        let (first, second) = (unique("first"), unique("second"));
+        let (status, _) = send(&p, Some(&token), &first).await;
+        assert_eq!(status, 200, "{}", p.stderr());
+        let (status, problem) = send(&p, Some(&token), &second).await;
+        assert_eq!(status, 401, "{problem}");
+        assert_eq!(problem["type"], "UNAUTHENTICATED");
+        // The same run again is its duplicate, as without a token.
+        let (status, body) = send(&p, Some(&token), &first).await;
+        assert_eq!(status, 200);
+        assert_eq!(body["status"], "duplicate");
+        let mut other = claims;
+        other["jti"] = json!(unique("jti"));
+        let (status, _) = send(&p, Some(&rsa_token("test-rsa-1", other)), &second).await;
+        assert_eq!(status, 200, "another token opens another run");
+        assert_eq!(upstream.received_for(&first).len(), 1);
+        assert_eq!(upstream.received_for(&second).len(), 1);
+    }
+
+    idem_testkit::backend_tests! {
+        memory: ProxyStore::Memory,
+        sqlite: ProxyStore::sqlite().await,
+        postgres: ProxyStore::postgres().await,
+        redis: ProxyStore::Redis;
+        a_captured_idem_token_opens_only_its_own_run,
+        a_token_without_idem_run_is_bound_to_its_first_run,
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -29,10 +30,17 @@ struct Watermark {
     expire_at_us: i64,
 }
 
+#[derive(Debug, Clone)]
+struct Binding {
+    key: RunKey,
+    expire_at_us: i64,
+}
+
 #[derive(Debug, Default)]
 struct Tables {
     records: HashMap<RunKey, Record>,
     fences: HashMap<RunKey, Watermark>,
+    tokens: HashMap<String, Binding>,
 }
 
 /// Claims kept in a mutex-protected map; one lock makes each claim atomic.
@@ -176,10 +184,44 @@ impl GuardStore for MemoryStore {
         for k in &fences {
             tables.fences.remove(k);
         }
+        let tokens: Vec<String> = tables
+            .tokens
+            .iter()
+            .filter(|(_, b)| b.expire_at_us <= now)
+            .map(|(t, _)| t.clone())
+            .take(limit)
+            .collect();
+        for t in &tokens {
+            tables.tokens.remove(t);
+        }
         Ok(Swept {
             records: records.len(),
             fences: fences.len(),
+            tokens: tokens.len(),
         })
+    }
+
+    async fn bind_token(
+        &self,
+        token: &str,
+        key: &RunKey,
+        ttl: Duration,
+    ) -> Result<RunKey, StoreError> {
+        let now = micros(self.clock.now());
+        let mut tables = self.lock();
+        if let Some(b) = tables.tokens.get(token)
+            && b.expire_at_us > now
+        {
+            return Ok(b.key.clone());
+        }
+        tables.tokens.insert(
+            token.to_owned(),
+            Binding {
+                key: key.clone(),
+                expire_at_us: now.saturating_add(duration_micros(ttl)),
+            },
+        );
+        Ok(key.clone())
     }
 
     async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError> {

@@ -9,6 +9,10 @@
 //!   with its own `expire_at`), which is *not* deleted on failure. It is what
 //!   keeps fencing numbers growing across delete-on-failure.
 //!
+//! Beside them, a **token binding** ties an OIDC token that names no run
+//! (by its digest) to the first run key it opened, until the token expires
+//! ([`GuardStore::bind_token`]).
+//!
 //! A new fencing number is `max(watermark + 1, now in microseconds)`. The
 //! watermark alone makes the sequence strictly increasing while it exists;
 //! the clock term keeps it increasing after the watermark was swept (at least
@@ -156,10 +160,14 @@ pub struct Swept {
     pub records: usize,
     /// Fence watermarks past their `expire_at` (at most `limit`).
     pub fences: usize,
+    /// Token bindings past their expiry (at most `limit`). Redis expires
+    /// them itself, and counts none here.
+    pub tokens: usize,
 }
 
 /// How far a store's group commit has shared its commits: `operations`
-/// claims, finishes (and on SQLite sweeps) were made durable by `commits`
+/// claims, finishes (and on SQLite sweeps and token bindings) were made
+/// durable by `commits`
 /// commits. Counted since the store was opened, over all its clones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupCommits {
@@ -268,9 +276,20 @@ pub trait GuardStore: Send + Sync + std::fmt::Debug + 'static {
     /// is already larger than this claim's.
     async fn renew(&self, claim: &Claim, terms: ClaimTerms) -> Result<RenewResult, StoreError>;
 
-    /// Deletes at most `limit` records and at most `limit` fence watermarks
-    /// past their `expire_at`.
+    /// Deletes at most `limit` records, at most `limit` fence watermarks
+    /// and at most `limit` token bindings past their `expire_at`.
     async fn sweep(&self, limit: usize) -> Result<Swept, StoreError>;
+
+    /// Atomically: unless a binding of `token` (a token's digest) lives,
+    /// binds it to `key` for `ttl`. Answers the key the token is bound to:
+    /// `key` when this call bound it (or bound it before), the first key
+    /// otherwise. A binding past its expiry is ignored and replaced.
+    async fn bind_token(
+        &self,
+        token: &str,
+        key: &RunKey,
+        ttl: Duration,
+    ) -> Result<RunKey, StoreError>;
 
     /// The record of `key`, unless absent or past `expire_at`.
     async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError>;
@@ -358,6 +377,10 @@ pub(crate) fn fence_from_db(value: i64) -> Result<Fence, StoreError> {
 
 pub(crate) fn parse_attempt(value: &str) -> Result<Uuid, StoreError> {
     Uuid::parse_str(value).map_err(|_| StoreError::Corrupt(format!("attempt id {value:?}")))
+}
+
+pub(crate) fn parse_key(value: &str) -> Result<RunKey, StoreError> {
+    RunKey::parse(value).ok_or_else(|| StoreError::Corrupt(format!("run key {value:?}")))
 }
 
 pub(crate) fn parse_state(value: &str) -> Result<RunState, StoreError> {

@@ -25,7 +25,7 @@ use uuid::Uuid;
 use super::{
     Claim, ClaimOutcome, ClaimTerms, CommitCounter, FinishResult, GroupCommits, GuardStore,
     HandlerOutcome, RecordView, RenewResult, RunState, StoreError, Swept, fence_from_db,
-    parse_attempt, parse_state,
+    parse_attempt, parse_key, parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -51,6 +51,12 @@ CREATE TABLE IF NOT EXISTS idem_guard_fences (
     expire_at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idem_guard_fences_expire ON idem_guard_fences (expire_at);
+CREATE TABLE IF NOT EXISTS idem_guard_tokens (
+    token text PRIMARY KEY,
+    key text NOT NULL,
+    expire_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idem_guard_tokens_expire ON idem_guard_tokens (expire_at);
 ";
 
 /// The takeover rule of a claim, shared by [`CLAIM`] and [`BATCH`]: the
@@ -165,6 +171,26 @@ WITH doomed AS (
 )
 DELETE FROM idem_guard_fences f USING doomed WHERE f.key = doomed.key";
 
+const SWEEP_TOKENS: &str = "
+WITH doomed AS (
+    SELECT token FROM idem_guard_tokens WHERE expire_at <= clock_timestamp()
+    ORDER BY expire_at LIMIT $1 FOR UPDATE SKIP LOCKED
+)
+DELETE FROM idem_guard_tokens t USING doomed WHERE t.token = doomed.token";
+
+// A live binding is kept as it is; a binding past its expiry is replaced.
+// ON CONFLICT sees the newest version of the row, so of two binds of one
+// token the second waits for the first and answers its key.
+const BIND_TOKEN: &str = "
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS t)
+INSERT INTO idem_guard_tokens AS b (token, key, expire_at)
+SELECT $1, $2, clock.t + $3::bigint * interval '1 microsecond' FROM clock
+ON CONFLICT (token) DO UPDATE SET
+    key = CASE WHEN b.expire_at <= (SELECT t FROM clock) THEN EXCLUDED.key ELSE b.key END,
+    expire_at = CASE WHEN b.expire_at <= (SELECT t FROM clock)
+        THEN EXCLUDED.expire_at ELSE b.expire_at END
+RETURNING b.key";
+
 const INSPECT: &str = "
 SELECT state, attempt_id, fence FROM idem_guard_runs
 WHERE key = $1 AND expire_at > clock_timestamp()";
@@ -244,7 +270,9 @@ const MAX_BATCH: usize = 256;
 /// collects the operations that arrive meanwhile.
 const BATCHERS: usize = 2;
 
-/// A store in PostgreSQL (tables `idem_guard_runs` and `idem_guard_fences`).
+/// A store in PostgreSQL (tables `idem_guard_runs`, `idem_guard_fences` and
+/// `idem_guard_tokens`; token bindings are single statements, outside the
+/// batches).
 /// Claims and finishes are committed in batches (see the module
 /// documentation); clones share the batchers, which stop when the last clone
 /// is dropped.
@@ -427,12 +455,29 @@ impl GuardStore for PostgresStore {
         let client = self.pool.get().await?;
         let runs = client.prepare_cached(SWEEP_RUNS).await?;
         let fences = client.prepare_cached(SWEEP_FENCES).await?;
+        let tokens = client.prepare_cached(SWEEP_TOKENS).await?;
         let records = client.execute(&runs, &[&limit]).await?;
         let fences = client.execute(&fences, &[&limit]).await?;
+        let tokens = client.execute(&tokens, &[&limit]).await?;
         Ok(Swept {
             records: usize::try_from(records).unwrap_or(usize::MAX),
             fences: usize::try_from(fences).unwrap_or(usize::MAX),
+            tokens: usize::try_from(tokens).unwrap_or(usize::MAX),
         })
+    }
+
+    async fn bind_token(
+        &self,
+        token: &str,
+        key: &RunKey,
+        ttl: Duration,
+    ) -> Result<RunKey, StoreError> {
+        let client = self.pool.get().await?;
+        let stmt = client.prepare_cached(BIND_TOKEN).await?;
+        let row = client
+            .query_one(&stmt, &[&token, &key.as_str(), &duration_micros(ttl)])
+            .await?;
+        parse_key(row.get::<_, &str>(0))
     }
 
     async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError> {

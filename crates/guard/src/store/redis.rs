@@ -4,7 +4,10 @@
 //! Layout under a prefix `P`: the record `P run:<key>` and the fence
 //! watermark `P fence:<key>` are hashes; `P runs-by-expiry` and
 //! `P fences-by-expiry` are sorted sets scored by `expire_at`, so that a
-//! sweep finds expired entries without scanning the keyspace. The scripts
+//! sweep finds expired entries without scanning the keyspace. A token
+//! binding `P token:<digest>` is a string holding the run key, set with
+//! `NX` and Redis's own expiry, which is all a binding needs: nothing else
+//! refers to it, so sweeps leave it alone. The scripts
 //! name keys derived from the prefix, which is fine on a single Redis server
 //! or a replica set, not on Redis Cluster.
 
@@ -17,7 +20,7 @@ use uuid::Uuid;
 
 use super::{
     Claim, ClaimOutcome, ClaimTerms, Fence, FinishResult, GuardStore, HandlerOutcome, RecordView,
-    RenewResult, StoreError, Swept, parse_attempt, parse_state,
+    RenewResult, StoreError, Swept, parse_attempt, parse_key, parse_state,
 };
 use crate::clock::duration_micros;
 use crate::key::RunKey;
@@ -113,6 +116,13 @@ end
 return {sweep(KEYS[1], ARGV[2]), sweep(KEYS[2], ARGV[3])}
 ";
 
+// KEYS: token
+// ARGV: run key, ttl ms
+const BIND_TOKEN: &str = "
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] end
+return redis.call('GET', KEYS[1])
+";
+
 // KEYS: run
 const INSPECT: &str = "
 local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'fence', 'expire')
@@ -130,6 +140,7 @@ pub struct RedisStore {
     renew: Script,
     sweep: Script,
     inspect: Script,
+    bind_token: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -187,15 +198,18 @@ impl RedisStore {
             renew: with_now(RENEW),
             sweep: with_now(SWEEP),
             inspect: with_now(INSPECT),
+            bind_token: Script::new(BIND_TOKEN),
             conn: conn.clone(),
         };
-        for script in [
+        let scripts = [
             &store.claim,
             &store.finish,
             &store.renew,
             &store.sweep,
             &store.inspect,
-        ] {
+            &store.bind_token,
+        ];
+        for script in scripts {
             script.prepare_invoke().load_async(&mut conn).await?;
         }
         Ok(store)
@@ -212,6 +226,10 @@ impl RedisStore {
 
     fn fence_key(&self, key: &RunKey) -> String {
         format!("{}fence:{}", self.prefix, key)
+    }
+
+    fn token_key(&self, token: &str) -> String {
+        format!("{}token:{}", self.prefix, token)
     }
 
     fn runs_index(&self) -> String {
@@ -317,9 +335,30 @@ impl GuardStore for RedisStore {
             [records, fences] => Ok(Swept {
                 records: *records,
                 fences: *fences,
+                tokens: 0,
             }),
             other => Err(StoreError::Corrupt(format!("sweep reply {other:?}"))),
         }
+    }
+
+    async fn bind_token(
+        &self,
+        token: &str,
+        key: &RunKey,
+        ttl: Duration,
+    ) -> Result<RunKey, StoreError> {
+        // Rounded up, so that a binding never ends before its token.
+        let ttl_ms = i64::try_from(ttl.as_nanos().div_ceil(1_000_000))
+            .unwrap_or(i64::MAX)
+            .max(1);
+        let bound: String = self
+            .bind_token
+            .key(self.token_key(token))
+            .arg(key.as_str())
+            .arg(ttl_ms)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        parse_key(&bound)
     }
 
     async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError> {

@@ -2,10 +2,11 @@
 //!
 //! With `synchronous=FULL` every commit waits for an fsync, so a commit per
 //! claim and per finish caps the store at the disk's fsync rate. Instead one
-//! writer thread owns the write connection: it takes every claim, finish and
-//! sweep that queued up while the previous commit was being made durable,
-//! runs each in its own savepoint inside one `BEGIN IMMEDIATE` transaction,
-//! commits once, and only then answers each caller. Operations in a batch run
+//! writer thread owns the write connection: it takes every claim, finish,
+//! sweep and token binding that queued up while the previous commit was
+//! being made durable, runs each in its own savepoint inside one
+//! `BEGIN IMMEDIATE` transaction, commits once, and only then answers each
+//! caller. Operations in a batch run
 //! one after the other, in arrival order, each seeing the ones before it, so
 //! a batch decides exactly what the same operations run one by one would
 //! have; a failing operation rolls back to its savepoint alone.
@@ -26,7 +27,7 @@ use uuid::Uuid;
 use super::{
     Claim, ClaimOutcome, ClaimTerms, CommitCounter, FinishResult, GroupCommits, GuardStore,
     HandlerOutcome, RecordView, RenewResult, StoreError, Swept, existing_blocks, fence_from_db,
-    next_fence, parse_attempt, parse_state,
+    next_fence, parse_attempt, parse_key, parse_state,
 };
 use crate::clock::{Clock, SystemClock, duration_micros, micros};
 use crate::key::RunKey;
@@ -47,6 +48,12 @@ CREATE TABLE IF NOT EXISTS idem_guard_fences (
     expire_at_us INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idem_guard_fences_expire ON idem_guard_fences (expire_at_us);
+CREATE TABLE IF NOT EXISTS idem_guard_tokens (
+    token TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    expire_at_us INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idem_guard_tokens_expire ON idem_guard_tokens (expire_at_us);
 ";
 
 /// Most operations per commit: bounds the latency the first one waits for.
@@ -86,6 +93,11 @@ enum Op {
     Sweep {
         limit: i64,
     },
+    BindToken {
+        token: String,
+        key: RunKey,
+        ttl: Duration,
+    },
 }
 
 /// What a write decided, told to its caller once the commit is durable.
@@ -95,6 +107,7 @@ enum Done {
     Finish(FinishResult),
     Renew(RenewResult),
     Sweep(Swept),
+    BindToken(RunKey),
 }
 
 struct Job {
@@ -268,6 +281,9 @@ fn apply(conn: &Connection, now: i64, op: &Op) -> Result<Done, StoreError> {
             terms,
         } => renew(conn, now, key, attempt, *terms).map(Done::Renew),
         Op::Sweep { limit } => sweep(conn, now, *limit).map(Done::Sweep),
+        Op::BindToken { token, key, ttl } => {
+            bind_token(conn, now, token, key, *ttl).map(Done::BindToken)
+        }
     }
 }
 
@@ -397,7 +413,42 @@ fn sweep(conn: &Connection, now: i64, limit: i64) -> Result<Swept, StoreError> {
                  (SELECT key FROM idem_guard_fences WHERE expire_at_us <= ?1 LIMIT ?2)",
         )?
         .execute(params![now, limit])?;
-    Ok(Swept { records, fences })
+    let tokens = conn
+        .prepare_cached(
+            "DELETE FROM idem_guard_tokens WHERE token IN
+                 (SELECT token FROM idem_guard_tokens WHERE expire_at_us <= ?1 LIMIT ?2)",
+        )?
+        .execute(params![now, limit])?;
+    Ok(Swept {
+        records,
+        fences,
+        tokens,
+    })
+}
+
+fn bind_token(
+    conn: &Connection,
+    now: i64,
+    token: &str,
+    key: &RunKey,
+    ttl: Duration,
+) -> Result<RunKey, StoreError> {
+    let bound: Option<String> = conn
+        .prepare_cached("SELECT key FROM idem_guard_tokens WHERE token = ?1 AND expire_at_us > ?2")?
+        .query_row(params![token, now], |row| row.get(0))
+        .optional()?;
+    if let Some(bound) = bound {
+        return parse_key(&bound);
+    }
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO idem_guard_tokens (token, key, expire_at_us) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        token,
+        key.as_str(),
+        now.saturating_add(duration_micros(ttl))
+    ])?;
+    Ok(key.clone())
 }
 
 #[async_trait]
@@ -445,6 +496,23 @@ impl GuardStore for SqliteStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         match self.write(Op::Sweep { limit }).await? {
             Done::Sweep(swept) => Ok(swept),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn bind_token(
+        &self,
+        token: &str,
+        key: &RunKey,
+        ttl: Duration,
+    ) -> Result<RunKey, StoreError> {
+        let op = Op::BindToken {
+            token: token.to_owned(),
+            key: key.clone(),
+            ttl,
+        };
+        match self.write(op).await? {
+            Done::BindToken(bound) => Ok(bound),
             other => Err(unexpected(other)),
         }
     }

@@ -137,10 +137,17 @@ impl Attempt {
         let task = &self.claimed.task;
         let deadline = Duration::from_secs(u64::from(task.dispatch_deadline_s));
         let token = match &task.target.oidc {
-            Some(oidc) => match self.oidc.token(&self.claimed.org, &oidc.audience).await {
-                Ok(token) => Some(token),
-                Err(error) => return client::Answer::failed(error),
-            },
+            Some(oidc) => {
+                let run_key = headers::run_key(&self.claimed);
+                let minted = self
+                    .oidc
+                    .token(&self.claimed.org, &oidc.audience, &run_key, deadline)
+                    .await;
+                match minted {
+                    Ok(token) => Some(token),
+                    Err(error) => return client::Answer::failed(error),
+                }
+            }
             None => None,
         };
         match self.request(token.as_deref()) {

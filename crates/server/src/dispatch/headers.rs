@@ -59,15 +59,8 @@ pub fn delivery_headers(
             .try_append(name, value)
             .map_err(|_| "the target has too many headers".to_string())?;
     }
-    // A job's run is keyed by its run ID (API.md §5), a task by its run key,
-    // an event by its ID, which is its run key (derived from the reported
-    // task's when the event was raised).
     let is_event = task.queue == EVENTS_QUEUE;
-    let run_key = match &task.run {
-        Some(_) => task.task_id.clone(),
-        None if is_event => task.task_id.clone(),
-        None => task_run_key(&claimed.org, &task.queue, &task.task_id, task.created_at),
-    };
+    let run_key = run_key(claimed);
     let body = task.target.body.as_ref().map_or(&[][..], |(_, b)| b);
     let mut set = |name: &'static str, value: String| {
         let value = HeaderValue::from_str(&value)
@@ -154,6 +147,19 @@ pub fn delivery_headers(
 pub struct Sent<'a> {
     pub method: &'a reqwest::Method,
     pub url: &'a reqwest::Url,
+}
+
+/// The run key a delivery carries as `Idempotency-Key` and `Webhook-Id`,
+/// and its ID token as `idem_run`. A job's run is keyed by its run ID
+/// (API.md §5), a task by its run key, an event by its ID, which is its run
+/// key (derived from the reported task's when the event was raised).
+pub fn run_key(claimed: &ClaimedTask) -> String {
+    let task = &claimed.task;
+    match &task.run {
+        Some(_) => task.task_id.clone(),
+        None if task.queue == EVENTS_QUEUE => task.task_id.clone(),
+        None => task_run_key(&claimed.org, &task.queue, &task.task_id, task.created_at),
+    }
 }
 
 /// Seconds since the epoch with their fraction (`1764547200.250000`), as
