@@ -17,6 +17,7 @@ use super::{Pg, PostgresStore};
 use crate::Result;
 use crate::dispatch::*;
 use crate::driver::{Conn, args};
+use crate::events::EventRenderer;
 use crate::records::Status;
 use crate::sql::{self as rows, Row as _};
 use crate::tables::dispatch::{self as table, *};
@@ -37,7 +38,7 @@ impl DispatchStore for PostgresStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         let max_secrets = self.quotas().signing_secrets;
         self.write(None, async |c, now, _| {
-            let batch = claim(c, now, params, max_secrets).await?;
+            let batch = claim(c, now, params, max_secrets, &*self.events).await?;
             let finals: Vec<&TaskFinished> =
                 batch.recovered.iter().filter(|f| f.is_final()).collect();
             notify_finished(c.0, &finals).await?;
@@ -89,7 +90,7 @@ impl DispatchStore for PostgresStore {
                 .collect();
             let ends: Vec<(&RunningRow, &NextState)> =
                 nexts.iter().map(|(row, next)| (*row, next)).collect();
-            write_ends(c, now, &ends, false).await?;
+            write_ends(c, now, &ends, false, &*self.events).await?;
             let finals: Vec<&TaskFinished> = outcomes
                 .iter()
                 .filter_map(|o| match o {
@@ -238,6 +239,7 @@ pub(super) async fn write_ends<C: GenericClient>(
     now: i64,
     ends: &[(&RunningRow, &NextState)],
     answer_tasks: bool,
+    render: &dyn EventRenderer,
 ) -> Result<Vec<tokio_postgres::Row>> {
     if ends.is_empty() {
         return Ok(Vec::new());
@@ -315,7 +317,7 @@ pub(super) async fn write_ends<C: GenericClient>(
     try_join_all(
         ends.iter()
             .filter(|(_, n)| matches!(n.status, Status::Succeeded | Status::Failed))
-            .map(|(row, n)| events::on_final(c, now, row, n.status)),
+            .map(|(row, n)| events::on_final(c, now, row, n.status, render)),
     )
     .await?;
     Ok(updated)
@@ -331,9 +333,10 @@ async fn claim<C: GenericClient>(
     now: i64,
     params: DispatchClaim,
     max_secrets: u32,
+    render: &dyn EventRenderer,
 ) -> Result<ClaimedBatch> {
     let kept = params.attempts_kept;
-    let mut claim = Claim::start(c, now, params, max_secrets).await?;
+    let mut claim = Claim::start(c, now, params, max_secrets, render).await?;
     let candidates = c
         .query(
             "SELECT q.org, q.name FROM queues q \

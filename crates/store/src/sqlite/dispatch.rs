@@ -20,6 +20,7 @@ use super::{Lite, SqliteStore};
 use crate::Result;
 use crate::dispatch::*;
 use crate::driver::{Conn, args};
+use crate::events::EventRenderer;
 use crate::sql::{self as rows, Row as _};
 use crate::tables::dispatch::{self as table, *};
 use async_trait::async_trait;
@@ -28,9 +29,10 @@ use async_trait::async_trait;
 impl DispatchStore for SqliteStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         let max_secrets = self.quotas().signing_secrets;
+        let events = self.events();
         let (batch, now) = self
             .write(None, async move |c, now, _| {
-                Ok((claim(c, now, params, max_secrets).await?, now))
+                Ok((claim(c, now, params, max_secrets, &*events).await?, now))
             })
             .await?;
         // Committed: count the attempts started, per queue (a batch holds
@@ -50,12 +52,13 @@ impl DispatchStore for SqliteStore {
     }
 
     async fn dispatch_complete(&self, results: Vec<AttemptResult>) -> Result<Vec<AttemptOutcome>> {
+        let events = self.events();
         self.write(None, async move |c, now, _| {
             // Each result reads its task as the previous ones left it.
             let mut outcomes = Vec::with_capacity(results.len());
             for result in &results {
                 let row = table::running(c, &result.task_uid).await?;
-                outcomes.push(table::complete(c, now, row.as_ref(), result).await?);
+                outcomes.push(table::complete(c, now, row.as_ref(), result, &*events).await?);
             }
             Ok(outcomes)
         })
@@ -88,9 +91,10 @@ async fn claim(
     now: i64,
     params: DispatchClaim,
     max_secrets: u32,
+    events: &dyn EventRenderer,
 ) -> Result<ClaimedBatch> {
     let kept = params.attempts_kept;
-    let mut claim = Claim::start(c, now, params, max_secrets).await?;
+    let mut claim = Claim::start(c, now, params, max_secrets, events).await?;
     let queues = c
         .query(
             "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at \
