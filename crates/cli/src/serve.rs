@@ -5,6 +5,7 @@ use clap::{Args, ValueEnum};
 use idem_core::target_policy::{Exception, Mode, TargetPolicy};
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_core::{Clock, SystemClock};
+use idem_server::api::views::EventViews;
 use idem_server::{App, Options};
 use idem_store::postgres::{DatabaseClock, PoolOptions, PostgresStore};
 use idem_store::sqlite::SqliteStore;
@@ -324,6 +325,8 @@ fn init_logging(format: LogFormat) {
     }
 }
 
+/// The store, writing its events with the API's views: a receiver reads a
+/// task or run as `GET` shows it.
 async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<Arc<dyn Store>> {
     Ok(match &args.database_url {
         Some(url) => Arc::new(
@@ -334,6 +337,7 @@ async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<A
                     timeouts: args.database.timeouts(),
                 },
                 clock,
+                Arc::new(EventViews),
             )
             .await
             .context("opening the PostgreSQL store")?,
@@ -342,7 +346,7 @@ async fn open_store(args: &ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<A
             std::fs::create_dir_all(&args.data_dir)
                 .with_context(|| format!("creating {}", args.data_dir.display()))?;
             Arc::new(
-                SqliteStore::open(args.data_dir.join("idem.db"), clock)
+                SqliteStore::open(args.data_dir.join("idem.db"), clock, Arc::new(EventViews))
                     .await
                     .context("opening the SQLite store")?,
             )

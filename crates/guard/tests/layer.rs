@@ -402,6 +402,15 @@ impl GuardStore for FlakyRenewals {
     async fn inspect(&self, key: &RunKey) -> Result<Option<RecordView>, StoreError> {
         self.inner.inspect(key).await
     }
+
+    async fn bind_token(
+        &self,
+        token: &str,
+        key: &RunKey,
+        ttl: Duration,
+    ) -> Result<RunKey, StoreError> {
+        self.inner.bind_token(token, key, ttl).await
+    }
 }
 
 /// Waits until `n` handler runs have started.

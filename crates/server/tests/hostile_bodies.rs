@@ -12,6 +12,7 @@ use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use idem_core::SystemClock;
 use idem_core::tenancy::hash_api_key;
+use idem_server::api::views::EventViews;
 use idem_server::{App, Options};
 use idem_store::sqlite::SqliteStore;
 use idem_store::{NewApiKey, Store};
@@ -42,9 +43,13 @@ fn env() -> &'static Env {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let router = runtime.block_on(async {
-            let store = SqliteStore::open(dir.join("idem.db"), Arc::new(SystemClock))
-                .await
-                .unwrap();
+            let store = SqliteStore::open(
+                dir.join("idem.db"),
+                Arc::new(SystemClock),
+                Arc::new(EventViews),
+            )
+            .await
+            .unwrap();
             store
                 .bootstrap(NewApiKey {
                     id: "key_hostile".into(),

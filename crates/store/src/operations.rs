@@ -391,8 +391,9 @@ macro_rules! store_operations {
                 async fn task_cancel(&self, org: &str, queue: &str, task_id: &str) -> Result<Task> {
                     let (org, queue, task_id) =
                         (org.to_string(), queue.to_string(), task_id.to_string());
+                    let events = self.events();
                     self.write(None, async move |c, now, _| {
-                        tasks::cancel(c, &org, &queue, &task_id, now).await
+                        tasks::cancel(c, &org, &queue, &task_id, now, &*events).await
                     })
                     .await
                 }

@@ -4,6 +4,8 @@
 //! SQLite and PostgreSQL by the macro at the bottom; a backend that passes
 //! this suite is a backend the server can use.
 
+mod support;
+
 use idem_core::job::HeaderStyle;
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RetryConfigPatch};
 use idem_core::task::{BodyForm, Target, TaskState};
@@ -17,6 +19,7 @@ use idem_testkit::TestDatabase;
 use jiff::{SignedDuration, Timestamp};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use support::events;
 
 struct Harness {
     store: Arc<dyn Store>,
@@ -33,9 +36,13 @@ impl Harness {
     async fn sqlite() -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(start());
-        let store = SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
-            .await
-            .unwrap();
+        let store = SqliteStore::open(
+            dir.path().join("idem.db"),
+            Arc::new(clock.clone()),
+            events(),
+        )
+        .await
+        .unwrap();
         Harness {
             store: Arc::new(store),
             clock,
@@ -47,7 +54,7 @@ impl Harness {
     async fn postgres() -> Harness {
         let db = TestDatabase::create().await;
         let clock = ManualClock::new(start());
-        let store = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()))
+        let store = PostgresStore::open(&db.url, 8, Arc::new(clock.clone()), events())
             .await
             .unwrap();
         Harness {
@@ -1042,7 +1049,7 @@ async fn postgres_holds_at_most_its_pool_and_fourteen_connections() {
     let db = TestDatabase::create().await;
     let url = db.url.clone();
     let clock = ManualClock::new(start());
-    let store = PostgresStore::open(&url, 4, Arc::new(clock.clone()))
+    let store = PostgresStore::open(&url, 4, Arc::new(clock.clone()), events())
         .await
         .unwrap();
     let h = Harness {
@@ -1097,13 +1104,13 @@ async fn postgres_lists_by_id_prefix_exactly_under_a_linguistic_collation() {
     )
     .await;
     let clock = ManualClock::new(start());
-    let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()))
+    let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()), events())
         .await
         .unwrap();
     assert!(!store.ids_bytewise());
     let plain =
         TestDatabase::create_with("TEMPLATE template0 LOCALE_PROVIDER libc LOCALE 'C'").await;
-    let bytewise = PostgresStore::open(&plain.url, 1, Arc::new(clock.clone()))
+    let bytewise = PostgresStore::open(&plain.url, 1, Arc::new(clock.clone()), events())
         .await
         .unwrap();
     assert!(bytewise.ids_bytewise(), "collation C orders IDs by bytes");
@@ -1998,7 +2005,7 @@ async fn two_postgres_nodes_claiming_one_key_create_once() {
     h.queue("acme", "payments", 60).await;
     let url = h._db.as_ref().expect("a database").url.clone();
     let other: Arc<dyn Store> = Arc::new(
-        PostgresStore::open(&url, 8, Arc::new(h.clock.clone()))
+        PostgresStore::open(&url, 8, Arc::new(h.clock.clone()), events())
             .await
             .unwrap(),
     );

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use support::{ORG, new_key, start};
+use support::{ORG, events, new_key, start};
 
 /// Operations per phase and run. SQLite's pages are read from its WAL,
 /// which must not reach the automatic checkpoint (1,000 pages) within a
@@ -296,7 +296,9 @@ impl Postgres {
         let db = TestDatabase::create().await;
         let wire = WireCounter::start(&db.url).await;
         let clock = Arc::new(ManualClock::new(start()));
-        let store = PostgresStore::open(wire.url(), 8, clock).await.unwrap();
+        let store = PostgresStore::open(wire.url(), 8, clock, events())
+            .await
+            .unwrap();
         let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
             .await
             .unwrap();
@@ -380,9 +382,10 @@ impl Sqlite {
         let file = dir.path().join("idem.db");
         let statements = Arc::new(AtomicU64::new(0));
         let clock = Arc::new(ManualClock::new(start()));
-        let store = SqliteStore::open_counting_statements(&file, clock, statements.clone())
-            .await
-            .unwrap();
+        let store =
+            SqliteStore::open_counting_statements(&file, clock, events(), statements.clone())
+                .await
+                .unwrap();
         Sqlite {
             store,
             statements,

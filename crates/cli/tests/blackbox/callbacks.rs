@@ -370,12 +370,121 @@ async fn webhooks_are_validated_capped_and_admin_only(kind: Backend) {
         .problem(403, "PERMISSION_DENIED");
 }
 
+/// An event shows the task it reports exactly as `GET` shows it once the
+/// task is final, and a failed run as `GET` shows the run: one view, however
+/// much either shows. The tasks give every field a view has something to
+/// show for (a target with headers and a JSON body, a text body, a pull
+/// task's payload, tag and result, their own callbacks, retry policy,
+/// deadline and header style). Nothing of a final task changes between the
+/// event's transaction and the `GET` (no lease, a state that no longer
+/// depends on the time), so the whole objects compare, field by field.
+async fn an_event_shows_the_task_and_the_run_as_get_shows_them(s: Server) {
+    let work = Target::start().await;
+    let callbacks = Target::start().await;
+    let hooks = Target::start().await;
+    s.post(
+        "/v1/webhooks",
+        json!({"url": hooks.url("/ok"), "events": ["job.run_failed"]}),
+    )
+    .await
+    .ok(201);
+    s.create_queue_with(json!({
+        "name": "push",
+        "retry_config": {"max_attempts": 2, "min_backoff_ms": 100, "max_backoff_ms": 100},
+        "on_failure": {"url": callbacks.url("/ok")},
+    }))
+    .await;
+    s.create_task(
+        "push",
+        json!({
+            "task_id": "ok",
+            "target": {"url": work.url("/ok"), "method": "PUT",
+                       "headers": {"X-Order": "42"}, "json": {"amount": 1250, "currency": "EUR"}},
+            "dispatch_deadline_s": 30,
+            "retry_config": {"max_attempts": 3},
+            "header_style": "cloud_tasks",
+            "on_success": {"url": callbacks.url("/ok"), "headers": {"X-Hook": "own"}},
+        }),
+    )
+    .await;
+    s.create_task(
+        "push",
+        json!({"task_id": "bad", "target": {"url": work.url("/fail/9/500"), "body": "plain text"}}),
+    )
+    .await;
+    s.create_queue_with(json!({
+        "name": "pull", "mode": "pull", "on_success": {"url": callbacks.url("/ok")},
+    }))
+    .await;
+    s.create_task(
+        "pull",
+        json!({"task_id": "done", "payload": {"json": {"id": 7}}, "tag": "red"}),
+    )
+    .await;
+    let claimed = s
+        .post("/v1/queues/pull/tasks:claim", json!({"tag": "red"}))
+        .await
+        .ok(200)
+        .json["tasks"][0]
+        .clone();
+    s.post(
+        "/v1/queues/pull/tasks/done/complete",
+        json!({"attempt_id": claimed["lease"]["attempt_id"], "result": {"ok": [1, 2.5]}}),
+    )
+    .await
+    .ok(200);
+    s.post(
+        "/v1/jobs",
+        json!({"name": "nightly", "schedule": "0 0 1 1 *",
+               "target": {"url": work.url("/fail/9/500")}, "retry_config": {"retry_count": 0}}),
+    )
+    .await
+    .ok(201);
+    let run = s
+        .post_empty("/v1/jobs/nightly/run")
+        .await
+        .ok(201)
+        .json
+        .clone();
+
+    let got: Vec<Value> = wait_events(&callbacks, 3).await.iter().map(body).collect();
+    assert_eq!(got.len(), 3, "{got:?}");
+    for (queue, task_id) in [("push", "ok"), ("push", "bad"), ("pull", "done")] {
+        let event = got
+            .iter()
+            .find(|b| b["task"]["task_id"] == task_id)
+            .unwrap_or_else(|| panic!("no event about {task_id}: {got:?}"));
+        assert_eq!(event["queue"], queue);
+        let shown = s
+            .get(&format!("/v1/queues/{queue}/tasks/{task_id}"))
+            .await
+            .ok(200)
+            .json
+            .clone();
+        assert_eq!(event["task"], shown, "{queue}/{task_id}");
+    }
+
+    let raised = wait_events(&hooks, 1).await;
+    let event = body(&raised[0]);
+    assert_eq!(event["type"], "job.run_failed");
+    assert_eq!(event["job"], "nightly");
+    let run_id = run["run_id"].as_str().unwrap();
+    let shown = s
+        .get(&format!("/v1/jobs/nightly/runs/{run_id}"))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(event["run"], shown);
+}
+
 idem_testkit::store_tests!(
     Server::start;
     callbacks_arrive_signed_once_per_final_state,
     callbacks_are_validated_and_can_be_removed,
     an_organization_webhook_receives_task_failed_and_job_run_failed,
     the_cli_and_the_client_manage_callbacks_and_webhooks,
+    an_event_shows_the_task_and_the_run_as_get_shows_them,
 );
 
 /// `idem webhook …`, `--on-success`/`--on-failure`, and idem-client.

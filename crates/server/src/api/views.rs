@@ -1,10 +1,13 @@
 //! Store records as the API shows them: the conversions into `idem_api`'s
-//! response bodies (API.md §9).
+//! response bodies (API.md §9), and the bodies of the events (§12), which
+//! show a task or run as these same views do.
 
 use super::extract::encode_page_token;
 use idem_api as api;
+use idem_core::event::EventType;
 use idem_core::job::RunKind;
 use idem_core::task::Target;
+use idem_store::events::EventRenderer;
 use idem_store::{ApiKey, Job, Page, Principal, Queue, QueueStats, SigningSecret, Task, Webhook};
 use jiff::Timestamp;
 
@@ -165,5 +168,33 @@ pub fn signing_secret(s: SigningSecret) -> api::SigningSecret {
         id: s.id,
         secret: s.secret,
         created_at: s.created_at,
+    }
+}
+
+/// Writes the bodies of events for the store: a callback or webhook shows
+/// the task (or run) through the functions `GET` answers with, so the two
+/// cannot drift apart. `idem serve` opens its store with it.
+pub struct EventViews;
+
+impl EventRenderer for EventViews {
+    fn render(&self, event: EventType, t: Task, now: Timestamp) -> Vec<u8> {
+        let body = match event {
+            EventType::JobRunFailed => {
+                let run = run(t, now);
+                serde_json::to_vec(&api::JobRunEvent {
+                    event,
+                    job: run.job.clone(),
+                    run,
+                })
+            }
+            EventType::TaskSucceeded | EventType::TaskFailed => {
+                serde_json::to_vec(&api::TaskEvent {
+                    event,
+                    queue: t.queue.clone(),
+                    task: task(t, now),
+                })
+            }
+        };
+        body.expect("an event's view serializes")
     }
 }

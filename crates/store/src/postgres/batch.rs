@@ -681,9 +681,14 @@ mod tests {
     async fn store() -> (PostgresStore, TestDatabase) {
         let db = TestDatabase::create().await;
         let clock = ManualClock::new("2026-10-16T12:00:00Z".parse().unwrap());
-        let store = PostgresStore::open(&db.url, 8, Arc::new(clock) as Arc<dyn Clock>)
-            .await
-            .unwrap();
+        let store = PostgresStore::open(
+            &db.url,
+            8,
+            Arc::new(clock) as Arc<dyn Clock>,
+            crate::events::unrendered(),
+        )
+        .await
+        .unwrap();
         store
             .organization_create(
                 "acme",

@@ -18,6 +18,7 @@ use super::{Pg, PostgresStore};
 use crate::Result;
 use crate::dispatch::*;
 use crate::driver::{Conn, args};
+use crate::events::EventRenderer;
 use crate::records::Status;
 use crate::sql as rows;
 use crate::tables::dispatch::{self as table, *};
@@ -39,7 +40,7 @@ impl DispatchStore for PostgresStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         let max_secrets = self.quotas().signing_secrets;
         self.write(None, async |c, now, _| {
-            let batch = table::claim(c, now, params, max_secrets).await?;
+            let batch = table::claim(c, now, params, max_secrets, &*self.events).await?;
             let finals: Vec<&TaskFinished> =
                 batch.recovered.iter().filter(|f| f.is_final()).collect();
             notify_finished(c.0, &finals).await?;
@@ -91,7 +92,7 @@ impl DispatchStore for PostgresStore {
                 .collect();
             let ends: Vec<(&RunningRow, &NextState)> =
                 nexts.iter().map(|(row, next)| (*row, next)).collect();
-            write_ends(c, now, &ends, false).await?;
+            write_ends(c, now, &ends, false, &*self.events).await?;
             let finals: Vec<&TaskFinished> = outcomes
                 .iter()
                 .filter_map(|o| match o {
@@ -240,6 +241,7 @@ pub(super) async fn write_ends<C: GenericClient>(
     now: i64,
     ends: &[(&RunningRow, &NextState)],
     answer_tasks: bool,
+    render: &dyn EventRenderer,
 ) -> Result<Vec<tokio_postgres::Row>> {
     if ends.is_empty() {
         return Ok(Vec::new());
@@ -317,7 +319,7 @@ pub(super) async fn write_ends<C: GenericClient>(
     try_join_all(
         ends.iter()
             .filter(|(_, n)| matches!(n.status, Status::Succeeded | Status::Failed))
-            .map(|(row, n)| events::on_final(c, now, row, n.status)),
+            .map(|(row, n)| events::on_final(c, now, row, n.status, render)),
     )
     .await?;
     Ok(updated)

@@ -116,9 +116,14 @@ mod tests {
     async fn a_held_key_is_answered_without_locking_its_row() {
         let db = TestDatabase::create().await;
         let clock = ManualClock::new("2026-10-16T12:00:00Z".parse().unwrap());
-        let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()) as Arc<dyn Clock>)
-            .await
-            .unwrap();
+        let store = PostgresStore::open(
+            &db.url,
+            4,
+            Arc::new(clock.clone()) as Arc<dyn Clock>,
+            crate::events::unrendered(),
+        )
+        .await
+        .unwrap();
         let begin = IdempotencyBegin {
             org: "acme".into(),
             principal: "admin".into(),

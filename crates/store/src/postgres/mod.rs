@@ -23,6 +23,7 @@ mod work;
 pub use clock::DatabaseClock;
 
 use crate::driver::{Conn, Dialect, Value};
+use crate::events::EventRenderer;
 use crate::idempotency::KeyCompletion;
 use crate::tables::idempotency::Keyed;
 use crate::{Error, Result};
@@ -63,6 +64,8 @@ const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
 pub struct PostgresStore {
     pool: Pool,
     clock: Arc<dyn Clock>,
+    /// Writes the bodies of the events final states raise.
+    events: Arc<dyn EventRenderer>,
     /// For the dedicated connection that LISTENs for dispatch wake-ups.
     listen_config: tokio_postgres::Config,
     /// The TLS the URL's `sslmode` and `sslrootcert` ask for.
@@ -142,13 +145,18 @@ pub(crate) fn connect_params(url: &str) -> Result<(tokio_postgres::Config, MakeR
 impl PostgresStore {
     /// Connects to `url` (`postgres://…`, with libpq's `sslmode` and
     /// `sslrootcert`), with at most `max_connections` pooled connections,
-    /// and brings the schema up to date.
-    pub async fn open(url: &str, max_connections: usize, clock: Arc<dyn Clock>) -> Result<Self> {
+    /// and brings the schema up to date. Events are written by `events`.
+    pub async fn open(
+        url: &str,
+        max_connections: usize,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn EventRenderer>,
+    ) -> Result<Self> {
         let options = PoolOptions {
             max_connections,
             ..PoolOptions::default()
         };
-        Self::open_with(url, options, clock).await
+        Self::open_with(url, options, clock, events).await
     }
 
     /// [`PostgresStore::open`] with every pool setting given.
@@ -156,6 +164,7 @@ impl PostgresStore {
         url: &str,
         pool_options: PoolOptions,
         clock: Arc<dyn Clock>,
+        events: Arc<dyn EventRenderer>,
     ) -> Result<Self> {
         let max_connections = pool_options.max_connections;
         let (config, tls) = connect_params(url)?;
@@ -183,11 +192,12 @@ impl PostgresStore {
         let pool = pool(config, &tls, max_connections, &pool_options)?;
         let store = PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
-            finisher: work::Finisher::start(pool.clone(), clock.clone()),
+            finisher: work::Finisher::start(pool.clone(), clock.clone(), events.clone()),
             claims: Arc::default(),
             _statistics: statistics::keep_fresh(pool.clone()),
             pool,
             clock,
+            events,
             listen_config,
             tls,
             queue_configs: Arc::default(),
@@ -313,6 +323,11 @@ impl<C: GenericClient> Conn for Pg<'_, C> {
 impl PostgresStore {
     fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
         &self.quotas
+    }
+
+    /// The renderer of events, for an operation's body.
+    fn events(&self) -> Arc<dyn EventRenderer> {
+        self.events.clone()
     }
 
     /// Any node may claim: the attempts started are counted in the

@@ -15,9 +15,14 @@ pub(crate) const ORG: &str = "acme";
 /// with the organization [`ORG`].
 pub(crate) async fn store_with_org() -> (TestDatabase, PostgresStore) {
     let db = TestDatabase::create().await;
-    let store = PostgresStore::open(&db.url, 8, Arc::new(SystemClock) as Arc<dyn Clock>)
-        .await
-        .unwrap();
+    let store = PostgresStore::open(
+        &db.url,
+        8,
+        Arc::new(SystemClock) as Arc<dyn Clock>,
+        crate::events::unrendered(),
+    )
+    .await
+    .unwrap();
     let admin = NewApiKey {
         id: "k".into(),
         key_hash: "h".into(),

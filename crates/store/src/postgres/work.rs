@@ -20,6 +20,7 @@
 use super::dispatch::{notify_finished, write_ends};
 use super::{Pg, PostgresStore};
 use crate::dispatch::TaskFinished;
+use crate::events::EventRenderer;
 use crate::records::{Task, WorkAction, WorkClaim};
 use crate::tables::dispatch::{NextState, RUNNING_ROW, RunningRow, running_row};
 use crate::tables::work::{self, DecidedEnd, WorkEnd};
@@ -68,11 +69,15 @@ pub(super) struct Finisher {
 
 impl Finisher {
     /// Starts [`FINISHERS`] finisher tasks on the current tokio runtime.
-    pub(super) fn start(pool: Pool, clock: Arc<dyn Clock>) -> Finisher {
+    pub(super) fn start(
+        pool: Pool,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn EventRenderer>,
+    ) -> Finisher {
         let shards = (0..FINISHERS)
             .map(|_| {
                 let (tx, rx) = mpsc::unbounded_channel();
-                tokio::spawn(run(pool.clone(), clock.clone(), rx));
+                tokio::spawn(run(pool.clone(), clock.clone(), events.clone(), rx));
                 tx
             })
             .collect();
@@ -159,14 +164,14 @@ impl PostgresStore {
                 Reply::Done(done) => *done,
                 Reply::Alone(report) => {
                     self.write(None, async move |c, now, _| {
-                        work::end(c, &o, &q, &t, report, now).await
+                        work::end(c, &o, &q, &t, report, now, &*self.events).await
                     })
                     .await
                 }
             },
             Err(action) => {
                 self.write(None, async move |c, now, _| {
-                    work::act(c, &o, &q, &t, action, now).await
+                    work::act(c, &o, &q, &t, action, now, &*self.events).await
                 })
                 .await
             }
@@ -202,7 +207,12 @@ async fn finish(
     })
 }
 
-async fn run(pool: Pool, clock: Arc<dyn Clock>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+async fn run(
+    pool: Pool,
+    clock: Arc<dyn Clock>,
+    events: Arc<dyn EventRenderer>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+) {
     let mut later: VecDeque<Job> = VecDeque::new();
     loop {
         let first = match later.pop_front() {
@@ -228,7 +238,7 @@ async fn run(pool: Pool, clock: Arc<dyn Clock>, mut jobs: mpsc::UnboundedReceive
         }
         deferred.extend(later.drain(..));
         later = deferred;
-        settle(&pool, to_micros(clock.now()), batch).await;
+        settle(&pool, to_micros(clock.now()), &*events, batch).await;
     }
 }
 
@@ -239,8 +249,8 @@ impl Job {
 }
 
 /// Settles `batch` in one transaction and answers each job.
-async fn settle(pool: &Pool, now: i64, batch: Vec<Job>) {
-    match settle_all(pool, now, &batch).await {
+async fn settle(pool: &Pool, now: i64, events: &dyn EventRenderer, batch: Vec<Job>) {
+    match settle_all(pool, now, events, &batch).await {
         Ok(answers) => {
             for (job, answer) in batch.into_iter().zip(answers) {
                 let _ = job.reply.send(match answer {
@@ -289,6 +299,7 @@ const SQL_LOCK_TASKS: &str = concat!(
 async fn settle_all(
     pool: &Pool,
     now: i64,
+    events: &dyn EventRenderer,
     batch: &[Job],
 ) -> std::result::Result<Vec<Option<Result<Ended>>>, Failed> {
     let mut client = pool.get().await.map_err(|e| Failed::Statement(e.into()))?;
@@ -297,7 +308,7 @@ async fn settle_all(
         .await
         .map_err(|e| Failed::Statement(e.into()))?;
     let c = Pg(&tx);
-    let written = decide_and_write(&c, now, batch)
+    let written = decide_and_write(&c, now, events, batch)
         .await
         .map_err(Failed::Statement)?;
     tx.commit().await.map_err(|e| Failed::Commit(e.into()))?;
@@ -310,6 +321,7 @@ async fn settle_all(
 async fn decide_and_write<C: GenericClient>(
     c: &Pg<'_, C>,
     now: i64,
+    events: &dyn EventRenderer,
     batch: &[Job],
 ) -> Result<Vec<Option<Result<Ended>>>> {
     // One statement per queue in the batch (most batches are one queue's),
@@ -378,7 +390,7 @@ async fn decide_and_write<C: GenericClient>(
     let ends: Vec<(&RunningRow, &NextState)> =
         decided.iter().map(|(_, e)| (&e.row, &e.next)).collect();
     let mut now_tasks: HashMap<String, Task> = HashMap::new();
-    for r in write_ends(c, now, &ends, true).await? {
+    for r in write_ends(c, now, &ends, true, events).await? {
         let task = task_row::read(&r)?;
         now_tasks.insert(task.uid.clone(), task);
     }

@@ -26,9 +26,13 @@ use async_trait::async_trait;
 impl DispatchStore for SqliteStore {
     async fn dispatch_claim(&self, params: DispatchClaim) -> Result<ClaimedBatch> {
         let max_secrets = self.quotas().signing_secrets;
+        let events = self.events();
         let (batch, now) = self
             .write(None, async move |c, now, _| {
-                Ok((table::claim(c, now, params, max_secrets).await?, now))
+                Ok((
+                    table::claim(c, now, params, max_secrets, &*events).await?,
+                    now,
+                ))
             })
             .await?;
         // Committed: count the attempts started, per queue (a batch holds
@@ -48,12 +52,13 @@ impl DispatchStore for SqliteStore {
     }
 
     async fn dispatch_complete(&self, results: Vec<AttemptResult>) -> Result<Vec<AttemptOutcome>> {
+        let events = self.events();
         self.write(None, async move |c, now, _| {
             // Each result reads its task as the previous ones left it.
             let mut outcomes = Vec::with_capacity(results.len());
             for result in &results {
                 let row = table::running(c, &result.task_uid).await?;
-                outcomes.push(table::complete(c, now, row.as_ref(), result).await?);
+                outcomes.push(table::complete(c, now, row.as_ref(), result, &*events).await?);
             }
             Ok(outcomes)
         })

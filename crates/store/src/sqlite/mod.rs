@@ -15,6 +15,7 @@ mod work;
 mod writer;
 
 use crate::driver::{Conn, Dialect, Value, run_now};
+use crate::events::EventRenderer;
 use crate::idempotency::KeyCompletion;
 use crate::tables::idempotency::Keyed;
 use crate::{Error, Result};
@@ -46,6 +47,8 @@ struct Inner {
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
     clock: Arc<dyn Clock>,
+    /// Writes the bodies of the events final states raise.
+    events: Arc<dyn EventRenderer>,
     /// In-progress Idempotency-Key locks (see `idempotency`).
     locks: Mutex<HashMap<idempotency::LockId, idempotency::Lock>>,
     /// Queue configurations and states as the writer last read them, so
@@ -60,9 +63,13 @@ struct Inner {
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file at `path` and brings its
-    /// schema up to date.
-    pub async fn open(path: impl AsRef<Path>, clock: Arc<dyn Clock>) -> Result<SqliteStore> {
-        Self::open_inner(path.as_ref(), clock, None).await
+    /// schema up to date. Events are written by `events`.
+    pub async fn open(
+        path: impl AsRef<Path>,
+        clock: Arc<dyn Clock>,
+        events: Arc<dyn EventRenderer>,
+    ) -> Result<SqliteStore> {
+        Self::open_inner(path.as_ref(), clock, events, None).await
     }
 
     /// [`SqliteStore::open`], adding one to `statements` for every
@@ -72,14 +79,16 @@ impl SqliteStore {
     pub async fn open_counting_statements(
         path: impl AsRef<Path>,
         clock: Arc<dyn Clock>,
+        events: Arc<dyn EventRenderer>,
         statements: Arc<AtomicU64>,
     ) -> Result<SqliteStore> {
-        Self::open_inner(path.as_ref(), clock, Some(statements)).await
+        Self::open_inner(path.as_ref(), clock, events, Some(statements)).await
     }
 
     async fn open_inner(
         path: &Path,
         clock: Arc<dyn Clock>,
+        events: Arc<dyn EventRenderer>,
         statements: Option<Arc<AtomicU64>>,
     ) -> Result<SqliteStore> {
         let path = path.to_path_buf();
@@ -112,6 +121,7 @@ impl SqliteStore {
                 writer: Writer::start(conn),
                 readers: Mutex::new(Vec::new()),
                 clock,
+                events,
                 locks: Mutex::new(HashMap::new()),
                 queue_configs: Arc::default(),
                 quotas: Default::default(),
@@ -126,6 +136,11 @@ impl SqliteStore {
 
     fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
         &self.inner.quotas
+    }
+
+    /// The renderer of events, for an operation's body.
+    fn events(&self) -> Arc<dyn EventRenderer> {
+        self.inner.events.clone()
     }
 
     /// `dispatched_last_minute` as this process counted it.

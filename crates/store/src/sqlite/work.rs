@@ -26,8 +26,9 @@ impl SqliteStore {
         action: WorkAction,
     ) -> Result<(Task, Option<TaskFinished>)> {
         let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
+        let events = self.events();
         self.write(None, async move |c, now, _| {
-            work::act(c, &o, &q, &t, action, now).await
+            work::act(c, &o, &q, &t, action, now, &*events).await
         })
         .await
     }

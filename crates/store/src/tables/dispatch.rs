@@ -9,6 +9,7 @@
 use super::due::{self, Due};
 use crate::dispatch::*;
 use crate::driver::{Conn, Dialect, args};
+use crate::events::EventRenderer;
 use crate::records::{Attempt, Status};
 use crate::sql::{self as rows, Row};
 use crate::{Error, Result};
@@ -354,9 +355,12 @@ pub(crate) async fn complete<C: Conn>(
     now: i64,
     row: Option<&RunningRow>,
     result: &AttemptResult,
+    render: &dyn EventRenderer,
 ) -> Result<AttemptOutcome> {
     match row.filter(|row| row.holds(result.attempt)) {
-        Some(row) => Ok(AttemptOutcome::Applied(apply(c, now, row, result).await?)),
+        Some(row) => Ok(AttemptOutcome::Applied(
+            apply(c, now, row, result, render).await?,
+        )),
         None => Ok(AttemptOutcome::Stale {
             task_uid: result.task_uid.clone(),
         }),
@@ -366,12 +370,17 @@ pub(crate) async fn complete<C: Conn>(
 /// Ends a running task `cancelled` (the caller holds its row lock): the
 /// attempt in flight is recorded as aborted and the lease is released, so
 /// whatever that attempt reports later is [`AttemptOutcome::Stale`].
-pub(crate) async fn abort<C: Conn>(c: &C, now: i64, row: &RunningRow) -> Result<TaskFinished> {
+pub(crate) async fn abort<C: Conn>(
+    c: &C,
+    now: i64,
+    row: &RunningRow,
+    render: &dyn EventRenderer,
+) -> Result<TaskFinished> {
     let cancelling = RunningRow {
         cancel_requested: true,
         ..row.clone()
     };
-    apply(c, now, &cancelling, &cancelling.aborted(now)).await
+    apply(c, now, &cancelling, &cancelling.aborted(now), render).await
 }
 
 /// Of `attempts` (task uid, lease token), those whose lease is gone. One
@@ -405,8 +414,9 @@ async fn apply<C: Conn>(
     now: i64,
     row: &RunningRow,
     result: &AttemptResult,
+    render: &dyn EventRenderer,
 ) -> Result<TaskFinished> {
-    apply_next(c, now, row, row.outcome(result, now)).await
+    apply_next(c, now, row, row.outcome(result, now), render).await
 }
 
 /// Writes the state an attempt's end decided, and raises the events of a
@@ -416,6 +426,7 @@ pub(crate) async fn apply_next<C: Conn>(
     now: i64,
     row: &RunningRow,
     next: NextState,
+    render: &dyn EventRenderer,
 ) -> Result<TaskFinished> {
     let attempt_json = rows::to_json(&next.attempt);
     let task_args = args![
@@ -448,7 +459,7 @@ pub(crate) async fn apply_next<C: Conn>(
     );
     try_join(task, attempt).await?;
     if matches!(next.status, Status::Succeeded | Status::Failed) {
-        super::events::on_final(c, now, row, next.status).await?;
+        super::events::on_final(c, now, row, next.status, render).await?;
     }
     Ok(row.finished(next.status))
 }
@@ -486,9 +497,10 @@ pub(crate) async fn claim<C: Conn>(
     now: i64,
     params: DispatchClaim,
     max_secrets: u32,
+    render: &dyn EventRenderer,
 ) -> Result<ClaimedBatch> {
     let kept = params.attempts_kept;
-    let mut claim = Claim::start(c, now, params, max_secrets).await?;
+    let mut claim = Claim::start(c, now, params, max_secrets, render).await?;
     let candidates = c
         .query(
             C::DIALECT.pick(SQL_CLAIM_CANDIDATES[0], SQL_CLAIM_CANDIDATES[1]),
@@ -578,6 +590,7 @@ impl Claim {
         now: i64,
         params: DispatchClaim,
         max_secrets: u32,
+        render: &dyn EventRenderer,
     ) -> Result<Claim> {
         let sql = format!(
             "{RUNNING_ROW} WHERE t.status = 'running' AND t.lease_expires_at <= $1 \
@@ -591,7 +604,7 @@ impl Claim {
             .await?;
         let mut batch = ClaimedBatch::default();
         for row in &expired {
-            let finished = apply(c, now, row, &row.lease_expired(now)).await?;
+            let finished = apply(c, now, row, &row.lease_expired(now), render).await?;
             batch.recovered.push(finished);
         }
         Ok(Claim {

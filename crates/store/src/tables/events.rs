@@ -9,7 +9,9 @@
 //! key and the event type (and the webhook, for a webhook's copy), and it
 //! is inserted with `ON CONFLICT DO NOTHING`, so one final state gives one
 //! event per receiver. The dispatcher then claims, signs, retries and
-//! records it as any task.
+//! records it as any task. Its body is written by the [`EventRenderer`]
+//! the store was opened with: the store decides which events a final state
+//! raises, the API what a receiver reads.
 //!
 //! Whether anything is to be sent is known from the row the completion
 //! reads anyway (the task's target carries its own callbacks, the queue's
@@ -22,7 +24,7 @@ use super::idempotency::Keyed;
 use super::stats::count_inserted;
 use super::{after, limit, not_found, released, within_quota};
 use crate::driver::{Conn, args};
-use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE};
+use crate::events::{EVENT_RETENTION_S, EVENTS_QUEUE, EventRenderer};
 use crate::jobs::JOBS_QUEUE;
 use crate::quotas::{Quota, Quotas};
 use crate::records::{Page, PageRequest, Status, Task, Webhook};
@@ -118,6 +120,7 @@ pub(crate) async fn on_final<C: Conn>(
     now: i64,
     row: &RunningRow,
     status: Status,
+    render: &dyn EventRenderer,
 ) -> Result<u64> {
     let Some(event) = event_of(&row.queue, status) else {
         return Ok(0);
@@ -132,7 +135,7 @@ pub(crate) async fn on_final<C: Conn>(
         .query_opt(SQL_TASK, &args![&row.uid], |r| task_row::read(r))
         .await?
         .ok_or_else(|| Error::Internal(format!("task {} vanished while ending", row.uid)))?;
-    let (source_key, body) = event_body(&row.org, event, task)?;
+    let (source_key, body) = event_body(&row.org, event, task, now, render)?;
     let mut deliveries: Vec<(String, Target)> = Vec::new();
     if let Some(target) = callback {
         deliveries.push((event_run_key(&source_key, event), target));
@@ -192,86 +195,29 @@ pub(crate) async fn on_final<C: Conn>(
     Ok(inserted)
 }
 
-/// The reported task's run key, and the event's JSON body.
-fn event_body(org: &str, event: EventType, task: Task) -> Result<(String, Vec<u8>)> {
-    let (key, body) = match event {
+/// The reported task's run key, and the event's JSON body as `render`
+/// writes it.
+fn event_body(
+    org: &str,
+    event: EventType,
+    task: Task,
+    now: i64,
+    render: &dyn EventRenderer,
+) -> Result<(String, Vec<u8>)> {
+    let key = match event {
         EventType::JobRunFailed => {
-            let key = task.task_id.clone();
-            let run = run_view(task)?;
-            let body = idem_api::JobRunEvent {
-                event,
-                job: run.job.clone(),
-                run,
-            };
-            (key, rows::to_json(&body))
+            // A run's job names it in the body: a run row without one is
+            // corrupt, and its event would tell the receiver nothing.
+            if task.run.is_none() {
+                return Err(Error::Internal(format!("run {} has no job", task.task_id)));
+            }
+            task.task_id.clone()
         }
         EventType::TaskSucceeded | EventType::TaskFailed => {
-            let key = task_run_key(org, &task.queue, &task.task_id, task.created_at);
-            let body = idem_api::TaskEvent {
-                event,
-                queue: task.queue.clone(),
-                task: task_view(task),
-            };
-            (key, rows::to_json(&body))
+            task_run_key(org, &task.queue, &task.task_id, task.created_at)
         }
     };
-    Ok((key, body.into_bytes()))
-}
-
-/// A final task as the API shows it: a pull task with its payload, tag
-/// and result in place of a target.
-fn task_view(t: Task) -> idem_api::Task {
-    let state = t.state(t.finished_at.unwrap_or(t.created_at));
-    let (target, payload) = if t.is_pull() {
-        let payload = t.target.body.is_some().then(|| {
-            let view: idem_api::Target = t.target.into();
-            view.into()
-        });
-        (None, payload)
-    } else {
-        (Some(t.target.into()), None)
-    };
-    idem_api::Task {
-        state,
-        task_id: t.task_id,
-        queue: t.queue,
-        target,
-        payload,
-        tag: t.tag,
-        lease: None,
-        result: t
-            .result
-            .and_then(|r| serde_json::value::RawValue::from_string(r).ok()),
-        schedule_time: t.schedule_time,
-        dispatch_deadline_s: t.dispatch_deadline_s,
-        retry_config: t.retry_config,
-        attempt_count: t.attempt_count,
-        created_at: t.created_at,
-        finished_at: t.finished_at,
-        last_attempt: t.last_attempt,
-        on_success: t.callbacks.on_success.map(Into::into),
-        on_failure: t.callbacks.on_failure.map(Into::into),
-        header_style: t.header_style,
-    }
-}
-
-/// A final run as the API shows it.
-fn run_view(t: Task) -> Result<idem_api::Run> {
-    let run = t
-        .run
-        .as_ref()
-        .ok_or_else(|| Error::Internal(format!("run {} has no job", t.task_id)))?;
-    Ok(idem_api::Run {
-        state: t.state(t.finished_at.unwrap_or(t.created_at)),
-        job: run.job.clone(),
-        kind: run.kind,
-        run_id: t.task_id,
-        schedule_time: t.schedule_time,
-        attempt_count: t.attempt_count,
-        last_attempt: t.last_attempt,
-        created_at: t.created_at,
-        finished_at: t.finished_at,
-    })
+    Ok((key, render.render(event, task, from_micros(now))))
 }
 
 fn webhook(r: &impl Row) -> Result<Webhook> {

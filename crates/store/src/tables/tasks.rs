@@ -6,6 +6,7 @@ use super::idempotency::Keyed;
 use super::stats::counted_inserts;
 use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
+use crate::events::EventRenderer;
 use crate::records::*;
 use crate::sql::{self as rows, Row, corrupt, to_json};
 use crate::task_row::{self, NEW_TASK_PARAMS, NewTask, insert_new_task};
@@ -723,6 +724,7 @@ pub(crate) async fn cancel<C: Conn>(
     queue: &str,
     task_id: &str,
     now: i64,
+    render: &dyn EventRenderer,
 ) -> Result<Task> {
     let task = require(c, org, queue, task_id, "FOR UPDATE").await?;
     match task.status {
@@ -735,7 +737,7 @@ pub(crate) async fn cancel<C: Conn>(
         Status::Running => {
             // Read under the row lock `require` took: the lease is ours to end.
             if let Some(row) = dispatch::running(c, &task.uid).await? {
-                let finished = dispatch::abort(c, now, &row).await?;
+                let finished = dispatch::abort(c, now, &row, render).await?;
                 if C::DIALECT == Dialect::Postgres {
                     let cancelled = dispatch::encode_cancelled(&row.uid, row.attempt_count);
                     let finished = dispatch::encode_finished(&finished);

@@ -19,6 +19,7 @@ use super::due::{self, Due, PullLease};
 use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, TaskFinished};
 use crate::driver::{Conn, Dialect, args};
+use crate::events::EventRenderer;
 use crate::records::*;
 use crate::task_row;
 use crate::{Error, Result};
@@ -195,9 +196,10 @@ pub(crate) async fn act<C: Conn>(
     task_id: &str,
     action: WorkAction,
     now: i64,
+    render: &dyn EventRenderer,
 ) -> Result<(Task, Option<TaskFinished>)> {
     let action = match WorkEnd::of(action) {
-        Ok(report) => return end(c, org, queue, task_id, report, now).await,
+        Ok(report) => return end(c, org, queue, task_id, report, now, render).await,
         Err(action) => action,
     };
     let task = leased_task(c, org, queue, task_id).await?;
@@ -360,13 +362,14 @@ pub(crate) async fn end<C: Conn>(
     task_id: &str,
     report: WorkEnd,
     now: i64,
+    render: &dyn EventRenderer,
 ) -> Result<(Task, Option<TaskFinished>)> {
     let task = leased_task(c, org, queue, task_id).await?;
     let row = dispatch::running(c, &task.uid)
         .await?
         .ok_or_else(|| not_found("task", &task.task_id))?;
     let decided = decide_end_of(&task, row, report, now)?;
-    write_end(c, decided, now).await
+    write_end(c, decided, now, render).await
 }
 
 /// Checks a completion or failure against the task (locked, of a pull
@@ -414,9 +417,10 @@ async fn write_end<C: Conn>(
     c: &C,
     end: DecidedEnd,
     now: i64,
+    render: &dyn EventRenderer,
 ) -> Result<(Task, Option<TaskFinished>)> {
     let DecidedEnd { row, next } = end;
-    let finished = dispatch::apply_next(c, now, &row, next).await?;
+    let finished = dispatch::apply_next(c, now, &row, next, render).await?;
     let finished = finished.is_final().then_some(finished);
     if let Some(f) = &finished
         && C::DIALECT == Dialect::Postgres

@@ -4,12 +4,15 @@
 #![allow(dead_code)]
 
 use idem_core::ManualClock;
+use idem_core::event::EventType;
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
+use idem_store::events::EventRenderer;
 use idem_store::postgres::PostgresStore;
 use idem_store::sqlite::SqliteStore;
-use idem_store::{NewApiKey, Store};
+use idem_store::{NewApiKey, Store, Task};
 use idem_testkit::TestDatabase;
 use jiff::Timestamp;
+use serde_json::json;
 use std::sync::Arc;
 
 pub const ORG: &str = "acme";
@@ -24,6 +27,35 @@ pub fn new_key() -> NewApiKey {
         id: generate_id("key"),
         key_hash: hash_api_key(&generate_api_key()),
     }
+}
+
+/// Writes an event as the part of the API's body that the suites read: its
+/// type, the task's queue (or the run's job), and the task's or run's ID,
+/// state and last attempt. The server's views write the whole body; the
+/// store has none of its own.
+pub struct Summary;
+
+impl EventRenderer for Summary {
+    fn render(&self, event: EventType, t: Task, now: Timestamp) -> Vec<u8> {
+        let body = match event {
+            EventType::JobRunFailed => json!({
+                "type": event,
+                "job": t.run.as_ref().map(|r| r.job.clone()),
+                "run": {"run_id": t.task_id, "state": t.state(now), "last_attempt": t.last_attempt},
+            }),
+            EventType::TaskSucceeded | EventType::TaskFailed => json!({
+                "type": event,
+                "queue": t.queue,
+                "task": {"task_id": t.task_id, "state": t.state(now), "last_attempt": t.last_attempt},
+            }),
+        };
+        body.to_string().into_bytes()
+    }
+}
+
+/// What the suites open their stores with.
+pub fn events() -> Arc<dyn EventRenderer> {
+    Arc::new(Summary)
 }
 
 pub struct Harness {
@@ -77,11 +109,15 @@ impl Harness {
     pub async fn reopen(&self) -> Arc<dyn Store> {
         let clock = Arc::new(self.clock.clone());
         if let Some(db) = &self._db {
-            Arc::new(PostgresStore::open(&db.url, 8, clock).await.unwrap())
+            Arc::new(
+                PostgresStore::open(&db.url, 8, clock, events())
+                    .await
+                    .unwrap(),
+            )
         } else {
             let dir = self._dir.as_ref().expect("a backend");
             Arc::new(
-                SqliteStore::open(dir.path().join("idem.db"), clock)
+                SqliteStore::open(dir.path().join("idem.db"), clock, events())
                     .await
                     .unwrap(),
             )
@@ -97,9 +133,13 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(start());
         let store = Arc::new(
-            SqliteStore::open(dir.path().join("idem.db"), Arc::new(clock.clone()))
-                .await
-                .unwrap(),
+            SqliteStore::open(
+                dir.path().join("idem.db"),
+                Arc::new(clock.clone()),
+                events(),
+            )
+            .await
+            .unwrap(),
         );
         Harness::ready(store.clone(), store, clock, None, Some(dir)).await
     }
@@ -107,7 +147,7 @@ impl Harness {
     pub async fn postgres() -> Harness {
         let db = TestDatabase::create().await;
         let clock = ManualClock::new(start());
-        let open = || PostgresStore::open(&db.url, 8, Arc::new(clock.clone()));
+        let open = || PostgresStore::open(&db.url, 8, Arc::new(clock.clone()), events());
         let store = open().await.unwrap();
         let other = open().await.unwrap();
         Harness::ready(Arc::new(store), Arc::new(other), clock, Some(db), None).await
