@@ -447,7 +447,9 @@ mod one_run {
             &upstream,
             &store,
             s.base(),
-            &["--oidc-subject", "org/default"],
+            // The upstream passes the token on to the test, which plays the
+            // one who captured it.
+            &["--oidc-subject", "org/default", "--forward-authorization"],
         )
         .await;
         s.create_queue("q").await;
@@ -455,13 +457,12 @@ mod one_run {
         let task = s
             .create_task(
                 "q",
-                json!({"task_id": id, "target": {"url": format!("{}/charge", p.base),
+                json!({"task_id": id, "target": {"url": format!("{}/ok", p.base),
                        "json": {"amount": 100}, "oidc": {"audience": AUDIENCE}}}),
             )
             .await;
         let delivered = upstream.wait_for(&id, 1, WITHIN).await.remove(0);
         wait_state(&s, "q", &id, "succeeded", WITHIN).await;
-        // The proxy passes the token on, as a captured one would be.
         let token = token_of(&delivered);
         let run_key = expected_run_key("default", "q", &id, task["created_at"].as_str().unwrap());
         assert_eq!(claims_of(&token)["idem_run"], run_key.as_str());
@@ -474,7 +475,7 @@ mod one_run {
         let http = reqwest::Client::new();
         let replay = |key: Option<String>, body: &'static str| {
             let mut request = http
-                .post(format!("{}/charge", p.base))
+                .post(format!("{}/ok", p.base))
                 .bearer_auth(&token)
                 .header("Idem-Task-Id", &id)
                 .header("Content-Type", "application/json")
