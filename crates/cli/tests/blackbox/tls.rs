@@ -165,11 +165,14 @@ async fn proxy_keeps_claims_in_redis_over_tls() {
     let redis = TlsRedis::start(&ca);
     let upstream = Server::start(Backend::Sqlite).await;
     let ca_file = ca.ca_file.display().to_string();
+    // The proxy calls Idem's API with a key of its own.
+    let credential = format!("Authorization: Bearer {}", upstream.admin_key);
     let flags = |extra: &[&str]| {
         let mut cmd = command();
         cmd.args(["proxy", "--listen", "127.0.0.1:0", "--upstream"])
             .arg(upstream.base())
             .args(["--store", &redis.url(), "--insecure-no-auth"])
+            .args(["--upstream-header", &credential])
             .args(extra);
         cmd
     };
@@ -182,7 +185,6 @@ async fn proxy_keeps_claims_in_redis_over_tls() {
     let name = unique("q");
     let send = || {
         http.post(format!("{}/v1/queues", p.base))
-            .bearer_auth(&upstream.admin_key)
             .header("Idempotency-Key", "tls-run-1")
             .json(&json!({ "name": name }))
             .send()
