@@ -1,6 +1,7 @@
 //! `idem proxy` in front of a real upstream (an `idem serve`): it starts,
 //! forwards, and answers a repeated delivery without calling the upstream.
 
+use crate::guard_e2e::ProxyStore;
 use crate::harness::{Backend, Out, PROXY_LISTENING_PREFIX, Process, Server, command, unique};
 use serde_json::{Value, json};
 
@@ -553,36 +554,13 @@ async fn proxy_calls_the_upstream_as_itself() {
     );
 }
 
-/// Where a proxy of the lease tests keeps its claims, and whatever must
-/// outlive the proxy.
-enum LeaseStore {
-    Memory,
-    Sqlite(tempfile::TempDir),
-    Postgres(idem_testkit::TestDatabase),
-    Redis,
-}
-
-impl LeaseStore {
-    fn url(&self) -> String {
-        match self {
-            LeaseStore::Memory => "memory".into(),
-            LeaseStore::Sqlite(dir) => {
-                format!("sqlite://{}", dir.path().join("guard.db").display())
-            }
-            LeaseStore::Postgres(db) => db.url.clone(),
-            // Under the proxy's fixed prefix; the job name is unique per run.
-            LeaseStore::Redis => idem_testkit::redis_url(),
-        }
-    }
-}
-
 /// Issue #30: with `--lease 2s` and an upstream that takes 3 s, one Cloud
 /// Scheduler run sent twice 2.3 s apart must still reach the upstream once.
 /// The proxy renews the claim while the upstream works, so the second
 /// delivery finds the run in flight (409), and one sent after the upstream
 /// answered is a duplicate. The upstream is not cut at the lease either:
 /// the first delivery gets the upstream's own answer.
-async fn a_run_slower_than_the_lease_reaches_the_upstream_once(store: LeaseStore) {
+async fn a_run_slower_than_the_lease_reaches_the_upstream_once(store: ProxyStore) {
     let target = crate::harness::target::Target::start().await;
     let store_url = store.url();
     let p = proxy(
@@ -641,24 +619,22 @@ async fn a_run_slower_than_the_lease_reaches_the_upstream_once(store: LeaseStore
 
 #[tokio::test]
 async fn a_run_slower_than_the_lease_runs_once_with_a_memory_store() {
-    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Memory).await;
+    a_run_slower_than_the_lease_reaches_the_upstream_once(ProxyStore::Memory).await;
 }
 
 #[tokio::test]
 async fn a_run_slower_than_the_lease_runs_once_with_a_sqlite_store() {
-    let dir = tempfile::tempdir().unwrap();
-    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Sqlite(dir)).await;
+    a_run_slower_than_the_lease_reaches_the_upstream_once(ProxyStore::sqlite().await).await;
 }
 
 #[tokio::test]
 async fn a_run_slower_than_the_lease_runs_once_with_a_postgres_store() {
-    let db = idem_testkit::TestDatabase::create().await;
-    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Postgres(db)).await;
+    a_run_slower_than_the_lease_reaches_the_upstream_once(ProxyStore::postgres().await).await;
 }
 
 #[tokio::test]
 async fn a_run_slower_than_the_lease_runs_once_with_a_redis_store() {
-    a_run_slower_than_the_lease_reaches_the_upstream_once(LeaseStore::Redis).await;
+    a_run_slower_than_the_lease_reaches_the_upstream_once(ProxyStore::Redis).await;
 }
 
 /// `--upstream-timeout` (not the lease) ends an upstream call: past it the
