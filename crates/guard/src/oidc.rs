@@ -511,7 +511,11 @@ where
                     request.extensions_mut().insert(token);
                     inner.call(request).await
                 }
-                Err(error) => Ok(error.response()),
+                // As the guard's own problems: with the request's ID and path.
+                Err(error) => Ok(crate::response::stamped(
+                    request.uri().path(),
+                    error.response(),
+                )),
             }
         })
     }
