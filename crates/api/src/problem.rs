@@ -166,7 +166,7 @@ impl ProblemCode {
                 "A pull task is leased (also when the caller holds the lease: a retried claim answers this). `extensions.claim` gives `claimant` and `lease_expires_at`; read the task to see whether the lease is yours."
             }
             Self::LeaseLost => {
-                "The `attempt_id` is not the task's current lease: it expired, was released or reassigned, or the task finished. Nothing changed; read the task."
+                "The `attempt_id` is not the task's current lease, or the caller does not hold it: it expired, was released or reassigned, the task finished otherwise, or it is another principal's. Nothing changed; read the task. (A holder's repeated complete or fail of the attempt it ended, with the same result or error, is not this: it answers 200, `Idempotent-Replayed: true`.)"
             }
             Self::IdempotentResourceGone => {
                 "The request this `Idempotency-Key` made succeeded, but what it made is gone (deleted, or made again under the same name since) or no longer visible to the caller. `extensions.idempotency` names it (`resource_kind`, `resource_id`)."

@@ -79,6 +79,11 @@ pub struct BatchResult {
     pub task: Option<Task>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<crate::Problem>,
+    /// `true` on an end of `tasks:end` that repeated, by the holder, the
+    /// end its attempt already had: nothing changed (as
+    /// `Idempotent-Replayed: true` on a single complete or fail).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 /// A target as the API shows it, its body in the form it was given.
@@ -240,8 +245,9 @@ impl From<Target> for Payload {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Lease {
     /// The lease's token: heartbeat, complete, fail, release and reassign
-    /// name it.
-    pub attempt_id: String,
+    /// name it. Shown only to the lease's holder and to admins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
     /// The principal holding the task.
     pub claimant: String,
     /// When the task goes back to the queue unless the lease is extended.

@@ -358,7 +358,7 @@ impl Client {
         F: Fn(Task) -> Fut,
         Fut: Future<Output = Result<Option<Box<RawValue>>, String>>,
     {
-        let Some(attempt_id) = task.lease.as_ref().map(|l| l.attempt_id.clone()) else {
+        let Some(attempt_id) = task.lease.as_ref().and_then(|l| l.attempt_id.clone()) else {
             return Ok(None);
         };
         let task_id = task.task_id.clone();

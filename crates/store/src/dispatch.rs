@@ -201,6 +201,27 @@ impl TaskFinished {
     }
 }
 
+/// What an action on a pull task answers: the task as the action left it,
+/// the final state it reached (for the caller to announce), and whether it
+/// was the holder's repeated end of an attempt already ended the same way,
+/// which changed nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkDone {
+    pub task: crate::records::Task,
+    pub finished: Option<TaskFinished>,
+    pub replayed: bool,
+}
+
+impl WorkDone {
+    pub(crate) fn new(task: crate::records::Task, finished: Option<TaskFinished>) -> WorkDone {
+        WorkDone {
+            task,
+            finished,
+            replayed: false,
+        }
+    }
+}
+
 /// A wake-up from another node (PostgreSQL `LISTEN/NOTIFY`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DispatchSignal {

@@ -286,14 +286,16 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
 
     /// One action on one task of a pull queue, in one transaction: the task
     /// as it left it and, when the action ended the task, its final state
-    /// (announced on PostgreSQL by the transaction itself).
+    /// (announced on PostgreSQL by the transaction itself); or, for the
+    /// holder's repeated end of an ended attempt, the task as it is, marked
+    /// replayed.
     async fn work_act(
         &self,
         org: &str,
         queue: &str,
         task_id: &str,
         action: WorkAction,
-    ) -> Result<(Task, Option<dispatch::TaskFinished>)>;
+    ) -> Result<dispatch::WorkDone>;
 
     /// Ends (`WorkAction::Complete` and `WorkAction::Fail`) of tasks of
     /// one pull queue, each answered as [`Store::work_act`] answers it, in
@@ -306,7 +308,7 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
         org: &str,
         queue: &str,
         ends: Vec<(String, WorkAction)>,
-    ) -> Result<Vec<Result<(Task, Option<dispatch::TaskFinished>)>>>;
+    ) -> Result<Vec<Result<dispatch::WorkDone>>>;
 
     /// The names of every organization and queue; the metrics drop the
     /// series of those that are gone.

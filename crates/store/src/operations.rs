@@ -478,7 +478,7 @@ macro_rules! store_operations {
                     queue: &str,
                     task_id: &str,
                     action: WorkAction,
-                ) -> Result<(Task, Option<$crate::dispatch::TaskFinished>)> {
+                ) -> Result<$crate::dispatch::WorkDone> {
                     let claims =
                         matches!(action, WorkAction::Claim { .. } | WorkAction::Assign { .. });
                     let done = self.work_action(org, queue, task_id, action).await?;
@@ -493,7 +493,7 @@ macro_rules! store_operations {
                     org: &str,
                     queue: &str,
                     ends: Vec<(String, WorkAction)>,
-                ) -> Result<Vec<Result<(Task, Option<$crate::dispatch::TaskFinished>)>>> {
+                ) -> Result<Vec<Result<$crate::dispatch::WorkDone>>> {
                     let person = ends.iter().all(|(_, action)| {
                         matches!(
                             action,

@@ -293,8 +293,20 @@ pub struct Task {
     pub tag: Option<String>,
     /// The worker's lease on a pull task while it is running.
     pub lease: Option<Lease>,
+    /// The last claim of a pull task that is not running now (finished,
+    /// failed for a retry, or recovered): its token and holder, kept until
+    /// the next claim, so that the holder's repeated end can be told from
+    /// a stranger's.
+    pub ended_claim: Option<EndedClaim>,
     /// What the worker reported on completing a pull task (JSON text).
     pub result: Option<String>,
+}
+
+/// A pull task's claim after it ended: see [`Task::ended_claim`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedClaim {
+    pub attempt_id: String,
+    pub claimant: String,
 }
 
 /// A worker's claim on a pull task (API.md §11).
@@ -442,7 +454,9 @@ pub struct WorkClaim {
 /// What a worker, or an admin, does to one pull task. Every action but
 /// [`WorkAction::Claim`] and [`WorkAction::Assign`] names the lease it acts
 /// on; a lease that is not the task's current one ([`crate::Error::LeaseLost`])
-/// changes nothing.
+/// changes nothing. `holder`, where an action has it, is the caller when
+/// it is not an admin: the lease must be that principal's, or the action
+/// answers [`crate::Error::LeaseLost`] as if the lease were gone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkAction {
     /// Leases the task, if nobody holds it, to `claimant`; keeps the
@@ -453,7 +467,11 @@ pub enum WorkAction {
         attempts_kept: u32,
     },
     /// Extends the lease to `lease_s` from now.
-    Heartbeat { attempt_id: String, lease_s: u32 },
+    Heartbeat {
+        attempt_id: String,
+        lease_s: u32,
+        holder: Option<String>,
+    },
     /// Ends the task `succeeded`, with the worker's result (JSON text).
     /// `person`: whether the caller is a person (a `person_only` queue
     /// takes no other).
@@ -461,6 +479,7 @@ pub enum WorkAction {
         attempt_id: String,
         result: Option<String>,
         person: bool,
+        holder: Option<String>,
     },
     /// Ends the attempt failed: the retry policy decides between a retry
     /// and `failed`.
@@ -468,9 +487,13 @@ pub enum WorkAction {
         attempt_id: String,
         error: String,
         person: bool,
+        holder: Option<String>,
     },
     /// Gives the task back, due now; the attempt does not count.
-    Release { attempt_id: String },
+    Release {
+        attempt_id: String,
+        holder: Option<String>,
+    },
     /// Hands the lease, with a fresh term, to `principal`. `holder`, when
     /// set, must be the lease's claimant (a caller who is not an admin).
     Reassign {

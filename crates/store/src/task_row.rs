@@ -115,19 +115,26 @@ pub(crate) fn read(r: &impl Row) -> Result<Task> {
     let header_style = run.as_ref().map_or(stored_style, |r| r.header_style);
     let status = Status::parse(&status).ok_or_else(|| corrupt("task status", &status))?;
     // A lease is shown while it is held: a recovered or finished claim
-    // leaves its columns behind until the next claim overwrites them.
-    let lease = match (
-        status,
-        r.opt_text(col::attempt_id)?,
-        r.opt_text(col::claimant)?,
-        r.opt_i64(col::lease_expires_at)?,
-    ) {
-        (Status::Running, Some(attempt_id), Some(claimant), Some(until)) => Some(Lease {
-            attempt_id,
-            claimant,
-            lease_expires_at: from_micros(until),
-        }),
-        _ => None,
+    // leaves its columns behind until the next claim overwrites them, and
+    // they tell the holder's repeated end from a stranger's.
+    let (attempt_id, claimant) = (r.opt_text(col::attempt_id)?, r.opt_text(col::claimant)?);
+    let (lease, ended_claim) = match (status, attempt_id, claimant) {
+        (Status::Running, Some(attempt_id), Some(claimant)) => (
+            r.opt_i64(col::lease_expires_at)?.map(|until| Lease {
+                attempt_id,
+                claimant,
+                lease_expires_at: from_micros(until),
+            }),
+            None,
+        ),
+        (_, Some(attempt_id), Some(claimant)) => (
+            None,
+            Some(EndedClaim {
+                attempt_id,
+                claimant,
+            }),
+        ),
+        _ => (None, None),
     };
     Ok(Task {
         queue: r.text(col::queue)?,
@@ -153,6 +160,7 @@ pub(crate) fn read(r: &impl Row) -> Result<Task> {
         header_style,
         tag: r.opt_text(col::tag)?,
         lease,
+        ended_claim,
         result: r.opt_text(col::result)?,
     })
 }

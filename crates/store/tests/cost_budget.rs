@@ -253,6 +253,7 @@ async fn phase(store: &dyn Store, phase: &str, run: usize) {
                         attempt_id,
                         result: Some(r#"{"ok":true}"#.into()),
                         person: false,
+                        holder: None,
                     };
                     store
                         .work_act(ORG, "work", &t.task_id, action)

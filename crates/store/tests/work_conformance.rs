@@ -106,7 +106,7 @@ impl Harness {
         self.store
             .work_act(ORG, "w", task_id, action)
             .await
-            .map(|(task, _)| task)
+            .map(|done| done.task)
     }
 
     async fn get(&self, task_id: &str) -> Task {
@@ -147,6 +147,7 @@ impl Harness {
 fn heartbeat(attempt_id: &str, lease_s: u32) -> WorkAction {
     WorkAction::Heartbeat {
         attempt_id: attempt_id.into(),
+        holder: None,
         lease_s,
     }
 }
@@ -156,6 +157,7 @@ fn complete(attempt_id: &str, result: Option<&str>) -> WorkAction {
         attempt_id: attempt_id.into(),
         result: result.map(str::to_string),
         person: false,
+        holder: None,
     }
 }
 
@@ -164,6 +166,7 @@ fn fail(attempt_id: &str) -> WorkAction {
         attempt_id: attempt_id.into(),
         error: "the worker gave up".into(),
         person: false,
+        holder: None,
     }
 }
 
@@ -321,6 +324,7 @@ async fn an_action_on_a_lost_lease_changes_nothing(h: Harness) {
         fail(&wrong),
         WorkAction::Release {
             attempt_id: wrong.clone(),
+            holder: None,
         },
     ] {
         assert!(is_lease_lost(&h.act("t", action).await));
@@ -383,6 +387,7 @@ async fn heartbeat_extends_and_release_gives_the_attempt_back(h: Harness) {
             "t",
             WorkAction::Release {
                 attempt_id: id.clone(),
+                holder: None,
             },
         )
         .await
@@ -410,7 +415,11 @@ async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
     let claimed = h.claim("alice", 2).await;
     let (ok, bad) = (&claimed[0], &claimed[1]);
 
-    let (done, finished) = h
+    let idem_store::dispatch::WorkDone {
+        task: done,
+        finished,
+        ..
+    } = h
         .store
         .work_act(
             ORG,
@@ -425,7 +434,11 @@ async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
     assert_eq!(done.lease, None);
     assert_eq!(finished.map(|f| f.status), Some(Status::Succeeded));
 
-    let (retried, finished) = h
+    let idem_store::dispatch::WorkDone {
+        task: retried,
+        finished,
+        ..
+    } = h
         .store
         .work_act(ORG, "w", "bad", fail(&attempt_id(bad)))
         .await
@@ -443,7 +456,11 @@ async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
     h.advance_s(5);
     let last = h.claim("alice", 2).await.remove(0);
     assert_eq!(last.attempt_count, 2);
-    let (failed, finished) = h
+    let idem_store::dispatch::WorkDone {
+        task: failed,
+        finished,
+        ..
+    } = h
         .store
         .work_act(ORG, "w", "bad", fail(&attempt_id(&last)))
         .await
@@ -534,6 +551,7 @@ async fn a_person_only_queue_takes_completions_from_persons_only(h: Harness) {
         attempt_id: id,
         result: None,
         person: true,
+        holder: None,
     };
     assert_eq!(
         h.act("t", by_person).await.unwrap().status,
@@ -572,7 +590,8 @@ async fn claims_keep_only_the_newest_attempts(h: Harness) {
 
 /// Many workers ending many tasks at once, each end sent twice and some
 /// with a lease that is not theirs: every task ends once, with its attempt
-/// recorded and counted; the repeats and the strangers change nothing.
+/// recorded and counted; the repeats are answered as replays and, like the
+/// strangers, change nothing.
 async fn concurrent_ends_settle_each_task_once(h: Harness) {
     h.pull_queue(fixed_backoff(1, 1000)).await;
     for i in 0..60 {
@@ -598,20 +617,33 @@ async fn concurrent_ends_settle_each_task_once(h: Harness) {
             }));
         }
     }
-    let mut ended = HashSet::new();
+    let (mut ended, mut replayed) = (HashSet::new(), HashSet::new());
     for end in ends {
         let (id, result) = end.await.unwrap();
         match result {
-            Ok((task, finished)) => {
+            Ok(idem_store::dispatch::WorkDone {
+                task,
+                finished,
+                replayed: false,
+            }) => {
                 assert!(ended.insert(id.clone()), "{id} ended twice");
                 assert!(finished.is_some(), "a final state is announced");
                 assert!(task.lease.is_none());
+            }
+            Ok(idem_store::dispatch::WorkDone {
+                finished,
+                replayed: true,
+                ..
+            }) => {
+                assert!(replayed.insert(id.clone()), "{id} replayed twice");
+                assert!(finished.is_none(), "a replay announces nothing");
             }
             Err(Error::LeaseLost(_)) => {}
             Err(e) => panic!("{id}: {e:?}"),
         }
     }
     assert_eq!(ended.len(), 60, "every task ended once");
+    assert_eq!(replayed, ended, "every repeated end answered as a replay");
     for (i, task) in claimed.iter().enumerate() {
         let now = h.get(&task.task_id).await;
         let attempts = h.attempts(&task.task_id).await;
@@ -686,7 +718,8 @@ async fn ends_of_what_is_not_leased_pull_work_are_refused(h: Harness) {
 
 /// Ends reported together (`work_end_many`) race single ends of the same
 /// tasks sent in the opposite order: each task ends once, whichever way
-/// its end went, and the call's answers come in its order. A call on a
+/// its end went, the other answered as its replay, and the call's answers
+/// come in its order. A call on a
 /// queue that cannot take ends is refused whole and writes nothing.
 async fn ends_reported_together_and_alone_settle_each_task_once(h: Harness) {
     h.pull_queue(QueueConfig::default()).await;
@@ -711,26 +744,30 @@ async fn ends_reported_together_and_alone_settle_each_task_once(h: Harness) {
     }
     let answers = h.store.work_end_many(ORG, "w", together).await.unwrap();
     assert_eq!(answers.len(), 40);
-    let mut ended = HashSet::new();
+    let (mut ended, mut replays) = (HashSet::new(), 0);
     for (t, answer) in claimed.iter().zip(answers) {
         match answer {
-            Ok((task, _)) => {
-                assert_eq!(task.task_id, t.task_id, "answers in the call's order");
-                assert!(ended.insert(t.task_id.clone()));
+            Ok(done) => {
+                assert_eq!(done.task.task_id, t.task_id, "answers in the call's order");
+                if done.replayed {
+                    replays += 1;
+                } else {
+                    assert!(ended.insert(t.task_id.clone()));
+                }
             }
-            Err(Error::LeaseLost(_)) => {}
             Err(e) => panic!("{}: {e:?}", t.task_id),
         }
     }
     for single in alone {
         let (id, result) = single.await.unwrap();
         match result {
+            Ok(done) if done.replayed => replays += 1,
             Ok(_) => assert!(ended.insert(id.clone()), "{id} ended twice"),
-            Err(Error::LeaseLost(_)) => {}
             Err(e) => panic!("{id}: {e:?}"),
         }
     }
     assert_eq!(ended.len(), 40, "every task ended once");
+    assert_eq!(replays, 40, "and its other end was its replay");
     let stats = h.store.queue_stats(ORG, "w").await.unwrap();
     assert_eq!((stats.succeeded, stats.running), (40, 0));
 

@@ -414,10 +414,11 @@ fn show_task(t: &Task) {
         (
             "lease",
             t.lease.as_ref().map_or("-".into(), |l| {
-                format!(
-                    "{} held by {} until {}",
-                    l.attempt_id, l.claimant, l.lease_expires_at
-                )
+                // The token is shown to its holder and admins only.
+                match &l.attempt_id {
+                    Some(id) => format!("{id} held by {} until {}", l.claimant, l.lease_expires_at),
+                    None => format!("held by {} until {}", l.claimant, l.lease_expires_at),
+                }
             }),
         ),
         ("result", or_dash(t.result.as_ref().map(|r| r.get()))),
@@ -671,7 +672,11 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
             };
             cx.show(&c.claim_tasks(&queue, &options).await?, |claimed| {
                 for t in &claimed.tasks {
-                    let attempt_id = t.lease.as_ref().map_or("-", |l| l.attempt_id.as_str());
+                    let attempt_id = t
+                        .lease
+                        .as_ref()
+                        .and_then(|l| l.attempt_id.as_deref())
+                        .unwrap_or("-");
                     let payload = t.payload.as_ref().map_or("-".into(), describe_payload);
                     println!("{}\t{attempt_id}\t{payload}", t.task_id);
                 }

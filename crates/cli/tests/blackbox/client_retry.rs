@@ -79,10 +79,11 @@ async fn writes_carry_one_fresh_key_per_call_and_reads_none() {
 }
 
 /// Operations on pull work carry no key, since the server never replays
-/// them; a complete whose answer is lost is retried, the retry answers
-/// `LEASE_LOST`, and the task shows that the first one went through.
+/// them by key; a complete whose answer is lost is retried, and the retry,
+/// the holder's repeated end, answers 200 with the task as it is,
+/// `Idempotent-Replayed: true`.
 #[tokio::test]
-async fn work_calls_carry_no_key_and_a_lost_complete_reads_as_lease_lost() {
+async fn work_calls_carry_no_key_and_a_lost_complete_replays_to_its_holder() {
     let server = Server::start(Backend::Sqlite).await;
     let queue = unique("w");
     server
@@ -99,11 +100,16 @@ async fn work_calls_carry_no_key_and_a_lost_complete_reads_as_lease_lost() {
     let claimed = c.claim_tasks(&queue, &options).await.unwrap();
     assert_eq!(claimed.idempotency_key, None);
     let lease = claimed.value.tasks[0].lease.clone().unwrap();
-    let lost = c
-        .complete_task(&queue, "t", &lease.attempt_id, None)
+    let done = c
+        .complete_task(&queue, "t", lease.attempt_id.as_deref().unwrap(), None)
         .await
-        .unwrap_err();
-    assert_eq!(lost.code(), Some("LEASE_LOST"), "{lost}");
+        .unwrap();
+    assert_eq!(
+        (done.status, done.replayed, done.attempts),
+        (200, true, 2),
+        "the retry is answered as the end it repeats"
+    );
+    assert_eq!(done.value.state, idem_client::TaskState::Succeeded);
     assert_eq!(
         keys(&proxy),
         [None, None, None],
@@ -111,6 +117,7 @@ async fn work_calls_carry_no_key_and_a_lost_complete_reads_as_lease_lost() {
     );
     let task = server.client().get_task(&queue, "t").await.unwrap().value;
     assert_eq!(task.state, idem_client::TaskState::Succeeded);
+    assert_eq!(task.attempt_count, 1, "one attempt, ended once");
 }
 
 /// The answer to the first attempt is lost after the server committed it;

@@ -306,7 +306,12 @@ async fn heartbeat_release_reassign_assign_and_lost_leases(s: Server) {
         .json
         .clone();
     assert_eq!(moved["lease"]["claimant"], other.as_str());
-    assert_eq!(moved["lease"]["attempt_id"], id.as_str());
+    // The token is the new holder's now: its old holder no longer sees it.
+    assert_eq!(moved["lease"].get("attempt_id"), None, "{moved}");
+    assert_eq!(
+        s.get_task("q", "t").await["lease"]["attempt_id"],
+        id.as_str()
+    );
     let unknown = s
         .post(
             "/v1/queues/q/tasks/t/reassign",
@@ -419,6 +424,168 @@ async fn heartbeat_release_reassign_assign_and_lost_leases(s: Server) {
         .await;
     r.ok(400);
     assert_eq!(r.json["extensions"]["errors"][0]["field"], "result");
+}
+
+/// A lease belongs to its holder (API.md §11): another writer naming the
+/// right `attempt_id` changes nothing and is told `LEASE_LOST`, whatever
+/// the action; the token is shown only to the holder and admins; and the
+/// holder's repeated complete or fail, after an answer it lost, answers 200
+/// with `Idempotent-Replayed: true` when it ends the attempt as it already
+/// ended, and `LEASE_LOST` when it says otherwise.
+async fn a_lease_is_its_holders_and_a_repeated_end_replays(s: Server) {
+    pull_queue(&s, "q", json!({"retry_config": {"min_backoff_ms": 1}})).await;
+    s.create_task("q", work("t")).await;
+    let (holder, holder_key) = principal(&s, "service", "writer").await;
+    let (_, other_key) = principal(&s, "service", "writer").await;
+    let (h, o) = (s.with_key(&holder_key), s.with_key(&other_key));
+    let reader = s.key_with_role("reader").await;
+    let r = s.with_key(&reader);
+    let got = h
+        .post("/v1/queues/q/tasks:claim", json!({"lease_s": 600}))
+        .await
+        .ok(200)
+        .json["tasks"][0]
+        .clone();
+    let id = attempt_id(&got);
+
+    // Others see the lease and its holder, not its token.
+    for api in [&o, &r] {
+        let seen = api.get("/v1/queues/q/tasks/t").await.ok(200).json.clone();
+        assert_eq!(seen["lease"]["claimant"], holder.as_str());
+        assert_eq!(seen["lease"].get("attempt_id"), None, "{seen}");
+        let listed = api.get("/v1/queues/q/tasks").await.ok(200).json.clone();
+        assert_eq!(listed["items"][0]["lease"].get("attempt_id"), None);
+    }
+    let own = h.get("/v1/queues/q/tasks/t").await.ok(200).json.clone();
+    assert_eq!(own["lease"]["attempt_id"], id.as_str());
+    assert_eq!(s.get_task("q", "t").await["lease"], got["lease"]);
+
+    // Another writer with the holder's token: nothing changes.
+    for (action, body) in [
+        ("heartbeat", json!({"attempt_id": id, "lease_s": 1})),
+        (
+            "complete",
+            json!({"attempt_id": id, "result": {"stolen": true}}),
+        ),
+        ("fail", json!({"attempt_id": id, "error": "stolen"})),
+        ("release", json!({"attempt_id": id})),
+    ] {
+        o.post(&format!("/v1/queues/q/tasks/t/{action}"), body)
+            .await
+            .problem(409, "LEASE_LOST");
+    }
+    let ended = o
+        .post(
+            "/v1/queues/q/tasks:end",
+            json!({"ends": [{"task_id": "t", "attempt_id": id, "result": {}}]}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(ended["results"][0]["status"], 409);
+    assert_eq!(ended["results"][0]["problem"]["type"], "LEASE_LOST");
+    assert_eq!(s.get_task("q", "t").await["lease"], got["lease"]);
+
+    // The holder fails the attempt; its repeated fail is a replay, while
+    // another error, a complete or a stranger's fail is not.
+    let fail = json!({"attempt_id": id, "error": "disk full"});
+    let failed = h.post("/v1/queues/q/tasks/t/fail", fail.clone()).await;
+    failed.ok(200);
+    assert_eq!(failed.header("idempotent-replayed"), None);
+    assert_eq!(failed.json["state"], "queued");
+    let again = h.post("/v1/queues/q/tasks/t/fail", fail.clone()).await;
+    again.ok(200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.json["attempt_count"], 1);
+    assert_eq!(again.json["last_attempt"]["error"], "disk full");
+    for (api, action, body) in [
+        (
+            &h,
+            "fail",
+            json!({"attempt_id": id, "error": "disk on fire"}),
+        ),
+        (&h, "complete", json!({"attempt_id": id})),
+        (&o, "fail", fail.clone()),
+    ] {
+        api.post(&format!("/v1/queues/q/tasks/t/{action}"), body)
+            .await
+            .problem(409, "LEASE_LOST");
+    }
+
+    // Claimed again and completed: the holder's repeated complete, alone
+    // or among ends reported together, is a replay (the same JSON, its
+    // members in another order); an admin's too.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let second = loop {
+        let got = h
+            .post("/v1/queues/q/tasks:claim", json!({"wait_ms": 1000}))
+            .await
+            .ok(200)
+            .json["tasks"]
+            .clone();
+        if let Some(t) = got.as_array().unwrap().first() {
+            break t.clone();
+        }
+        assert!(Instant::now() < deadline, "the retry never came due");
+    };
+    let id2 = attempt_id(&second);
+    let done = h
+        .post(
+            "/v1/queues/q/tasks/t/complete",
+            json!({"attempt_id": id2, "result": {"a": 1, "b": [true]}}),
+        )
+        .await;
+    done.ok(200);
+    assert_eq!(done.header("idempotent-replayed"), None);
+    let repeated = h
+        .post(
+            "/v1/queues/q/tasks/t/complete",
+            json!({"attempt_id": id2, "result": {"b": [true], "a": 1}}),
+        )
+        .await;
+    repeated.ok(200);
+    assert_eq!(repeated.header("idempotent-replayed"), Some("true"));
+    assert_eq!(repeated.json["state"], "succeeded");
+    assert_eq!(repeated.json["result"], json!({"a": 1, "b": [true]}));
+    let together = h
+        .post(
+            "/v1/queues/q/tasks:end",
+            json!({"ends": [
+                {"task_id": "t", "attempt_id": id2, "result": {"a": 1, "b": [true]}},
+                {"task_id": "t", "attempt_id": id2, "result": {"a": 2}},
+            ]}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(together["results"][0]["status"], 200);
+    assert_eq!(together["results"][0]["replayed"], true);
+    assert_eq!(together["results"][1]["status"], 409);
+    assert_eq!(together["results"][1]["problem"]["type"], "LEASE_LOST");
+    let by_admin = s
+        .post(
+            "/v1/queues/q/tasks/t/complete",
+            json!({"attempt_id": id2, "result": {"a": 1, "b": [true]}}),
+        )
+        .await;
+    by_admin.ok(200);
+    assert_eq!(by_admin.header("idempotent-replayed"), Some("true"));
+    for (api, body) in [
+        (&h, json!({"attempt_id": id2, "result": {"a": 2}})),
+        (&h, json!({"attempt_id": id2})),
+        (
+            &o,
+            json!({"attempt_id": id2, "result": {"a": 1, "b": [true]}}),
+        ),
+    ] {
+        api.post("/v1/queues/q/tasks/t/complete", body)
+            .await
+            .problem(409, "LEASE_LOST");
+    }
+    let attempts = s.get("/v1/queues/q/tasks/t/attempts").await.ok(200).json["items"].clone();
+    assert_eq!(attempts.as_array().unwrap().len(), 2, "{attempts}");
 }
 
 async fn a_dead_workers_task_is_claimed_again_after_its_lease_with_the_attempt_counted(s: Server) {
@@ -864,16 +1031,26 @@ async fn ends_reported_together_are_answered_one_by_one(s: Server) {
         assert_eq!(now["lease"]["attempt_id"], json!(ids[id]));
     }
 
-    // Sent again (a retry whose answer was lost): every end has lost its
-    // lease, and nothing changes.
+    // Sent again (a retry whose answer was lost): the ends that were
+    // written answer as replays, the rest as before, and nothing changes.
     let again = s.post(path, call).await.ok(200).json.clone();
-    let statuses: Vec<u64> = again["results"]
+    let statuses: Vec<(u64, bool)> = again["results"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["status"].as_u64().unwrap())
+        .map(|r| (r["status"].as_u64().unwrap(), r["replayed"] == true))
         .collect();
-    assert_eq!(statuses, [409, 409, 409, 404, 409], "{again}");
+    assert_eq!(
+        statuses,
+        [
+            (200, true),
+            (200, true),
+            (409, false),
+            (404, false),
+            (409, false)
+        ],
+        "{again}"
+    );
     let a_again = s.get_task("q", "a").await;
     assert_eq!(a_again["finished_at"], a["finished_at"]);
     assert_eq!(a_again["attempt_count"], 1);
@@ -885,7 +1062,14 @@ async fn ends_reported_together_are_answered_one_by_one(s: Server) {
         .ok(201);
     let (_, service) = principal(&s, "service", "writer").await;
     let (_, person) = principal(&s, "person", "writer").await;
-    let t = claim(&s, "approvals", json!({})).await.remove(0);
+    // The person claims it: only the holder may end it.
+    let t = s
+        .with_key(&person)
+        .post("/v1/queues/approvals/tasks:claim", json!({}))
+        .await
+        .ok(200)
+        .json["tasks"][0]
+        .clone();
     let approve = json!({"ends": [{"task_id": "t", "attempt_id": attempt_id(&t)}]});
     s.with_key(&service)
         .post("/v1/queues/approvals/tasks:end", approve.clone())
@@ -1018,6 +1202,7 @@ idem_testkit::store_tests!(
     claims_take_due_tasks_in_schedule_order_and_validate_their_bounds,
     a_retried_claim_is_already_claimed_and_the_task_shows_its_holder,
     heartbeat_release_reassign_assign_and_lost_leases,
+    a_lease_is_its_holders_and_a_repeated_end_replays,
     a_dead_workers_task_is_claimed_again_after_its_lease_with_the_attempt_counted,
     a_long_poll_returns_as_soon_as_a_task_is_created,
     a_person_only_queue_takes_completions_from_persons_only,

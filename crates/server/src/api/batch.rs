@@ -248,6 +248,7 @@ fn created_result(task: Task, now: Timestamp) -> BatchResult {
         status: 201,
         task: Some(views::task(task, now)),
         problem: None,
+        replayed: false,
     }
 }
 
@@ -265,6 +266,7 @@ fn exists_result(task: Task, now: Timestamp, ndjson: bool) -> BatchResult {
         status: 409,
         task: Some(views::task(task, now)),
         problem: Some(lines(problem, ndjson).document()),
+        replayed: false,
     }
 }
 
@@ -273,6 +275,7 @@ fn invalid_result(errors: FieldErrors, ndjson: bool) -> BatchResult {
         status: 400,
         task: None,
         problem: Some(lines(Problem::fields(errors), ndjson).document()),
+        replayed: false,
     }
 }
 
@@ -374,6 +377,7 @@ pub(super) async fn replay(
                         .with_extensions(json!({"task": {"id": id}}))
                         .document(),
                     ),
+                    replayed: false,
                 }
             }
         };

@@ -344,7 +344,7 @@ impl idem_http::Replayer for Replays {
                     let task = app.store.task_get(org, queue, task_id).await?;
                     ours(task.created_at)?;
                     let now = app.clock.now();
-                    let view = views::task(task, now);
+                    let view = views::task_seen_by(task, now, caller);
                     // A create that waited answered by outcome; so does its
                     // replay (the same fingerprint means the same query),
                     // without waiting again.

@@ -353,7 +353,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         route(
             Operation {
                 problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/heartbeat", "heartbeatTask", "Pull queues: extend the lease attempt_id names; 409 LEASE_LOST if it is not the current one (writer)", idempotent: false)
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/heartbeat", "heartbeatTask", "Pull queues: extend the lease attempt_id names; 409 LEASE_LOST if it is not the current one or not the caller's (writer holding the lease, or admin)", idempotent: false)
             },
             work::heartbeat,
         ),
@@ -365,7 +365,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                     ProblemCode::UserIdentityRequired,
                     ProblemCode::FailedPrecondition,
                 ],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/complete", "completeTask", "Pull queues: end the leased task succeeded, with an optional result (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false)
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/complete", "completeTask", "Pull queues: end the leased task succeeded, with an optional result; the holder's repeated complete with the same result answers 200, Idempotent-Replayed (writer holding the lease, or admin; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false)
             },
             work::complete,
         ),
@@ -377,7 +377,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                     ProblemCode::UserIdentityRequired,
                     ProblemCode::FailedPrecondition,
                 ],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/fail", "failTask", "Pull queues: fail the leased attempt; the retry policy queues the task again or fails it (writer; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false)
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/fail", "failTask", "Pull queues: fail the leased attempt; the retry policy queues the task again or fails it; the holder's repeated fail with the same error answers 200, Idempotent-Replayed (writer holding the lease, or admin; person-only on a person_only queue: 403 USER_IDENTITY_REQUIRED to a service key)", idempotent: false)
             },
             work::fail,
         ),
@@ -398,7 +398,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         route(
             Operation {
                 problems: &[ProblemCode::LeaseLost, ProblemCode::FailedPrecondition],
-                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/release", "releaseTask", "Pull queues: give the leased task back, due now; the attempt does not count (writer)", idempotent: false)
+                ..op!(POST "/v1/queues/{queue}/tasks/{task_id}/release", "releaseTask", "Pull queues: give the leased task back, due now; the attempt does not count (writer holding the lease, or admin)", idempotent: false)
             },
             work::release,
         ),

@@ -221,7 +221,7 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
     if answer.located {
         headers["Location"] = header_ref("Location");
     }
-    if op.idempotent {
+    if op.idempotent || answer.replays {
         headers["Idempotent-Replayed"] = header_ref("Idempotent-Replayed");
     }
     let success = |description: &str| {
@@ -363,7 +363,7 @@ fn headers() -> Value {
     json!({
         "Idem-Request-Id": {"description": "The request's ID, also in the server's logs and in problem documents", "required": true, "schema": {"type": "string"}},
         "Location": {"description": "The path of the resource made or named", "required": true, "schema": {"type": "string"}},
-        "Idempotent-Replayed": {"description": "`true` on an answer that replays an earlier request with the same Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}},
+        "Idempotent-Replayed": {"description": "`true` on an answer that replays an earlier request with the same Idempotency-Key, or (pull queues' complete and fail) a holder's repeated end of an attempt that already ended so: nothing changed", "schema": {"type": "string", "enum": ["true"]}},
         "Retry-After": {"description": "Seconds to wait before trying again", "schema": {"type": "integer", "minimum": 0}},
         "WWW-Authenticate": {"description": "The scheme to authenticate with", "required": true, "schema": {"type": "string"}},
     })

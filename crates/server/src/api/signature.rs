@@ -122,6 +122,7 @@ impl Io {
             located: false,
             waits: false,
             paged: false,
+            replays: false,
         },
     };
 }
@@ -156,6 +157,9 @@ pub struct Answer {
     pub waits: bool,
     /// A page of a list.
     pub paged: bool,
+    /// May answer a holder's repeated end with `Idempotent-Replayed: true`
+    /// although the operation does not honour `Idempotency-Key`.
+    pub replays: bool,
 }
 
 impl Answer {
@@ -166,6 +170,7 @@ impl Answer {
             located: false,
             waits: false,
             paged: T::PAGED,
+            replays: false,
         }
     }
 }
@@ -314,6 +319,16 @@ impl Output for NoContent {
             located: false,
             waits: false,
             paged: false,
+            replays: false,
+        }
+    }
+}
+
+impl Output for super::work::Acted {
+    fn answer() -> Answer {
+        Answer {
+            replays: true,
+            ..Answer::of::<idem_api::Task>(StatusCode::OK)
         }
     }
 }

@@ -394,7 +394,7 @@ pub async fn create(
     let Some(wait) = wait else {
         return Ok(MayWait::Created(Created(
             loc,
-            views::task(task, app.clock.now()),
+            views::task_seen_by(task, app.clock.now(), &auth.caller),
         )));
     };
     let task = app
@@ -407,7 +407,7 @@ pub async fn create(
             wait,
         )
         .await?;
-    let view = views::task(task, app.clock.now());
+    let view = views::task_seen_by(task, app.clock.now(), &auth.caller);
     Ok(MayWait::Waited {
         settled: view.state.is_final(),
         created: Created(loc, view),
@@ -439,7 +439,9 @@ pub async fn list(
         .task_list(&auth.caller.org, &queue, filter, &params.page)
         .await?;
     let now = app.clock.now();
-    Ok(axum::Json(views::list(page, |t| views::task(t, now))))
+    Ok(axum::Json(views::list(page, |t| {
+        views::task_seen_by(t, now, &auth.caller)
+    })))
 }
 
 /// `?state=`, `?id_prefix=`, `?created_after=`, `?created_before=`; every
@@ -496,7 +498,11 @@ pub async fn get(
         .store
         .task_get(&auth.caller.org, &queue, &task_id)
         .await?;
-    Ok(axum::Json(views::task(task, app.clock.now())))
+    Ok(axum::Json(views::task_seen_by(
+        task,
+        app.clock.now(),
+        &auth.caller,
+    )))
 }
 
 pub async fn attempts(
@@ -523,7 +529,11 @@ pub async fn cancel(
         .task_cancel(&auth.caller.org, &queue, &task_id)
         .await?;
     app.dispatch.cancelled(&auth.caller.org, &task);
-    Ok(axum::Json(views::task(task, app.clock.now())))
+    Ok(axum::Json(views::task_seen_by(
+        task,
+        app.clock.now(),
+        &auth.caller,
+    )))
 }
 
 pub async fn run(
@@ -544,7 +554,11 @@ pub async fn run(
         .task_run_now(&auth.caller.org, &queue, &task_id, done)
         .await?;
     app.dispatch.work_available();
-    Ok(axum::Json(views::task(task, app.clock.now())))
+    Ok(axum::Json(views::task_seen_by(
+        task,
+        app.clock.now(),
+        &auth.caller,
+    )))
 }
 
 pub async fn redrive(
@@ -565,7 +579,11 @@ pub async fn redrive(
         .task_redrive(&auth.caller.org, &queue, &task_id, done)
         .await?;
     app.dispatch.work_available();
-    Ok(axum::Json(views::task(task, app.clock.now())))
+    Ok(axum::Json(views::task_seen_by(
+        task,
+        app.clock.now(),
+        &auth.caller,
+    )))
 }
 
 pub async fn redrive_many(

@@ -7,8 +7,11 @@ use idem_api as api;
 use idem_core::event::EventType;
 use idem_core::job::RunKind;
 use idem_core::task::Target;
+use idem_core::tenancy::Role;
 use idem_store::events::EventRenderer;
-use idem_store::{ApiKey, Job, Page, Principal, Queue, QueueStats, SigningSecret, Task, Webhook};
+use idem_store::{
+    ApiKey, Caller, Job, Page, Principal, Queue, QueueStats, SigningSecret, Task, Webhook,
+};
 use jiff::Timestamp;
 
 /// A page of records as `{items, next_page_token}`.
@@ -56,7 +59,23 @@ pub fn target(t: Target) -> api::Target {
     api::Target::from(t)
 }
 
+/// A task as anyone may see it: a lease's token is shown to nobody.
 pub fn task(t: Task, now: Timestamp) -> api::Task {
+    task_showing_token(t, now, false)
+}
+
+/// A task as `caller` sees it: a lease's token (`attempt_id`) only to the
+/// lease's holder and to admins, since whoever has it could otherwise act
+/// as the holder's retry (API.md §11).
+pub fn task_seen_by(t: Task, now: Timestamp, caller: &Caller) -> api::Task {
+    let shown = caller.role >= Role::Admin
+        || t.lease
+            .as_ref()
+            .is_some_and(|l| l.claimant == caller.principal);
+    task_showing_token(t, now, shown)
+}
+
+fn task_showing_token(t: Task, now: Timestamp, token_shown: bool) -> api::Task {
     let state = t.state(now);
     // A pull task keeps its payload where a push task keeps its target.
     let (target_view, payload) = if t.is_pull() {
@@ -73,7 +92,7 @@ pub fn task(t: Task, now: Timestamp) -> api::Task {
         payload,
         tag: t.tag,
         lease: t.lease.map(|l| api::Lease {
-            attempt_id: l.attempt_id,
+            attempt_id: token_shown.then_some(l.attempt_id),
             claimant: l.claimant,
             lease_expires_at: l.lease_expires_at,
         }),

@@ -20,7 +20,7 @@ use idem_api::{
 use idem_core::FieldErrors;
 use idem_core::names::{check_principal_name, check_task_id};
 use idem_core::tenancy::{PrincipalKind, Role};
-use idem_store::{WorkAction, WorkClaim};
+use idem_store::{Caller, WorkAction, WorkClaim};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,7 +90,10 @@ pub async fn claim_many(
         let now = tokio::time::Instant::now();
         if !claimed.is_empty() || now >= deadline {
             let at = app.clock.now();
-            let tasks = claimed.into_iter().map(|t| views::task(t, at)).collect();
+            let tasks = claimed
+                .into_iter()
+                .map(|t| views::task_seen_by(t, at, &auth.caller))
+                .collect();
             return Ok(axum::Json(ClaimedTasks { tasks }));
         }
         let sleep = deadline.min(now + RECHECK);
@@ -104,16 +107,49 @@ pub async fn claim_many(
 /// Runs one action and announces the final state it reached, if any.
 async fn act(
     app: &App,
-    org: &str,
+    caller: &Caller,
     queue: &str,
     task_id: &str,
     action: WorkAction,
-) -> ApiResult<axum::Json<Task>> {
-    let (task, finished) = app.store.work_act(org, queue, task_id, action).await?;
-    if let Some(finished) = finished {
+) -> ApiResult<Acted> {
+    let done = app
+        .store
+        .work_act(&caller.org, queue, task_id, action)
+        .await?;
+    if let Some(finished) = done.finished {
         app.dispatch.publish(finished);
     }
-    Ok(axum::Json(views::task(task, app.clock.now())))
+    Ok(Acted {
+        task: views::task_seen_by(done.task, app.clock.now(), caller),
+        replayed: done.replayed,
+    })
+}
+
+/// The task an action left, and whether the action was the holder's
+/// repeated end of an attempt that had already ended so
+/// (`Idempotent-Replayed: true`).
+pub struct Acted {
+    pub task: Task,
+    pub replayed: bool,
+}
+
+impl axum::response::IntoResponse for Acted {
+    fn into_response(self) -> axum::response::Response {
+        let mut answer = axum::Json(self.task).into_response();
+        if self.replayed {
+            answer.headers_mut().insert(
+                "idempotent-replayed",
+                axum::http::HeaderValue::from_static("true"),
+            );
+        }
+        answer
+    }
+}
+
+/// The principal a lease must belong to for the caller to act on it: the
+/// caller, unless an admin.
+fn holder(caller: &Caller) -> Option<String> {
+    (caller.role < Role::Admin).then(|| caller.principal.clone())
 }
 
 /// `POST …/tasks/{task_id}/claim`.
@@ -131,7 +167,11 @@ pub async fn claim(
         lease_s,
         attempts_kept: app.options.max_attempts_kept,
     };
-    act(&app, &auth.caller.org, &queue, &task_id, action).await
+    Ok(axum::Json(
+        act(&app, &auth.caller, &queue, &task_id, action)
+            .await?
+            .task,
+    ))
 }
 
 /// `POST …/tasks/{task_id}/heartbeat`.
@@ -147,8 +187,13 @@ pub async fn heartbeat(
     let action = WorkAction::Heartbeat {
         attempt_id: body.attempt_id,
         lease_s,
+        holder: holder(&auth.caller),
     };
-    act(&app, &auth.caller.org, &queue, &task_id, action).await
+    Ok(axum::Json(
+        act(&app, &auth.caller, &queue, &task_id, action)
+            .await?
+            .task,
+    ))
 }
 
 /// A completion's `result` as stored: at most [`MAX_RESULT_BYTES`] of JSON.
@@ -192,7 +237,7 @@ pub async fn complete(
     auth: Auth<Writer>,
     Path((queue, task_id)): Path<(String, String)>,
     Json(body): Json<CompleteTask>,
-) -> ApiResult<axum::Json<Task>> {
+) -> ApiResult<Acted> {
     let mut errors = FieldErrors::new();
     let result = result_text(body.result, "result", &mut errors);
     checked(errors)?;
@@ -200,8 +245,9 @@ pub async fn complete(
         attempt_id: body.attempt_id,
         result,
         person: is_person(&auth),
+        holder: holder(&auth.caller),
     };
-    act(&app, &auth.caller.org, &queue, &task_id, action).await
+    act(&app, &auth.caller, &queue, &task_id, action).await
 }
 
 /// `POST …/tasks/{task_id}/fail`: person-only on a `person_only` queue.
@@ -210,7 +256,7 @@ pub async fn fail(
     auth: Auth<Writer>,
     Path((queue, task_id)): Path<(String, String)>,
     Json(body): Json<FailTask>,
-) -> ApiResult<axum::Json<Task>> {
+) -> ApiResult<Acted> {
     let mut errors = FieldErrors::new();
     check_error(&body.error, "error", &mut errors);
     checked(errors)?;
@@ -218,8 +264,9 @@ pub async fn fail(
         attempt_id: body.attempt_id,
         error: body.error,
         person: is_person(&auth),
+        holder: holder(&auth.caller),
     };
-    act(&app, &auth.caller.org, &queue, &task_id, action).await
+    act(&app, &auth.caller, &queue, &task_id, action).await
 }
 
 /// `POST /v1/queues/{queue}/tasks:end`: many completions and failures in
@@ -266,12 +313,14 @@ pub async fn end_many(
                     attempt_id: end.attempt_id,
                     error,
                     person,
+                    holder: holder(&auth.caller),
                 }
             }
             None => WorkAction::Complete {
                 attempt_id: end.attempt_id,
                 result: result_text(end.result, &field("result"), &mut errors),
                 person,
+                holder: holder(&auth.caller),
             },
         };
         ends.push((end.task_id, action));
@@ -285,14 +334,15 @@ pub async fn end_many(
     let results = outcomes
         .into_iter()
         .map(|outcome| match outcome {
-            Ok((task, finished)) => {
-                if let Some(finished) = finished {
+            Ok(done) => {
+                if let Some(finished) = done.finished {
                     app.dispatch.publish(finished);
                 }
                 BatchResult {
                     status: 200,
-                    task: Some(views::task(task, now)),
+                    task: Some(views::task_seen_by(done.task, now, &auth.caller)),
                     problem: None,
+                    replayed: done.replayed,
                 }
             }
             Err(e) => {
@@ -301,6 +351,7 @@ pub async fn end_many(
                     status: problem.status.as_u16(),
                     task: None,
                     problem: Some(problem.document()),
+                    replayed: false,
                 }
             }
         })
@@ -317,11 +368,12 @@ pub async fn release(
 ) -> ApiResult<axum::Json<Task>> {
     let action = WorkAction::Release {
         attempt_id: body.attempt_id,
+        holder: holder(&auth.caller),
     };
-    let answer = act(&app, &auth.caller.org, &queue, &task_id, action).await?;
+    let answer = act(&app, &auth.caller, &queue, &task_id, action).await?;
     // Due again now: a waiting claim may take it.
     app.dispatch.work_available();
-    Ok(answer)
+    Ok(axum::Json(answer.task))
 }
 
 /// `POST …/tasks/{task_id}/reassign`: the lease's holder, or an admin.
@@ -335,14 +387,17 @@ pub async fn reassign(
     principal(&body.principal, &mut errors);
     let lease_s = lease_s(body.lease_s, &mut errors);
     checked(errors)?;
-    let holder = (auth.caller.role < Role::Admin).then(|| auth.caller.principal.clone());
     let action = WorkAction::Reassign {
         attempt_id: body.attempt_id,
         principal: body.principal,
-        holder,
+        holder: holder(&auth.caller),
         lease_s,
     };
-    act(&app, &auth.caller.org, &queue, &task_id, action).await
+    Ok(axum::Json(
+        act(&app, &auth.caller, &queue, &task_id, action)
+            .await?
+            .task,
+    ))
 }
 
 /// `POST …/tasks/{task_id}/assign`.
@@ -361,5 +416,9 @@ pub async fn assign(
         lease_s,
         attempts_kept: app.options.max_attempts_kept,
     };
-    act(&app, &auth.caller.org, &queue, &task_id, action).await
+    Ok(axum::Json(
+        act(&app, &auth.caller, &queue, &task_id, action)
+            .await?
+            .task,
+    ))
 }

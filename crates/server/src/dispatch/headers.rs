@@ -243,6 +243,7 @@ mod tests {
                 header_style: HeaderStyle::Idem,
                 tag: None,
                 lease: None,
+                ended_claim: None,
                 result: None,
             },
             attempt: 1,

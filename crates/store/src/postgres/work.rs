@@ -19,11 +19,11 @@
 
 use super::dispatch::{notify_finished, write_ends};
 use super::{Pg, PostgresStore};
-use crate::dispatch::TaskFinished;
+use crate::dispatch::{TaskFinished, WorkDone};
 use crate::events::EventRenderer;
 use crate::records::{Task, WorkAction, WorkClaim};
 use crate::tables::dispatch::{NextState, RUNNING_ROW, RunningRow, running_row};
-use crate::tables::work::{self, DecidedEnd, WorkEnd};
+use crate::tables::work::{self, DecidedEnd, Decision, WorkEnd};
 use crate::task_row::{self, task_columns};
 use crate::{Error, Result};
 use deadpool_postgres::{GenericClient, Pool};
@@ -45,7 +45,7 @@ const MAX_BATCH: usize = 128;
 /// change are each backend's own.
 const FINISHERS: usize = 4;
 
-type Ended = (Task, Option<TaskFinished>);
+type Ended = WorkDone;
 
 struct Job {
     org: String,
@@ -376,10 +376,15 @@ async fn decide_and_write<C: GenericClient>(
             continue;
         };
         match work::decide_end_of(&task, row, job.end.clone(), now) {
-            Ok(end) => {
-                decided.push((i, end));
+            Ok(Decision::Write(end)) => {
+                decided.push((i, *end));
                 answers.push(None);
             }
+            Ok(Decision::Replay) => answers.push(Some(Ok(WorkDone {
+                task,
+                finished: None,
+                replayed: true,
+            }))),
             Err(e) => answers.push(Some(Err(e))),
         }
     }
@@ -405,7 +410,10 @@ async fn decide_and_write<C: GenericClient>(
         let task = now_tasks.remove(&end.row.uid).ok_or_else(|| {
             Error::Internal(format!("task {} vanished while ending", end.row.uid))
         })?;
-        answers[*i] = Some(Ok((task, finished.is_final().then_some(finished))));
+        answers[*i] = Some(Ok(WorkDone::new(
+            task,
+            finished.is_final().then_some(finished),
+        )));
     }
     Ok(answers)
 }
@@ -475,12 +483,14 @@ mod tests {
                     attempt_id,
                     error: "bad\0byte".into(),
                     person: false,
+                    holder: None,
                 }
             } else {
                 WorkAction::Complete {
                     attempt_id,
                     result: Some(format!("{{\"i\":{i}}}")),
                     person: false,
+                    holder: None,
                 }
             };
             let (store, id) = (store.clone(), task.task_id.clone());
@@ -491,7 +501,8 @@ mod tests {
             if poisoned(i) {
                 assert!(result.is_err(), "t{i}: {result:?}");
             } else {
-                let (task, finished) = result.unwrap_or_else(|e| panic!("t{i}: {e:?}"));
+                let crate::dispatch::WorkDone { task, finished, .. } =
+                    result.unwrap_or_else(|e| panic!("t{i}: {e:?}"));
                 assert_eq!(task.status, Status::Succeeded);
                 assert!(finished.is_some());
             }

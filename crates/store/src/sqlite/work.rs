@@ -3,7 +3,7 @@
 
 use super::SqliteStore;
 use crate::Result;
-use crate::dispatch::TaskFinished;
+use crate::dispatch::WorkDone;
 use crate::records::{Task, WorkAction, WorkClaim};
 use crate::tables::work;
 use futures_util::future::join_all;
@@ -24,7 +24,7 @@ impl SqliteStore {
         queue: &str,
         task_id: &str,
         action: WorkAction,
-    ) -> Result<(Task, Option<TaskFinished>)> {
+    ) -> Result<WorkDone> {
         let (o, q, t) = (org.to_string(), queue.to_string(), task_id.to_string());
         let events = self.events();
         self.write(None, async move |c, now, _| {
@@ -40,7 +40,7 @@ impl SqliteStore {
         org: &str,
         queue: &str,
         ends: Vec<(String, WorkAction)>,
-    ) -> Vec<Result<(Task, Option<TaskFinished>)>> {
+    ) -> Vec<Result<WorkDone>> {
         join_all(ends.into_iter().map(|(task_id, action)| async move {
             self.work_action(org, queue, &task_id, action).await
         }))

@@ -106,6 +106,7 @@ impl TaskInsert {
             header_style: self.header_style,
             tag: p.tag.clone(),
             lease: None,
+            ended_claim: None,
             result: None,
         }
     }

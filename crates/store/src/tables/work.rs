@@ -12,12 +12,17 @@
 //! The lease token is `attempt_id`, not the attempt number: a release gives
 //! the attempt back (the number is reused by the next claim), so the token
 //! carries a nonce of its claim and a random part of its task's as well.
-//! Every action on a lease is conditional on `attempt_id` and an unexpired
-//! `lease_expires_at`.
+//! Every action on a lease is conditional on `attempt_id`, an unexpired
+//! `lease_expires_at` and, unless an admin acts, the caller holding it.
+//!
+//! A claim's columns stay on the row after it ends, until the next claim
+//! ([`Task::ended_claim`]): a holder whose answer to a complete or fail was
+//! lost sends it again, and is answered the task as it is now if the
+//! attempt ended exactly so ([`replays`]) rather than `LEASE_LOST`.
 
 use super::due::{self, Due, PullLease};
 use super::{dispatch, not_found, queues, tasks};
-use crate::dispatch::{AttemptResult, TaskFinished};
+use crate::dispatch::{AttemptResult, WorkDone};
 use crate::driver::{Conn, Dialect, args};
 use crate::events::EventRenderer;
 use crate::records::*;
@@ -155,11 +160,17 @@ async fn lease_one<C: Conn>(
     Ok(leased)
 }
 
-/// The task's lease if `attempt_id` names it and it has not expired.
-fn held<'a>(task: &'a Task, attempt_id: &str, now: i64) -> Result<&'a Lease> {
+/// The task's lease if `attempt_id` names it, it has not expired and, when
+/// the caller is not an admin, the caller (`holder`) holds it: to anyone
+/// else the lease is as good as gone, and they learn nothing of whose it is.
+fn held<'a>(task: &'a Task, attempt_id: &str, holder: Option<&str>, now: i64) -> Result<&'a Lease> {
     task.lease
         .as_ref()
-        .filter(|l| l.attempt_id == attempt_id && to_micros(l.lease_expires_at) > now)
+        .filter(|l| {
+            l.attempt_id == attempt_id
+                && to_micros(l.lease_expires_at) > now
+                && holder.is_none_or(|h| h == l.claimant)
+        })
         .ok_or_else(|| {
             Error::LeaseLost(format!(
                 "attempt '{attempt_id}' does not hold task '{}': its lease expired, was \
@@ -197,7 +208,7 @@ pub(crate) async fn act<C: Conn>(
     action: WorkAction,
     now: i64,
     render: &dyn EventRenderer,
-) -> Result<(Task, Option<TaskFinished>)> {
+) -> Result<WorkDone> {
     let action = match WorkEnd::of(action) {
         Ok(report) => return end(c, org, queue, task_id, report, now, render).await,
         Err(action) => action,
@@ -231,8 +242,9 @@ pub(crate) async fn act<C: Conn>(
         WorkAction::Heartbeat {
             attempt_id,
             lease_s,
+            holder,
         } => {
-            held(&task, &attempt_id, now)?;
+            held(&task, &attempt_id, holder.as_deref(), now)?;
             let sql = lease_sql("lease_expires_at = $1", 2);
             updated(
                 c.query_opt(
@@ -249,7 +261,7 @@ pub(crate) async fn act<C: Conn>(
             holder,
             lease_s,
         } => {
-            let lease = held(&task, &attempt_id, now)?;
+            let lease = held(&task, &attempt_id, None, now)?;
             if let Some(holder) = holder
                 && holder != lease.claimant
             {
@@ -269,8 +281,8 @@ pub(crate) async fn act<C: Conn>(
                 .await?,
             )?
         }
-        WorkAction::Release { attempt_id } => {
-            held(&task, &attempt_id, now)?;
+        WorkAction::Release { attempt_id, holder } => {
+            held(&task, &attempt_id, holder.as_deref(), now)?;
             // The attempt is given back: its row goes and its number is
             // the next claim's; the retry budget starts afresh if it was
             // the first.
@@ -298,7 +310,7 @@ pub(crate) async fn act<C: Conn>(
             unreachable!("completions and failures end above")
         }
     };
-    Ok((task, None))
+    Ok(WorkDone::new(task, None))
 }
 
 /// The task an action names, locked, which must be of a pull queue.
@@ -317,6 +329,7 @@ pub(crate) struct WorkEnd {
     attempt_id: String,
     outcome: std::result::Result<Option<String>, String>,
     person: bool,
+    holder: Option<String>,
 }
 
 impl WorkEnd {
@@ -327,19 +340,23 @@ impl WorkEnd {
                 attempt_id,
                 result,
                 person,
+                holder,
             } => Ok(WorkEnd {
                 attempt_id,
                 outcome: Ok(result),
                 person,
+                holder,
             }),
             WorkAction::Fail {
                 attempt_id,
                 error,
                 person,
+                holder,
             } => Ok(WorkEnd {
                 attempt_id,
                 outcome: Err(error),
                 person,
+                holder,
             }),
             other => Err(other),
         }
@@ -353,6 +370,13 @@ pub(crate) struct DecidedEnd {
     pub next: dispatch::NextState,
 }
 
+/// What an end comes to: written, or answered as the holder's repetition
+/// of the end that already ended its attempt, writing nothing.
+pub(crate) enum Decision {
+    Write(Box<DecidedEnd>),
+    Replay,
+}
+
 /// Completes or fails the attempt `report` names, in the caller's
 /// transaction: the task locked and read, the end decided and written.
 pub(crate) async fn end<C: Conn>(
@@ -363,13 +387,66 @@ pub(crate) async fn end<C: Conn>(
     report: WorkEnd,
     now: i64,
     render: &dyn EventRenderer,
-) -> Result<(Task, Option<TaskFinished>)> {
+) -> Result<WorkDone> {
     let task = leased_task(c, org, queue, task_id).await?;
     let row = dispatch::running(c, &task.uid)
         .await?
         .ok_or_else(|| not_found("task", &task.task_id))?;
-    let decided = decide_end_of(&task, row, report, now)?;
-    write_end(c, decided, now, render).await
+    match decide_end_of(&task, row, report, now)? {
+        Decision::Write(decided) => write_end(c, *decided, now, render).await,
+        Decision::Replay => Ok(WorkDone {
+            task,
+            finished: None,
+            replayed: true,
+        }),
+    }
+}
+
+/// Whether `end` repeats, by the same holder, the end that ended its
+/// attempt: the claim it names is the task's last, held by the same
+/// principal (any, for an admin), that attempt is the task's last and
+/// ended as `end` says (succeeded with an equal result, or failed with
+/// the same error), and nothing has claimed the task since. An attempt
+/// the store ended (an expired lease; a cancel leaves it `cancelled`) is
+/// no worker's to repeat.
+fn replays(task: &Task, end: &WorkEnd) -> bool {
+    let Some(claim) = &task.ended_claim else {
+        return false;
+    };
+    let attempt = end
+        .attempt_id
+        .rsplit_once('-')
+        .and_then(|(_, n)| n.parse::<u32>().ok());
+    let last = task.last_attempt.as_ref();
+    if claim.attempt_id != end.attempt_id
+        || end.holder.as_ref().is_some_and(|h| *h != claim.claimant)
+        || attempt.is_none()
+        || last.map(|a| a.attempt) != attempt
+    {
+        return false;
+    }
+    match &end.outcome {
+        Ok(result) => task.status == Status::Succeeded && same_json(result, &task.result),
+        Err(error) => {
+            matches!(task.status, Status::Pending | Status::Failed)
+                && last.and_then(|a| a.error.as_deref()) == Some(error.as_str())
+                && error != dispatch::LEASE_EXPIRED
+        }
+    }
+}
+
+/// Two results as JSON values: a repeated end may format its result anew.
+fn same_json(a: &Option<String>, b: &Option<String>) -> bool {
+    let value = |s: &Option<String>| {
+        s.as_deref()
+            .map(serde_json::from_str::<serde_json::Value>)
+            .transpose()
+            .ok()
+    };
+    match (value(a), value(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Checks a completion or failure against the task (locked, of a pull
@@ -382,11 +459,17 @@ pub(crate) fn decide_end_of(
     row: dispatch::RunningRow,
     end: WorkEnd,
     now: i64,
-) -> Result<DecidedEnd> {
+) -> Result<Decision> {
     if row.queue_config.person_only && !end.person {
         return Err(person_required(&task.queue));
     }
-    held(task, &end.attempt_id, now)?;
+    if let Err(lost) = held(task, &end.attempt_id, end.holder.as_deref(), now) {
+        return if replays(task, &end) {
+            Ok(Decision::Replay)
+        } else {
+            Err(lost)
+        };
+    }
     let started_at = row.started_at.unwrap_or(now);
     let attempt = AttemptResult {
         task_uid: row.uid.clone(),
@@ -407,7 +490,7 @@ pub(crate) fn decide_end_of(
         next.attempt = row.attempt(&attempt, now);
         next.result = result;
     }
-    Ok(DecidedEnd { row, next })
+    Ok(Decision::Write(Box::new(DecidedEnd { row, next })))
 }
 
 /// Writes a decided end: a final state raises its events in this
@@ -418,7 +501,7 @@ async fn write_end<C: Conn>(
     end: DecidedEnd,
     now: i64,
     render: &dyn EventRenderer,
-) -> Result<(Task, Option<TaskFinished>)> {
+) -> Result<WorkDone> {
     let DecidedEnd { row, next } = end;
     let finished = dispatch::apply_next(c, now, &row, next, render).await?;
     let finished = finished.is_final().then_some(finished);
@@ -432,5 +515,5 @@ async fn write_end<C: Conn>(
         .await?;
     }
     let task = tasks::require(c, &row.org, &row.queue, &row.task_id, "").await?;
-    Ok((task, finished))
+    Ok(WorkDone::new(task, finished))
 }
