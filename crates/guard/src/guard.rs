@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -173,6 +173,11 @@ impl Guard {
     /// If a renewal finds the claim lost, `work` is dropped and nothing is
     /// recorded: another attempt owns the run now, so whatever this one
     /// still did would be done twice, and its fence is already stale.
+    ///
+    /// The outcome is then recorded, retried while the store cannot be
+    /// reached for as long as the lease last granted holds: the work's
+    /// effect has happened, and an outcome not recorded lets a retry run it
+    /// again once the lease has run out.
     pub(crate) async fn run_claimed<F, T>(
         &self,
         claim: Claim,
@@ -187,12 +192,13 @@ impl Guard {
         let guard = self.clone();
         let task = tokio::spawn(async move {
             let work = AssertUnwindSafe(work).catch_unwind();
+            let held_until = Mutex::new(claimed_at + guard.terms.lease);
             // The renewals live in this future: they stop when the work
             // ends, whichever way, and with them nothing is left behind.
             let result = tokio::select! {
                 biased;
                 result = work => result,
-                lost = guard.keep_claim(&claim, claimed_at) => {
+                lost = guard.keep_claim(&claim, &held_until) => {
                     tracing::warn!(
                         run_key = %claim.key,
                         attempt_id = %claim.attempt_id,
@@ -207,12 +213,14 @@ impl Guard {
                 Ok(value) => outcome_of(value),
                 Err(_) => HandlerOutcome::Failure,
             };
-            if let Err(error) = guard.finish(&claim, outcome).await {
+            let held_until = *held_until.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(error) = guard.finish_while_held(&claim, outcome, held_until).await {
                 tracing::error!(
                     run_key = %claim.key,
                     %error,
                     ?outcome,
-                    "could not record the outcome of a run; a retry after the lease may run it again"
+                    "could not record the outcome of a run while its lease held; a retry after \
+                     the lease may run it again"
                 );
             }
             match result {
@@ -223,8 +231,40 @@ impl Guard {
         task.await.unwrap_or(Attempt::Panicked)
     }
 
+    /// [`Guard::finish`], retried while the store fails or stalls until
+    /// `held_until`, the end of the lease last granted: after it another
+    /// attempt may own the run, and a finish could only find it stale.
+    async fn finish_while_held(
+        &self,
+        claim: &Claim,
+        outcome: HandlerOutcome,
+        held_until: tokio::time::Instant,
+    ) -> Result<FinishResult, StoreError> {
+        let mut pause = MIN_RENEW_EVERY * 5;
+        loop {
+            let error = match tokio::time::timeout_at(held_until, self.finish(claim, outcome)).await
+            {
+                Ok(Ok(finished)) => return Ok(finished),
+                Ok(Err(error)) => error,
+                Err(_) => StoreError::TimedOut("no answer before the lease ran out".into()),
+            };
+            let now = tokio::time::Instant::now();
+            if now + pause >= held_until {
+                return Err(error);
+            }
+            tracing::warn!(
+                run_key = %claim.key,
+                %error,
+                "recording a run's outcome failed; retrying while its lease holds"
+            );
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(self.terms.lease / 12).max(MIN_RENEW_EVERY);
+        }
+    }
+
     /// Renews `claim` every `lease / 3` for as long as it is polled;
-    /// returns only once the claim is no longer this attempt's.
+    /// returns only once the claim is no longer this attempt's. The end of
+    /// the lease last granted is kept in `held_until`.
     ///
     /// Only the store's answer loses a claim while its lease may still
     /// hold. A renewal that fails or takes longer than `lease / 3` (the
@@ -236,12 +276,12 @@ impl Guard {
     /// so it never falls after the store's own. A renewal that is late for
     /// any other reason (this process stalled) is still asked for: the store
     /// renews only a claim nobody took over.
-    async fn keep_claim(&self, claim: &Claim, claimed_at: tokio::time::Instant) -> LeaseLost {
+    async fn keep_claim(&self, claim: &Claim, held: &Mutex<tokio::time::Instant>) -> LeaseLost {
         let lease = self.terms.lease;
         let every = (lease / 3).max(MIN_RENEW_EVERY);
         let retry_every = (every / 4).max(MIN_RENEW_EVERY);
-        let mut held_until = claimed_at + lease;
-        let mut next = claimed_at + every;
+        let mut held_until = *held.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = held_until - lease + every;
         loop {
             tokio::time::sleep_until(next).await;
             let sent = tokio::time::Instant::now();
@@ -252,6 +292,7 @@ impl Guard {
             let error = match tokio::time::timeout_at(deadline, renewal).await {
                 Ok(Ok(RenewResult::Renewed)) => {
                     held_until = sent + lease;
+                    *held.lock().unwrap_or_else(|e| e.into_inner()) = held_until;
                     next = sent + every;
                     continue;
                 }

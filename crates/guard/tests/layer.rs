@@ -355,12 +355,15 @@ async fn a_signed_message_runs_the_handler_once_whatever_travels_unsigned() {
 }
 
 /// A store that passes everything to a real one, except that its renewals
-/// can be made to fail as an unreachable store's would; it counts them.
+/// can be made to fail as an unreachable store's would, and so can its
+/// next `failing_finishes` finishes; it counts renewals and finishes.
 #[derive(Debug)]
 struct FlakyRenewals {
     inner: Arc<dyn GuardStore>,
     failing: AtomicBool,
     renewals: AtomicUsize,
+    failing_finishes: AtomicUsize,
+    finishes: AtomicUsize,
 }
 
 impl FlakyRenewals {
@@ -369,6 +372,8 @@ impl FlakyRenewals {
             inner,
             failing: AtomicBool::new(false),
             renewals: AtomicUsize::new(0),
+            failing_finishes: AtomicUsize::new(0),
+            finishes: AtomicUsize::new(0),
         })
     }
 }
@@ -384,6 +389,13 @@ impl GuardStore for FlakyRenewals {
         claim: &Claim,
         outcome: HandlerOutcome,
     ) -> Result<FinishResult, StoreError> {
+        self.finishes.fetch_add(1, Ordering::SeqCst);
+        let failing = self
+            .failing_finishes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if failing.is_ok() {
+            return Err(StoreError::Closed("this finish fails in this test".into()));
+        }
         self.inner.finish(claim, outcome).await
     }
 
@@ -560,6 +572,46 @@ async fn failed_renewals_are_retried_while_the_lease_holds() {
     assert_eq!(store.renewals.load(Ordering::SeqCst), renewals);
     let (_, h, _) = send(&router, request("/projects/a/run", &headers, "")).await;
     assert_eq!(h["idempotent-replayed"], "true");
+}
+
+/// The handler's work is done but the store cannot take its outcome for a
+/// moment (a PostgreSQL restart): the outcome is recorded once the store
+/// answers, within the lease, so a later delivery is answered as the run's
+/// replay instead of finding it in flight and, after the lease, running it
+/// again. Past the lease the outcome is given up.
+#[tokio::test]
+async fn an_outcome_the_store_missed_is_recorded_once_it_answers() {
+    let harness = Harness::memory_on_system_clock().await;
+    let store = FlakyRenewals::new(Arc::clone(&harness.store));
+    let lease = Duration::from_millis(600);
+    let (router, counts) = app_with_lease(store.clone(), KeyConfig::new(), lease);
+    let headers = [("Idempotency-Key", "unrecorded-1")];
+    store.failing_finishes.store(3, Ordering::SeqCst);
+    let (status, _, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        store.finishes.load(Ordering::SeqCst),
+        4,
+        "three failed, one held"
+    );
+    let (status, h, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(h["idempotent-replayed"], "true");
+    assert_eq!(counts.started.load(Ordering::SeqCst), 1);
+
+    // A store that stays away past the lease: the guard stops trying.
+    let headers = [("Idempotency-Key", "unrecorded-2")];
+    store.failing_finishes.store(usize::MAX, Ordering::SeqCst);
+    let before = store.finishes.load(Ordering::SeqCst);
+    let began = std::time::Instant::now();
+    let (status, _, _) = send(&router, request("/projects/a/run", &headers, "")).await;
+    assert_eq!(status, StatusCode::OK, "the upstream's answer stands");
+    let took = began.elapsed();
+    assert!(took < lease + Duration::from_millis(300), "{took:?}");
+    let tries = store.finishes.load(Ordering::SeqCst) - before;
+    assert!(tries > 1, "{tries} tries");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(store.finishes.load(Ordering::SeqCst) - before, tries);
 }
 
 /// Renewals that cannot be had until the lease runs out give the claim up:

@@ -231,6 +231,9 @@ pub enum StoreError {
     /// stopped.
     #[error("store closed: {0}")]
     Closed(String),
+    /// The store did not answer in the time the operation had.
+    #[error("store timed out: {0}")]
+    TimedOut(String),
     /// The store holds something this crate did not write.
     #[error("unexpected data in store: {0}")]
     Corrupt(String),
