@@ -213,7 +213,9 @@ pub struct DatabaseTimeoutArgs {
     database_acquire_timeout: Duration,
     /// `statement_timeout` of every PostgreSQL connection: a statement
     /// running longer is cancelled and its request answered 503
-    /// `UNAVAILABLE`. `0s` turns it off.
+    /// `UNAVAILABLE`. Also its `idle_in_transaction_session_timeout`, so
+    /// that a node that vanished mid-transaction holds no locks past it.
+    /// `0s` turns both off.
     #[arg(long, env = "IDEM_DATABASE_STATEMENT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     database_statement_timeout: Duration,
 }

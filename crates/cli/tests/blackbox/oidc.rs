@@ -308,6 +308,14 @@ async fn the_proxy_takes_idem_s_tokens_and_refuses_the_rest(backend: Backend) {
     let (status, problem) = send(&p, None, "no-token").await;
     assert_eq!(status, 401);
     assert_eq!(problem["type"], "UNAUTHENTICATED");
+    // The refusal names itself as the API's problems do.
+    assert_eq!(problem["instance"], "/ok", "{problem}");
+    assert!(
+        problem["request_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty()),
+        "{problem}"
+    );
 
     let (_, keys) = discover(&s).await;
     let idem_kid = keys[0].common.key_id.clone().unwrap();

@@ -45,3 +45,48 @@ pub(crate) async fn record_xmax(store: &PostgresStore, key: &str) -> String {
         .unwrap()
         .get(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{PoolOptions, PostgresStore};
+    use idem_core::{Clock, SystemClock};
+    use idem_testkit::TestDatabase;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A session left idle inside a transaction (its client gone without a
+    /// word) is ended by the server after the statement timeout, so the
+    /// locks it holds do not stop the other nodes' work.
+    #[tokio::test]
+    async fn a_transaction_left_idle_is_ended_by_the_server() {
+        let db = TestDatabase::create().await;
+        let options = PoolOptions {
+            timeouts: idem_postgres_tls::Timeouts {
+                statement_timeout: Duration::from_millis(500),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let store = PostgresStore::open_with(
+            &db.url,
+            options,
+            Arc::new(SystemClock) as Arc<dyn Clock>,
+            crate::events::unrendered(),
+        )
+        .await
+        .unwrap();
+        let client = store.pool.get().await.unwrap();
+        client
+            .batch_execute("BEGIN; SELECT 1 FROM queues FOR UPDATE")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let error = client.batch_execute("SELECT 1").await.unwrap_err();
+        assert!(
+            error.is_closed()
+                || error.code()
+                    == Some(&tokio_postgres::error::SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT),
+            "{error:?}"
+        );
+    }
+}
