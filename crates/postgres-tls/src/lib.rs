@@ -423,6 +423,29 @@ mod tests {
         split_tls_params(url).unwrap()
     }
 
+    /// A silent server is probed within a minute, unless the URL says
+    /// otherwise; and a transaction may not sit idle past the statement
+    /// timeout.
+    #[test]
+    fn connections_probe_a_silent_server_and_end_idle_transactions() {
+        let (config, _) = connect_params("postgres://u@h/db").unwrap();
+        assert!(config.get_keepalives());
+        assert_eq!(
+            config.get_keepalives_idle(),
+            std::time::Duration::from_secs(30)
+        );
+        assert_eq!(config.get_keepalives_retries(), Some(3));
+        let (config, _) = connect_params("postgres://u@h/db?keepalives_idle=300").unwrap();
+        assert_eq!(
+            config.get_keepalives_idle(),
+            std::time::Duration::from_secs(300)
+        );
+        assert_eq!(
+            statement_timeout(std::time::Duration::from_secs(30)),
+            "-c statement_timeout=30000 -c idle_in_transaction_session_timeout=30000"
+        );
+    }
+
     #[test]
     fn the_default_is_prefer_without_verification() {
         let (rest, params) = split("postgres://u@h/db");

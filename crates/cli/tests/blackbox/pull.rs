@@ -486,6 +486,18 @@ async fn a_lease_is_its_holders_and_a_repeated_end_replays(s: Server) {
     assert_eq!(ended["results"][0]["status"], 409);
     assert_eq!(ended["results"][0]["problem"]["type"], "LEASE_LOST");
     assert_eq!(s.get_task("q", "t").await["lease"], got["lease"]);
+    // An admin may act on it: its heartbeat extends the holder's lease.
+    let beat = s
+        .post(
+            "/v1/queues/q/tasks/t/heartbeat",
+            json!({"attempt_id": id, "lease_s": 900}),
+        )
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(beat["lease"]["claimant"], holder.as_str());
+    assert!(beat["lease"]["lease_expires_at"].as_str() > got["lease"]["lease_expires_at"].as_str());
 
     // The holder fails the attempt; its repeated fail is a replay, while
     // another error, a complete or a stranger's fail is not.

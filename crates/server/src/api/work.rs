@@ -125,6 +125,19 @@ async fn act(
     })
 }
 
+/// [`act`] for the actions that never replay: the task alone.
+async fn act_on(
+    app: &App,
+    caller: &Caller,
+    queue: &str,
+    task_id: &str,
+    action: WorkAction,
+) -> ApiResult<axum::Json<Task>> {
+    Ok(axum::Json(
+        act(app, caller, queue, task_id, action).await?.task,
+    ))
+}
+
 /// The task an action left, and whether the action was the holder's
 /// repeated end of an attempt that had already ended so
 /// (`Idempotent-Replayed: true`).
@@ -138,7 +151,7 @@ impl axum::response::IntoResponse for Acted {
         let mut answer = axum::Json(self.task).into_response();
         if self.replayed {
             answer.headers_mut().insert(
-                "idempotent-replayed",
+                idem_http::IDEMPOTENT_REPLAYED,
                 axum::http::HeaderValue::from_static("true"),
             );
         }
@@ -167,11 +180,7 @@ pub async fn claim(
         lease_s,
         attempts_kept: app.options.max_attempts_kept,
     };
-    Ok(axum::Json(
-        act(&app, &auth.caller, &queue, &task_id, action)
-            .await?
-            .task,
-    ))
+    act_on(&app, &auth.caller, &queue, &task_id, action).await
 }
 
 /// `POST …/tasks/{task_id}/heartbeat`.
@@ -189,11 +198,7 @@ pub async fn heartbeat(
         lease_s,
         holder: holder(&auth.caller),
     };
-    Ok(axum::Json(
-        act(&app, &auth.caller, &queue, &task_id, action)
-            .await?
-            .task,
-    ))
+    act_on(&app, &auth.caller, &queue, &task_id, action).await
 }
 
 /// A completion's `result` as stored: at most [`MAX_RESULT_BYTES`] of JSON.
@@ -370,10 +375,10 @@ pub async fn release(
         attempt_id: body.attempt_id,
         holder: holder(&auth.caller),
     };
-    let answer = act(&app, &auth.caller, &queue, &task_id, action).await?;
+    let answer = act_on(&app, &auth.caller, &queue, &task_id, action).await?;
     // Due again now: a waiting claim may take it.
     app.dispatch.work_available();
-    Ok(axum::Json(answer.task))
+    Ok(answer)
 }
 
 /// `POST …/tasks/{task_id}/reassign`: the lease's holder, or an admin.
@@ -393,11 +398,7 @@ pub async fn reassign(
         holder: holder(&auth.caller),
         lease_s,
     };
-    Ok(axum::Json(
-        act(&app, &auth.caller, &queue, &task_id, action)
-            .await?
-            .task,
-    ))
+    act_on(&app, &auth.caller, &queue, &task_id, action).await
 }
 
 /// `POST …/tasks/{task_id}/assign`.
@@ -416,9 +417,5 @@ pub async fn assign(
         lease_s,
         attempts_kept: app.options.max_attempts_kept,
     };
-    Ok(axum::Json(
-        act(&app, &auth.caller, &queue, &task_id, action)
-            .await?
-            .task,
-    ))
+    act_on(&app, &auth.caller, &queue, &task_id, action).await
 }
