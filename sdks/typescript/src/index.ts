@@ -1,0 +1,12 @@
+export * from "./client.js";
+export * from "./errors.js";
+export * from "./worker.js";
+export * from "./runkey.js";
+export * from "./signature.js";
+export * from "./oidc.js";
+export * from "./guard.js";
+export * from "./stores/store.js";
+export { MemoryGuardStore } from "./stores/memory.js";
+export { PostgresGuardStore, type Queryable } from "./stores/postgres.js";
+export { RedisGuardStore, type RedisLike, type IoRedisLike, type NodeRedisLike } from "./stores/redis.js";
+export type * from "./types.js";
