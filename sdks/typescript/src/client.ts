@@ -420,7 +420,7 @@ export class IdemClient {
     const ndjson = options.format === "ndjson";
     return this.execute<T.BatchResults>({
       method: "POST",
-      segments: ["queues", queue],
+      segments: ["queues", queue, "tasks"],
       verb: "batch",
       query: ndjson && options.atomic !== undefined ? { atomic: options.atomic } : {},
       body: ndjson
@@ -460,7 +460,7 @@ export class IdemClient {
   }
   /** Runs the queue's matching ended tasks again, in one transaction. */
   redriveTasks(queue: string, filter: T.RedriveFilter = {}, options?: CallOptions) {
-    return this.execute<T.Redriven>({ method: "POST", segments: ["queues", queue], verb: "redrive", body: json(filter), options });
+    return this.execute<T.Redriven>({ method: "POST", segments: ["queues", queue, "tasks"], verb: "redrive", body: json(filter), options });
   }
 
   // Pull queues --------------------------------------------------------
@@ -477,7 +477,7 @@ export class IdemClient {
     if (options.tag !== undefined) body.tag = options.tag;
     return this.execute<T.ClaimedTasks>({
       method: "POST",
-      segments: ["queues", queue],
+      segments: ["queues", queue, "tasks"],
       verb: "claim",
       body: json(body),
       keyed: false,
@@ -515,7 +515,7 @@ export class IdemClient {
   }
   /** `POST …/tasks:end`: completes or fails up to 100 leased attempts, answered end by end. */
   endTasks(queue: string, ends: T.EndTask[], options?: CallOptions) {
-    return this.execute<T.EndedTasks>({ method: "POST", segments: ["queues", queue], verb: "end", body: json({ ends }), keyed: false, options });
+    return this.execute<T.EndedTasks>({ method: "POST", segments: ["queues", queue, "tasks"], verb: "end", body: json({ ends }), keyed: false, options });
   }
   private work<V>(queue: string, taskId: string, action: string, body: unknown, options?: CallOptions) {
     return this.execute<V>({ method: "POST", segments: ["queues", queue, "tasks", taskId, action], body: json(body), keyed: false, options });
