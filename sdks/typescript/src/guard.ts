@@ -138,12 +138,19 @@ export class Guard {
     const retryEvery = Math.max(every / 4, MIN_RENEW_EVERY_MS);
     let heldUntil = claimedAt + lease;
     let stopped = false;
-    let wakeStop: () => void = () => {};
-    const stoppedSignal = new Promise<void>((ok) => (wakeStop = ok));
+    let timer: NodeJS.Timeout | undefined;
+    let wake: () => void = () => {};
+    // The wait is cleared on stop: a pending renewal timer would keep the
+    // process alive for up to a third of the lease after the handler ended.
+    const pause = (ms: number) =>
+      new Promise<void>((ok) => {
+        wake = ok;
+        timer = setTimeout(ok, Math.max(0, ms));
+      });
     const lost = (async (): Promise<LeaseLostReason> => {
       let next = claimedAt + every;
       for (;;) {
-        await Promise.race([sleep(next - Date.now()), stoppedSignal]);
+        await pause(next - Date.now());
         if (stopped) return new Promise<never>(() => {});
         const sent = Date.now();
         // An answer after the lease ran out is not waited for, except by a renewal already late.
@@ -169,7 +176,8 @@ export class Guard {
       lost,
       stop: () => {
         stopped = true;
-        wakeStop();
+        clearTimeout(timer);
+        wake();
       },
       heldUntil: () => heldUntil,
     };
