@@ -6,6 +6,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 import idem
 
 from conftest import unique
@@ -106,3 +108,8 @@ async def test_an_async_worker_drains_and_a_stop_past_its_grace_releases_the_res
     for i in range(3):
         task = (await aclient.get_task(queue, f"s{i}")).value
         assert task["state"] == "queued", task
+
+
+def test_a_worker_on_a_missing_queue_stops_with_the_problem(client):
+    with pytest.raises(idem.errors.NotFoundError):
+        idem.Worker(client, unique("absent"), lambda t: None, wait_ms=100).run()

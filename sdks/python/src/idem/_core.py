@@ -10,7 +10,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Generic, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -231,7 +231,3 @@ def ndjson(tasks: Any) -> bytes:
     if isinstance(tasks, str):
         return tasks.encode()
     return b"".join(json.dumps(t, separators=(",", ":")).encode() + b"\n" for t in tasks)
-
-
-def page_items(value: Any) -> Iterator[Any]:
-    yield from value.get("items", [])

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from .errors import IdemError, LeaseLostError
+from .errors import IdemError, LeaseLostError, ProblemError
 
 log = logging.getLogger("idem.worker")
 
@@ -31,6 +31,12 @@ MAX_ENDS = 100
 def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".replace("\x00", "")
     return text[:MAX_ERROR_CHARS]
+
+
+def _passing(e: IdemError) -> bool:
+    """Whether a failed claim may pass by waiting: an outage may, a missing
+    queue or a refused key will not."""
+    return not isinstance(e, ProblemError) or e.status >= 500 or e.status == 429
 
 
 def _end_of(task: dict[str, Any], ok: bool, value: Any) -> dict[str, Any]:
@@ -98,6 +104,8 @@ class Worker(_Base):
     def __init__(self, client: Any, queue: str, handler: Callable[[dict[str, Any]], Any], *, concurrency: int = 4, lease_s: int = 60, wait_ms: int = 5000, tag: str | None = None, heartbeat_every: float | None = None):
         super().__init__(client, queue, handler, concurrency=concurrency, lease_s=lease_s, wait_ms=wait_ms, tag=tag, heartbeat_every=heartbeat_every)
         self._stopping = threading.Event()
+        # Set once every handler has returned: heartbeats go on until then.
+        self._done = threading.Event()
         self._lock = threading.Lock()
         self._slots = threading.Semaphore(concurrency)
         self._inflight: dict[str, dict[str, Any]] = {}
@@ -122,6 +130,8 @@ class Worker(_Base):
                 try:
                     tasks = self.client.claim_tasks(self.queue, max_tasks=min(free, 100), wait_ms=self.wait_ms, lease_s=self.lease_s, tag=self.tag).value["tasks"]
                 except IdemError as e:
+                    if not _passing(e):
+                        raise
                     log.warning("claim failed: %s", e)
                     self._stopping.wait(1.0)
                     continue
@@ -144,8 +154,9 @@ class Worker(_Base):
                     self.stats.claimed += 1
                     pool.submit(self._run_one, task)
         finally:
-            pool.shutdown(wait=True)
             self._stopping.set()
+            pool.shutdown(wait=True)
+            self._done.set()
             self._ends.put(None)
             reporter.join()
             heartbeats.join()
@@ -183,7 +194,7 @@ class Worker(_Base):
                 log.warning("release of %s failed: %s", task["task_id"], e)
 
     def _heartbeat_loop(self) -> None:
-        while not self._stopping.wait(self.heartbeat_every) or self._has_inflight():
+        while not self._done.wait(self.heartbeat_every):
             with self._lock:
                 tasks = list(self._inflight.values())
             for task in tasks:
@@ -198,12 +209,6 @@ class Worker(_Base):
                     log.warning("lease of task %s was lost", task["task_id"])
                 except IdemError as e:
                     log.warning("heartbeat of %s failed: %s", task["task_id"], e)
-            if self._stopping.is_set() and not self._has_inflight():
-                return
-
-    def _has_inflight(self) -> bool:
-        with self._lock:
-            return bool(self._inflight)
 
     def _report_loop(self) -> None:
         done = False
@@ -261,11 +266,15 @@ class AsyncWorker(_Base):
                 free = self.concurrency - len(self._inflight)
                 if free <= 0:
                     self._slot_freed.clear()
-                    await asyncio.wait([asyncio.create_task(self._slot_freed.wait()), stop_wait], return_when=asyncio.FIRST_COMPLETED)
+                    freed = asyncio.create_task(self._slot_freed.wait())
+                    await asyncio.wait([freed, stop_wait], return_when=asyncio.FIRST_COMPLETED)
+                    freed.cancel()
                     continue
                 try:
                     answer = await self.client.claim_tasks(self.queue, max_tasks=min(free, 100), wait_ms=self.wait_ms, lease_s=self.lease_s, tag=self.tag)
                 except IdemError as e:
+                    if not _passing(e):
+                        raise
                     log.warning("claim failed: %s", e)
                     await asyncio.wait([stop_wait], timeout=1.0)
                     continue

@@ -16,7 +16,7 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Generic, TypeVar
+from typing import Awaitable, Callable, Generic, TypeVar
 
 from .keys import RunKey
 from .stores import Claim, Outcome, Store, StoreError, Terms
