@@ -4,6 +4,7 @@ and FastAPI, and beside idem-guard itself (``idem proxy``) on one store."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
 import uuid
@@ -18,9 +19,11 @@ from starlette.routing import Route
 
 from idem import webhooks
 from idem.guard import GuardMiddleware, MemoryStore, PostgresStore, RedisStore, RunKey
+from idem.oidc import OidcVerifier
 
 from conftest import REDIS_URL, free_port, idem_bin, stop
 from receiver import Receiver
+from test_verify import TESTDATA, _rs256
 
 
 class Backend:
@@ -258,4 +261,92 @@ async def test_a_rust_guard_and_a_python_guard_see_each_others_claims(shared_sto
     finally:
         stop(proxy)
         upstream.close()
+        await backend.close()
+
+
+class Served:
+    """An ASGI app served by uvicorn on a free port, in a thread of its own."""
+
+    def __init__(self, app):
+        import threading
+
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+
+    def close(self):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def test_idem_retrying_a_slow_delivery_runs_the_guarded_handler_once(server, client):
+    """Idem gives up on an attempt after its 1 s deadline and retries with
+    the same run key while the handler still works: the guard answers the
+    retries 409, then, once the run completed, 200 as a duplicate."""
+    secrets = [s["secret"] for s in client.list_signing_secrets()["secrets"]]
+    runs: Counter = Counter()
+
+    async def charge(request):
+        runs["started"] += 1
+        await asyncio.sleep(2.5)
+        runs["finished"] += 1
+        return JSONResponse({"charged": True})
+
+    audience = "guarded-" + uuid.uuid4().hex[:6]
+    app = GuardMiddleware(
+        Starlette(routes=[Route("/charge", charge, methods=["POST"])]),
+        MemoryStore(),
+        signing_secrets=secrets,
+        require_target_signature=True,
+        oidc=OidcVerifier(server.base_url, [audience], subjects=["org/default"]),
+    )
+    served = Served(app)
+    try:
+        queue = "guarded-" + uuid.uuid4().hex[:8]
+        client.create_queue({"name": queue, "dispatch_deadline_s": 1, "retry_config": {"min_backoff_ms": 200, "max_backoff_ms": 500}})
+        target = {"url": served.url + "/charge", "json": {"amount": 1}, "oidc": {"audience": audience}}
+        done = client.create_task(queue, {"task_id": "slow", "target": target}, wait_ms=20_000)
+        assert done.status == 200 and done["state"] == "succeeded", done.value
+        assert done["attempt_count"] >= 2, "Idem retried the slow attempt"
+        attempts = list(client.iter_task_attempts(queue, "slow"))
+        assert attempts[-1]["status_code"] == 200
+        assert any(a["status_code"] == 409 or a["status_code"] is None for a in attempts[:-1])
+        assert runs == {"started": 1, "finished": 1}, "the handler ran once"
+    finally:
+        served.close()
+
+
+async def test_a_token_without_idem_run_opens_one_run_only(guard_database):
+    jwk = json.loads((TESTDATA / "rsa-test-key.jwk.json").read_text())
+    issuer = Receiver(
+        lambda r: (200, {"issuer": issuer.url, "jwks_uri": issuer.url + "/jwks"})
+        if r.path.startswith("/.well-known/openid-configuration")
+        else (200, {"keys": [jwk]})
+    )
+    backend = Backend("postgres", guard_database)
+    try:
+        now = int(time.time())
+        token = _rs256({"iss": issuer.url, "aud": "svc", "sub": "scheduler@example", "iat": now, "exp": now + 300})
+        runs: Counter = Counter()
+        app = guarded_app(await backend.open(), runs, oidc=OidcVerifier(issuer.url, ["svc"]))
+        auth = {"Authorization": "Bearer " + token}
+        async with client_of(app) as c:
+            assert (await c.post("/charge", headers={**auth, "Idempotency-Key": "run-a"})).status_code == 200
+            dup = await c.post("/charge", headers={**auth, "Idempotency-Key": "run-a"})
+            assert dup.status_code == 200 and dup.headers["idempotent-replayed"] == "true"
+            replayed = await c.post("/charge", headers={**auth, "Idempotency-Key": "run-b"})
+            assert replayed.status_code == 401 and replayed.json()["type"] == "UNAUTHENTICATED"
+            assert (await c.post("/charge", headers={"Idempotency-Key": "run-c"})).status_code == 401
+        assert runs["finished"] == 1
+    finally:
+        issuer.close()
         await backend.close()

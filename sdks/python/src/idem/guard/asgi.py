@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -139,6 +140,7 @@ class GuardMiddleware:
         query = scope.get("query_string", b"").decode("latin-1")
         request = Request(headers, path, query)
         signed_id: str | None = None
+        unbound_token: Any = None
 
         if self.oidc is not None:
             from ..oidc import OidcError, OidcUnavailable
@@ -154,6 +156,8 @@ class GuardMiddleware:
                 if sent and sent != [token.idem_run]:
                     raise _Answer(401, "UNAUTHENTICATED", "Idempotency-Key differs from the token's idem_run")
                 signed_id = token.idem_run
+            else:
+                unbound_token = token
 
         if self.secrets:
             body = await self._read_body(receive)
@@ -168,9 +172,23 @@ class GuardMiddleware:
             receive = _replay(body, receive)
 
         try:
-            return self.keys.derive(request, signed_message_id=signed_id), receive
+            key = self.keys.derive(request, signed_message_id=signed_id)
         except KeyError_ as e:
             raise _Answer(400, "INVALID_ARGUMENT", str(e)) from e
+        if unbound_token is not None and signed_id is None:
+            # A token that names no run (Google's) opens the first run it is
+            # shown with, until it expires: the same token naming another
+            # run is a replay of a captured token.
+            from ..oidc import DEFAULT_LEEWAY
+
+            ttl = max(unbound_token.expires_at + DEFAULT_LEEWAY - time.time(), 1.0)
+            try:
+                bound = await self.guard.store.bind_token(unbound_token.digest, key, ttl)
+            except StoreError as e:
+                raise _Answer(503, "UNAVAILABLE", "the guard store is unavailable", [("Retry-After", "1")]) from e
+            if bound != key:
+                raise _Answer(401, "UNAUTHENTICATED", "this token already opened another run")
+        return key, receive
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks = []

@@ -72,6 +72,12 @@ class Store(Protocol):
         False once it is not (finished, taken over, expired, swept)."""
         ...
 
+    async def bind_token(self, token: str, key: RunKey, ttl: float) -> RunKey:
+        """Unless a live binding of ``token`` (a token's digest) exists,
+        binds it to ``key`` for ``ttl`` seconds. Returns the key the token
+        is bound to: a token without ``idem_run`` opens one run only."""
+        ...
+
     async def inspect(self, key: RunKey) -> tuple[str, str, int] | None: ...
 
 
@@ -91,6 +97,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self._runs: dict[str, dict[str, Any]] = {}
         self._fences: dict[str, int] = {}
+        self._tokens: dict[str, tuple[RunKey, int]] = {}
         self._lock = asyncio.Lock()
 
     @staticmethod
@@ -132,6 +139,15 @@ class MemoryStore:
             rec["lease"] = max(rec["lease"], now + terms.lease_us())
             rec["expire"] = max(rec["expire"], now + terms.retention_us())
             return True
+
+    async def bind_token(self, token: str, key: RunKey, ttl: float) -> RunKey:
+        async with self._lock:
+            now = self._now()
+            bound = self._tokens.get(token)
+            if bound and bound[1] > now:
+                return bound[0]
+            self._tokens[token] = (key, now + int(ttl * 1_000_000))
+            return key
 
     async def inspect(self, key: RunKey) -> tuple[str, str, int] | None:
         rec = self._runs.get(key)
@@ -227,6 +243,17 @@ SET lease_expires = GREATEST(r.lease_expires, clock.t + %(lease_us)s::bigint * i
 FROM clock
 WHERE r.key = %(key)s AND r.attempt_id = %(attempt)s AND r.state = 'in_progress' AND r.expire_at > clock.t"""
 
+# A live binding is kept; one past its expiry is replaced.
+PG_BIND_TOKEN = """
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS t)
+INSERT INTO idem_guard_tokens AS b (token, key, expire_at)
+SELECT %(token)s, %(key)s, clock.t + %(ttl_us)s::bigint * interval '1 microsecond' FROM clock
+ON CONFLICT (token) DO UPDATE SET
+    key = CASE WHEN b.expire_at <= (SELECT t FROM clock) THEN EXCLUDED.key ELSE b.key END,
+    expire_at = CASE WHEN b.expire_at <= (SELECT t FROM clock)
+        THEN EXCLUDED.expire_at ELSE b.expire_at END
+RETURNING b.key"""
+
 PG_INSPECT = """
 SELECT state, attempt_id, fence FROM idem_guard_runs
 WHERE key = %(key)s AND expire_at > clock_timestamp()"""
@@ -284,6 +311,10 @@ class PostgresStore:
     async def renew(self, claim: Claim, terms: Terms) -> bool:
         params = {"key": str(claim.key), "attempt": claim.attempt_id, "lease_us": terms.lease_us(), "retention_us": terms.retention_us()}
         return await self._run(PG_RENEW, params) == 1
+
+    async def bind_token(self, token: str, key: RunKey, ttl: float) -> RunKey:
+        row = await self._run(PG_BIND_TOKEN, {"token": token, "key": str(key), "ttl_us": max(int(ttl * 1_000_000), 1)}, fetch=True)
+        return RunKey(row[0])
 
     async def inspect(self, key: RunKey) -> tuple[str, str, int] | None:
         row = await self._run(PG_INSPECT, {"key": str(key)}, fetch=True)
@@ -358,6 +389,13 @@ redis.call('ZADD', KEYS[2], fmt(expire), ARGV[5])
 return 1
 """
 
+# KEYS: token
+# ARGV: run key, ttl ms
+LUA_BIND_TOKEN = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] end
+return redis.call('GET', KEYS[1])
+"""
+
 # KEYS: run
 LUA_INSPECT = """
 local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'fence', 'expire')
@@ -384,6 +422,7 @@ class RedisStore:
         self._finish = client.register_script(LUA_FINISH)
         self._renew = client.register_script(LUA_NOW + LUA_RENEW)
         self._inspect = client.register_script(LUA_NOW + LUA_INSPECT)
+        self._bind_token = client.register_script(LUA_BIND_TOKEN)
 
     def _run_key(self, key: str) -> str:
         return f"{self.prefix}run:{key}"
@@ -416,6 +455,11 @@ class RedisStore:
         keys = [self._run_key(claim.key), f"{self.prefix}runs-by-expiry"]
         args = [claim.attempt_id, terms.lease_us(), terms.retention_us(), BACKSTOP_MS, str(claim.key)]
         return int(await self._call(self._renew, keys, args)) == 1
+
+    async def bind_token(self, token: str, key: RunKey, ttl: float) -> RunKey:
+        # Rounded up, so that a binding never ends before its token.
+        ttl_ms = max(-(-int(ttl * 1_000_000) // 1000), 1)
+        return RunKey(_text(await self._call(self._bind_token, [f"{self.prefix}token:{token}"], [str(key), ttl_ms])))
 
     async def inspect(self, key: RunKey) -> tuple[str, str, int] | None:
         reply = [_text(v) for v in await self._call(self._inspect, [self._run_key(key)], [])]
