@@ -72,8 +72,10 @@ class ProblemError(IdemError):
         return list(self.extensions.get("errors") or [])
 
 
-# One class per code of docs/ERRORS.md; tests check them against the
-# OpenAPI document, so a code the server gains fails them until it is added.
+# One class per code of docs/ERRORS.md, plus the guard's and the proxy's own
+# (REQUEST_TIMEOUT, UPSTREAM_UNAVAILABLE) and RATE_LIMITED, kept for servers
+# that answer it. Tests hold this list to the codes the OpenAPI document
+# names, so a code the server gains fails them until it is added here.
 
 
 class InvalidArgumentError(ProblemError):
