@@ -414,7 +414,7 @@ mod tests {
         let e = create(serde_json::json!({
             "name": "bad name", "schedule": "61 * * * *", "time_zone": "Mars/Olympus",
             "target": {"url": "ftp://x"}, "attempt_deadline_s": 0,
-            "retry_config": {"min_backoff_ms": 10, "max_backoff_ms": 5}
+            "retry_config": {"min_backoff_ms": 0, "max_backoff_ms": 5}
         }))
         .unwrap_err();
         let f = fields(e);

@@ -189,15 +189,6 @@ impl RetryConfig {
             0,
             MAX_DOUBLINGS,
         );
-        if self.min_backoff_ms > self.max_backoff_ms {
-            errors.push(
-                format!("{prefix}.min_backoff_ms"),
-                format!(
-                    "must not exceed max_backoff_ms ({} > {})",
-                    self.min_backoff_ms, self.max_backoff_ms
-                ),
-            );
-        }
     }
 }
 
@@ -651,7 +642,6 @@ mod tests {
             [
                 "rate_limits.max_dispatches_per_second",
                 "rate_limits.max_burst_size",
-                "retry_config.min_backoff_ms",
                 "dispatch_deadline_s"
             ]
         );

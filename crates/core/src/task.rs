@@ -178,7 +178,7 @@ impl PartialEq for TargetSpec {
 #[serde(deny_unknown_fields)]
 pub struct OidcSpec {
     /// The token's `aud`; by default the target URL's origin
-    /// (`https://example.com:8443`). At most 512 bytes.
+    /// (`https://example.com:8443`). At most 512 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
 }
@@ -191,8 +191,9 @@ pub struct Oidc {
     pub audience: String,
 }
 
-/// Longest audience a target may ask for: it travels in every token.
-pub const MAX_OIDC_AUDIENCE_BYTES: usize = 512;
+/// Longest audience a target may ask for, in characters: it travels in
+/// every token.
+pub const MAX_OIDC_AUDIENCE_CHARS: usize = 512;
 
 /// `Some` whenever the field is present, so that `"json": null` is the JSON
 /// value null rather than an absent body.
@@ -426,14 +427,18 @@ fn resolve_oidc(spec: OidcSpec, url: &str, prefix: &str, errors: &mut FieldError
         // A URL that does not parse was named already.
         None => return url_origin(url).map(|audience| Oidc { audience }),
     };
-    if audience.trim().is_empty() {
+    // U+FEFF counts as a blank, as JSON Schema's `\s` says.
+    if audience
+        .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+        .is_empty()
+    {
         errors.push(field, "must not be empty");
-    } else if audience.len() > MAX_OIDC_AUDIENCE_BYTES {
+    } else if audience.chars().count() > MAX_OIDC_AUDIENCE_CHARS {
         errors.push(
             field,
             format!(
-                "at most {MAX_OIDC_AUDIENCE_BYTES} bytes, got {}",
-                audience.len()
+                "at most {MAX_OIDC_AUDIENCE_CHARS} characters, got {}",
+                audience.chars().count()
             ),
         );
     } else if audience.chars().any(char::is_control) {
@@ -491,28 +496,27 @@ pub fn validate_dispatch_deadline(deadline_s: Option<u32>, errors: &mut FieldErr
     }
 }
 
-/// How far ahead a task may be scheduled. Every instant a task's life adds
-/// to its schedule time (deadlines, backoff, dedup windows) then stays far
-/// inside the stores' microsecond range.
-pub const MAX_SCHEDULE_AHEAD: jiff::SignedDuration =
-    jiff::SignedDuration::from_hours(100 * 366 * 24);
+/// The latest schedule time, exclusive: the year 3000 in any offset.
+/// Every instant a task's life adds to its schedule time (deadlines,
+/// backoff, dedup windows) then stays far inside the stores' microsecond
+/// range.
+pub const SCHEDULE_TIME_END: Timestamp = Timestamp::constant(32_503_766_400, 0);
 
-/// Checks a task's `schedule_time`, when it sets one: not before the Unix
-/// epoch, and at most [`MAX_SCHEDULE_AHEAD`] after `now`. A time in the past
-/// is due at once.
-pub fn validate_schedule_time(at: Option<Timestamp>, now: Timestamp, errors: &mut FieldErrors) {
-    let Some(at) = at else { return };
-    let latest = now
-        .saturating_add(MAX_SCHEDULE_AHEAD)
-        .unwrap_or(Timestamp::MAX);
-    if at < Timestamp::UNIX_EPOCH {
-        errors.push("schedule_time", "must not be before 1970-01-01T00:00:00Z");
-    } else if at > latest {
-        errors.push(
-            "schedule_time",
-            format!("must be at most 100 years ahead (until {latest})"),
-        );
+/// What the OpenAPI document says of `schedule_time` beside its format:
+/// a year before 3000, which with any offset is before
+/// [`SCHEDULE_TIME_END`].
+pub const SCHEDULE_TIME_PATTERN: &str = "^[0-2][0-9]{3}-";
+
+/// Checks a task's `schedule_time`, when it sets one, and returns the time
+/// it is due: an instant before the year 3000; a time in the past (the Unix
+/// epoch and before included) is due at once, and one before the epoch is
+/// taken as the epoch.
+pub fn resolve_schedule_time(at: Option<Timestamp>, errors: &mut FieldErrors) -> Option<Timestamp> {
+    let at = at?;
+    if at >= SCHEDULE_TIME_END {
+        errors.push("schedule_time", "must be before the year 3000");
     }
+    Some(at.max(Timestamp::UNIX_EPOCH))
 }
 
 /// One delivery attempt as recorded.
@@ -575,8 +579,8 @@ mod tests {
 
     #[test]
     fn a_bad_oidc_audience_is_named() {
-        let long = "a".repeat(MAX_OIDC_AUDIENCE_BYTES + 1);
-        for audience in ["", "  ", long.as_str(), r"a\u0000b"] {
+        let long = "é".repeat(MAX_OIDC_AUDIENCE_CHARS + 1);
+        for audience in ["", "  ", "\u{feff}", long.as_str(), r"a\u0000b"] {
             let mut errors = FieldErrors::new();
             let json = format!(r#"{{"url":"http://a/","oidc":{{"audience":"{audience}"}}}}"#);
             assert!(spec(&json).resolve("target", &mut errors).is_none());
@@ -682,19 +686,28 @@ mod tests {
     }
 
     #[test]
-    fn schedule_times_stay_within_a_hundred_years() {
-        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
-        for (at, ok) in [
-            ("2030-06-01T00:00:00Z", true),
-            ("2000-01-01T00:00:00Z", true),
-            ("2099-01-01T00:00:00Z", true),
-            ("2127-01-01T00:00:00Z", false),
-            ("9999-01-01T00:00:00Z", false),
-            ("1969-12-31T23:59:59Z", false),
+    fn schedule_times_end_before_the_year_3000_and_start_at_the_epoch() {
+        assert_eq!(
+            SCHEDULE_TIME_END,
+            "3000-01-02T00:00:00Z".parse::<Timestamp>().unwrap()
+        );
+        for (at, due) in [
+            ("2030-06-01T00:00:00Z", Some("2030-06-01T00:00:00Z")),
+            ("2999-12-31T23:59:59-23:59", Some("3000-01-01T23:58:59Z")),
+            ("1969-12-31T23:59:59Z", Some("1970-01-01T00:00:00Z")),
+            ("0000-01-01T00:00:00+01:00", Some("1970-01-01T00:00:00Z")),
+            ("3000-01-02T00:00:00Z", None),
+            ("9999-01-01T00:00:00Z", None),
         ] {
             let mut errors = FieldErrors::new();
-            validate_schedule_time(Some(at.parse().unwrap()), now, &mut errors);
-            assert_eq!(errors.is_empty(), ok, "{at}");
+            let resolved = resolve_schedule_time(Some(at.parse().unwrap()), &mut errors);
+            match due {
+                Some(due) => {
+                    assert!(errors.is_empty(), "{at}");
+                    assert_eq!(resolved, Some(due.parse().unwrap()), "{at}");
+                }
+                None => assert_eq!(fields(&errors), ["schedule_time"], "{at}"),
+            }
         }
     }
 

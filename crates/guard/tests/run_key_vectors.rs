@@ -55,7 +55,12 @@ fn derive(vector: &Value) -> Value {
     if let Some(sources) = vector.get("sources") {
         config = config.with_sources(sources.as_array().unwrap().iter().map(source).collect());
     }
-    for s in vector.get("scopes").and_then(Value::as_array).into_iter().flatten() {
+    for s in vector
+        .get("scopes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         config = config.with_scope(scope(s));
     }
     let mut request = Request::builder().uri(vector["uri"].as_str().unwrap());
@@ -98,7 +103,10 @@ fn every_vector_derives_the_recorded_key_or_error() {
             "error": derived.get("error"),
         });
         if recorded != derived_both {
-            wrong.push(format!("{}: recorded {recorded}, derived {derived_both}", object["name"]));
+            wrong.push(format!(
+                "{}: recorded {recorded}, derived {derived_both}",
+                object["name"]
+            ));
         }
     }
     if bless {
@@ -107,7 +115,11 @@ fn every_vector_derives_the_recorded_key_or_error() {
         std::fs::write(vectors_path(), out).unwrap();
         return;
     }
-    assert!(wrong.is_empty(), "vectors that disagree:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "vectors that disagree:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -135,7 +147,10 @@ fn the_vectors_cover_every_error_and_keep_equal_instants_one_run() {
     }
     let utc = &by_name("Cloud Scheduler")["run_key"];
     assert!(utc.is_string());
-    assert_eq!(utc, &by_name("Cloud Scheduler, the same instant with an offset")["run_key"]);
+    assert_eq!(
+        utc,
+        &by_name("Cloud Scheduler, the same instant with an offset")["run_key"]
+    );
     assert_eq!(
         utc,
         &by_name("Cloud Scheduler, the same instant with fractional zeros")["run_key"]

@@ -496,7 +496,16 @@ async fn reassign_and_assign_move_leases_between_principals(h: Harness) {
         "{refused:?}"
     );
     let unknown = h.act("t", reassign("ghost", None)).await;
-    assert!(matches!(unknown, Err(Error::Invalid(_))), "{unknown:?}");
+    assert!(
+        matches!(
+            unknown,
+            Err(Error::NotFound {
+                kind: "principal",
+                ..
+            })
+        ),
+        "{unknown:?}"
+    );
     assert_eq!(h.get("t").await.lease, claimed.lease, "nothing changed");
 
     let moved = h.act("t", reassign("bob", Some("alice"))).await.unwrap();
@@ -523,7 +532,10 @@ async fn reassign_and_assign_move_leases_between_principals(h: Harness) {
     h.add(pull_task("v")).await;
     assert!(matches!(
         h.act("v", assign("ghost")).await,
-        Err(Error::Invalid(_))
+        Err(Error::NotFound {
+            kind: "principal",
+            ..
+        })
     ));
     assert_eq!(h.get("v").await.status, Status::Pending);
 }

@@ -135,12 +135,21 @@ async fn an_ndjson_batch_names_lines(s: Server) {
         .send()
         .await;
     resp.invalid("atomic");
-    let resp = s
-        .request(Method::POST, "/v1/queues/q/tasks:batch?atomic=true")
-        .json(&json!({"tasks": [task("x")]}))
-        .send()
-        .await;
-    resp.invalid("atomic");
+    // A JSON batch is atomic when its query or its body says so.
+    for (query, body_atomic) in [("?atomic=true", false), ("?atomic=false", true)] {
+        let resp = s
+            .request(Method::POST, &format!("/v1/queues/q/tasks:batch{query}"))
+            .json(&json!({"tasks": [task("j1"), json!({"task_id": "j2"})], "atomic": body_atomic}))
+            .send()
+            .await;
+        let problem = resp.invalid("tasks[1].target");
+        assert_eq!(problem["extensions"]["index"], 1, "{query}");
+        assert_eq!(
+            task_ids(&s, "q").await,
+            ["n1", "n3"],
+            "{query}: nothing written"
+        );
+    }
     let resp = s
         .request(Method::POST, "/v1/queues/q/tasks:batch")
         .raw("text/plain", "hello")

@@ -12,7 +12,7 @@ idem_testkit::store_tests!(
     rates_too_small_for_the_token_arithmetic_are_refused,
     a_huge_retry_after_is_honoured_only_up_to_the_bound,
     thirty_thousand_target_headers_are_refused_naming_the_field,
-    far_schedule_times_are_refused,
+    schedule_times_end_before_the_year_3000_and_start_at_the_epoch,
     arrays_are_never_taken_for_objects_and_nothing_is_written,
     trailing_content_after_the_body_is_refused,
 );
@@ -130,9 +130,9 @@ async fn thirty_thousand_target_headers_are_refused_naming_the_field(s: Server) 
     .await;
 }
 
-async fn far_schedule_times_are_refused(s: Server) {
+async fn schedule_times_end_before_the_year_3000_and_start_at_the_epoch(s: Server) {
     s.create_queue("q").await;
-    for at in ["9999-01-01T00:00:00Z", "1969-12-31T23:59:59Z"] {
+    for at in ["9999-01-01T00:00:00Z", "3000-01-02T00:00:00Z"] {
         let mut body = task("t");
         body["schedule_time"] = json!(at);
         s.post("/v1/queues/q/tasks", body)
@@ -140,6 +140,18 @@ async fn far_schedule_times_are_refused(s: Server) {
             .invalid("schedule_time");
     }
     assert!(s.all_tasks("q", "").await.is_empty());
+    // The last instant the document's pattern allows, and a time before
+    // the epoch, which is due at once, as the epoch.
+    for (id, at, due) in [
+        ("late", "2999-12-31T23:59:59-23:59", "3000-01-01T23:58:59Z"),
+        ("early", "1969-12-31T23:59:59Z", "1970-01-01T00:00:00Z"),
+    ] {
+        let mut body = task(id);
+        body["schedule_time"] = json!(at);
+        let created = s.post("/v1/queues/q/tasks", body).await;
+        created.ok(201);
+        assert_eq!(created.json["schedule_time"], due, "{at}");
+    }
 }
 
 async fn arrays_are_never_taken_for_objects_and_nothing_is_written(s: Server) {

@@ -318,10 +318,12 @@ async fn heartbeat_release_reassign_assign_and_lost_leases(s: Server) {
             json!({"attempt_id": id, "principal": "nobody"}),
         )
         .await;
-    unknown.ok(400);
-    assert_eq!(
-        unknown.json["extensions"]["errors"][0]["field"],
-        "principal"
+    // The principal named is a resource that does not exist.
+    unknown.problem(404, "NOT_FOUND");
+    assert!(
+        unknown.json["detail"].as_str().unwrap().contains("nobody"),
+        "{}",
+        unknown.json
     );
 
     // Released: due again, the attempt does not count.

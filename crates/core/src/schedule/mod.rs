@@ -249,6 +249,19 @@ fn parse_expression(expr: &str) -> Result<Cron, ScheduleError> {
 
 /// Looks up an IANA time zone name (`Europe/Berlin`, `UTC`) in the time
 /// zone database, case-insensitively.
+/// Every name [`parse_time_zone`] takes, sorted: the time zone database's,
+/// as this machine has it.
+pub fn time_zone_names() -> Vec<String> {
+    let mut names: Vec<String> = jiff::tz::db()
+        .available()
+        .map(|name| name.as_str().to_owned())
+        .filter(|name| parse_time_zone(name).is_ok())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 pub fn parse_time_zone(name: &str) -> Result<TimeZone, ScheduleError> {
     if name.is_empty() {
         return Err(ScheduleError::TimeZone("the time zone is empty".to_owned()));

@@ -45,22 +45,18 @@ pub async fn create(
     let media = media_type(&req).unwrap_or_default();
     let ndjson = media == NDJSON;
     let bytes = read_body(req, app.options.max_body_bytes).await?;
-    let in_query = query_param(query.as_deref(), "atomic");
+    // `?atomic=` serves both bodies; a JSON batch may also say it in its
+    // body, and is atomic when either asks.
+    let in_query = match query_param(query.as_deref(), "atomic").as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(Problem::field("atomic", "must be true or false")),
+    };
     let (items, atomic) = if is_json(&media) {
-        if in_query.is_some() {
-            return Err(Problem::field(
-                "atomic",
-                "a JSON batch gives atomic in its body, not in the query",
-            ));
-        }
-        json_items(&bytes)?
+        let (items, in_body) = json_items(&bytes)?;
+        (items, in_body || in_query)
     } else if ndjson {
-        let atomic = match in_query.as_deref() {
-            None | Some("false") => false,
-            Some("true") => true,
-            Some(_) => return Err(Problem::field("atomic", "must be true or false")),
-        };
-        (ndjson_items(&bytes)?, atomic)
+        (ndjson_items(&bytes)?, in_query)
     } else {
         return Err(Problem::unsupported_media_type(format!(
             "expected application/json or {NDJSON}, got {}",

@@ -211,8 +211,8 @@ const TASK_LIST_QUERY: &[Param] = &[
 /// The query of `POST /v1/queues/{queue}/tasks:batch`.
 const BATCH_QUERY: &[Param] = &[Param {
     name: "atomic",
-    description: "For an NDJSON body only: all or nothing (true) or item by item (false, the default)",
-    schema: r#"{"type": "boolean", "default": false}"#,
+    description: "All or nothing (true) or item by item (false, when neither this nor a JSON body's `atomic` is true)",
+    schema: r#"{"type": "boolean"}"#,
 }];
 
 /// An operation with its handler, the request body and success answer

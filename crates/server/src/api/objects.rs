@@ -9,6 +9,12 @@
 //! streaming `serde_json` deserializer rather than a parsed `Value`, so a
 //! raw JSON body keeps the spelling of its numbers, and it nests: every
 //! struct inside a body, at any depth, is held to the same rule.
+//!
+//! It also reads an integral float (`870.0`, `1e3`) where an integer is
+//! expected: JSON Schema counts it as an integer, so generated clients and
+//! languages whose numbers are all floats send it. Only where the type asks
+//! for an integer: a raw JSON body still keeps the number as it was spelt,
+//! and a fractional value or one out of the type's range is still refused.
 
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use std::fmt;
@@ -19,10 +25,12 @@ pub struct Objects<D>(pub D);
 /// Wraps the deserializers handed to nested values.
 struct Seed<S>(S);
 
-/// Wraps a visitor; `is_struct` when it expects a struct's fields.
+/// Wraps a visitor; `is_struct` when it expects a struct's fields,
+/// `integer` when it expects an integer.
 struct Guard<V> {
     visitor: V,
     is_struct: bool,
+    integer: bool,
 }
 
 impl<V> Guard<V> {
@@ -30,7 +38,37 @@ impl<V> Guard<V> {
         Guard {
             visitor,
             is_struct: false,
+            integer: false,
         }
+    }
+
+    fn integer(visitor: V) -> Self {
+        Guard {
+            visitor,
+            is_struct: false,
+            integer: true,
+        }
+    }
+}
+
+/// The integer an integral float names, when one of the widest types holds
+/// it exactly; the visitor then checks its own type's range.
+enum Integral {
+    Unsigned(u64),
+    Signed(i64),
+}
+
+fn integral(v: f64) -> Option<Integral> {
+    // 2^64 and -2^63 are exact as f64; the bounds exclude the first value
+    // outside each type.
+    if !v.is_finite() || v.fract() != 0.0 {
+        None
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&v) {
+        Some(Integral::Unsigned(v as u64))
+    } else if (-9_223_372_036_854_775_808.0..0.0).contains(&v) {
+        Some(Integral::Signed(v as i64))
+    } else {
+        None
     }
 }
 
@@ -44,22 +82,22 @@ macro_rules! forward {
     };
 }
 
+macro_rules! forward_integer {
+    ($($method:ident),* $(,)?) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+                self.0.$method(Guard::integer(visitor))
+            }
+        )*
+    };
+}
+
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
     type Error = D::Error;
 
     forward!(
         deserialize_any,
         deserialize_bool,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
         deserialize_f32,
         deserialize_f64,
         deserialize_char,
@@ -73,6 +111,19 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         deserialize_map,
         deserialize_identifier,
         deserialize_ignored_any,
+    );
+
+    forward_integer!(
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
     );
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
@@ -121,6 +172,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
             Guard {
                 visitor,
                 is_struct: true,
+                integer: false,
             },
         )
     }
@@ -176,8 +228,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Guard<V> {
         visit_u32: u32,
         visit_u64: u64,
         visit_u128: u128,
-        visit_f32: f32,
-        visit_f64: f64,
         visit_char: char,
         visit_str: &str,
         visit_borrowed_str: &'de str,
@@ -186,6 +236,18 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Guard<V> {
         visit_borrowed_bytes: &'de [u8],
         visit_byte_buf: Vec<u8>,
     );
+
+    fn visit_f32<E: de::Error>(self, v: f32) -> Result<V::Value, E> {
+        self.visit_f64(f64::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<V::Value, E> {
+        match integral(v).filter(|_| self.integer) {
+            Some(Integral::Unsigned(n)) => self.visitor.visit_u64(n),
+            Some(Integral::Signed(n)) => self.visitor.visit_i64(n),
+            None => self.visitor.visit_f64(v),
+        }
+    }
 
     fn visit_none<E: de::Error>(self) -> Result<V::Value, E> {
         self.visitor.visit_none()
@@ -299,6 +361,7 @@ impl<'de, A: de::VariantAccess<'de>> de::VariantAccess<'de> for VariantAccess<A>
             Guard {
                 visitor,
                 is_struct: true,
+                integer: false,
             },
         )
     }
@@ -362,5 +425,71 @@ mod tests {
         assert_eq!(outer.inner, Some(Inner { n: 1.0 }));
         assert_eq!(outer.list, [Inner { n: 2.0 }]);
         assert_eq!(outer.raw.unwrap().get(), r#"[1.0,{"b":1e0}]"#);
+    }
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Integers {
+        small: u8,
+        signed: i64,
+        #[serde(default)]
+        optional: Option<u32>,
+        #[serde(default)]
+        list: Vec<u16>,
+        #[serde(default)]
+        float: Option<f64>,
+        #[serde(default)]
+        raw: Option<Box<serde_json::value::RawValue>>,
+    }
+
+    fn integers(json: &str) -> Result<Integers, String> {
+        let de = &mut serde_json::Deserializer::from_str(json);
+        serde_path_to_error::deserialize(Objects(de))
+            .map_err(|e| format!("{}: {}", e.path(), e.inner()))
+    }
+
+    #[test]
+    fn integral_floats_are_integers_where_integers_are_expected() {
+        let read = integers(
+            r#"{"small":255.0,"signed":-9.0,"optional":4.0e2,"list":[1.0,2],"float":3.0,"raw":{"n":870.0}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (read.small, read.signed, read.optional, read.list),
+            (255, -9, Some(400), vec![1, 2])
+        );
+        assert_eq!(read.float, Some(3.0));
+        assert_eq!(
+            read.raw.unwrap().get(),
+            r#"{"n":870.0}"#,
+            "raw JSON keeps its spelling"
+        );
+    }
+
+    #[test]
+    fn fractional_or_out_of_range_floats_are_still_refused() {
+        for (json, at, says) in [
+            (
+                r#"{"small":1.5,"signed":0}"#,
+                "small",
+                "floating point `1.5`",
+            ),
+            (r#"{"small":256.0,"signed":0}"#, "small", "integer `256`"),
+            (r#"{"small":-1.0,"signed":0}"#, "small", "integer `-1`"),
+            (
+                r#"{"small":0,"signed":1e19}"#,
+                "signed",
+                "integer `10000000000000000000`",
+            ),
+            (r#"{"small":0,"signed":1e300}"#, "signed", "floating point"),
+            (
+                r#"{"small":0,"signed":0,"list":[0.5]}"#,
+                "list[0]",
+                "floating point `0.5`",
+            ),
+        ] {
+            let e = integers(json).unwrap_err();
+            assert!(e.starts_with(at) && e.contains(says), "{json}: {e}");
+        }
     }
 }

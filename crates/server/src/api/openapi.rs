@@ -467,14 +467,7 @@ fn input_rules(schemas: &mut Map<String, Value>) {
     constrain(schemas, "CreateWebhook", "events", json!({"minItems": 1}));
     constrain(schemas, "TargetSpec", "url", url);
     // A method is matched without regard to case.
-    let methods: Vec<String> = task::METHODS
-        .iter()
-        .map(|m| {
-            m.chars()
-                .map(|c| format!("[{}{}]", c, c.to_ascii_lowercase()))
-                .collect()
-        })
-        .collect();
+    let methods: Vec<String> = task::METHODS.iter().map(|m| case_insensitive(m)).collect();
     let method = json!({"type": "string", "pattern": format!("^(?:{})$", methods.join("|"))});
     constrain(schemas, "TargetSpec", "method", method);
     let headers = json!({
@@ -483,7 +476,12 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         "additionalProperties": {"type": "string", "pattern": "^[\\t\\x20-\\x7E]*$"},
     });
     constrain(schemas, "TargetSpec", "headers", headers);
-    let base64 = json!({"contentEncoding": "base64"});
+    // Canonical padded base64, as the server decodes it: the last symbol
+    // before padding leaves no bits over.
+    let base64 = json!({
+        "contentEncoding": "base64",
+        "pattern": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$",
+    });
     constrain(schemas, "TargetSpec", "body_base64", base64);
     let any_json = json!({"description": "Any JSON value (null included), sent as application/json with its numbers as spelled"});
     for name in ["TargetSpec", "TargetView"] {
@@ -492,6 +490,23 @@ fn input_rules(schemas: &mut Map<String, Value>) {
             .expect("a target has properties");
         properties.insert("json".into(), any_json.clone());
     }
+    // Results and payloads are any JSON value, not only objects: the
+    // derived schema knows only that they are raw JSON.
+    for (name, property) in [
+        ("CompleteTask", "result"),
+        ("EndTask", "result"),
+        ("TaskView", "result"),
+        ("PayloadSpec", "json"),
+        ("PayloadView", "json"),
+    ] {
+        let slot = &mut schemas[name]["properties"][property];
+        let description = slot["description"].clone();
+        *slot = json!({"description": description});
+    }
+    schemas["EndedTasks"]["properties"]["results"]["items"]["properties"]["replayed"] = json!({
+        "type": "boolean",
+        "description": "true when the item repeated the end that finished the task (same attempt, same result or error): nothing changed",
+    });
     // What the server reads: a null `result` or `error` is one left out.
     schemas["EndTask"]["not"] = json!({
         "description": "A completion (result) or a failure (error), not both",
@@ -509,6 +524,160 @@ fn input_rules(schemas: &mut Map<String, Value>) {
             {"required": ["body_base64", "json"]},
         ],
     });
+    // Printable, not blank, at most 512 characters.
+    let audience = json!({
+        "minLength": 1,
+        "maxLength": task::MAX_OIDC_AUDIENCE_CHARS,
+        "pattern": "^[^\\x00-\\x1F\\x7F-\\x9F]*[^\\s\\x00-\\x1F\\x7F-\\x9F][^\\x00-\\x1F\\x7F-\\x9F]*$",
+    });
+    constrain(schemas, "OidcSpec", "audience", audience);
+    schemas["CreateTask"]["not"] = json!({
+        "description": "A push task (with a target) carries no payload or tag",
+        "required": ["target"],
+        "properties": {"target": {"not": {"type": "null"}}},
+        "anyOf": [
+            {"required": ["payload"], "properties": {"payload": {"not": {"type": "null"}}}},
+            {"required": ["tag"], "properties": {"tag": {"not": {"type": "null"}}}},
+        ],
+    });
+    constrain(
+        schemas,
+        "CreateTasks",
+        "tasks",
+        json!({"minItems": 1, "maxItems": MAX_BATCH_TASKS}),
+    );
+    schemas["RedriveTasks"]["properties"]["state"] = json!({
+        "type": ["string", "null"],
+        "enum": ["failed", "cancelled", null],
+        "description": "`failed` (the default) or `cancelled`.",
+    });
+    callbacks(schemas);
+    header_styles(schemas);
+    let webhook_events: Vec<&str> = idem_core::event::EventType::ALL
+        .into_iter()
+        .filter(|e| e.is_webhook_event())
+        .map(|e| e.as_str())
+        .collect();
+    schemas["CreateWebhook"]["properties"]["events"]["items"] =
+        json!({"type": "string", "enum": webhook_events});
+    let zones = json!({"enum": idem_core::schedule::time_zone_names()});
+    constrain(schemas, "CreateJob", "time_zone", zones.clone());
+    constrain(schemas, "UpdateJob", "time_zone", zones.clone());
+    constrain(schemas, "PreviewRequest", "time_zone", zones);
+    constrain(
+        schemas,
+        "CreateTask",
+        "schedule_time",
+        json!({"pattern": task::SCHEDULE_TIME_PATTERN}),
+    );
+}
+
+/// Points every `$ref` to `from` inside `schema.property` at `to`.
+fn retarget(schemas: &mut Map<String, Value>, schema: &str, property: &str, from: &str, to: &str) {
+    // Every `$ref` is visited (no short circuit); true when one matched.
+    fn walk(v: &mut Value, from: &str, to: &str) -> bool {
+        let mut found = false;
+        match v {
+            Value::Object(o) => {
+                if o.get("$ref").and_then(Value::as_str) == Some(from) {
+                    o.insert("$ref".into(), to.into());
+                    found = true;
+                }
+                for child in o.values_mut() {
+                    found |= walk(child, from, to);
+                }
+            }
+            Value::Array(a) => {
+                for child in a {
+                    found |= walk(child, from, to);
+                }
+            }
+            _ => {}
+        }
+        found
+    }
+    let slot = &mut schemas[schema]["properties"][property];
+    let (from, to) = (
+        schema_ref(from)["$ref"].clone(),
+        schema_ref(to)["$ref"].clone(),
+    );
+    let found = walk(slot, from.as_str().unwrap(), to.as_str().unwrap());
+    assert!(found, "{schema}.{property} refers to {from}");
+}
+
+/// A callback is a target whose body is the event: it gives none, and its
+/// method carries one (`idem_core::event::resolve_callback`).
+fn callbacks(schemas: &mut Map<String, Value>) {
+    let mut callback = schemas["TargetSpec"].clone();
+    let object = callback.as_object_mut().expect("a schema object");
+    object.remove("not");
+    object.insert(
+        "description".into(),
+        "Where a completion event goes: a target without a body (the event is the body), \
+         sent with POST (the default), PUT or PATCH."
+            .into(),
+    );
+    let properties = object["properties"]
+        .as_object_mut()
+        .expect("a target has properties");
+    for body in ["body", "body_base64", "json"] {
+        properties.remove(body);
+    }
+    let methods = ["POST", "PUT", "PATCH"].map(case_insensitive).join("|");
+    properties["method"] =
+        json!({"type": ["string", "null"], "pattern": format!("^(?:{methods})$")});
+    schemas.insert("CallbackSpec".into(), callback);
+    for schema in ["CreateQueue", "QueueConfigPatch", "CreateTask"] {
+        for property in ["on_success", "on_failure"] {
+            retarget(schemas, schema, property, "TargetSpec", "CallbackSpec");
+        }
+    }
+}
+
+/// `cloud_scheduler` headers are a job's, `cloud_tasks` a task's: each
+/// request names the styles it takes.
+fn header_styles(schemas: &mut Map<String, Value>) {
+    use idem_core::job::HeaderStyle;
+    let style = |other: HeaderStyle, what: &str| {
+        json!({
+            "type": "string",
+            "enum": [HeaderStyle::Idem.as_str(), other.as_str()],
+            "description": format!("Which compatibility headers {what} carry besides Idem's own."),
+        })
+    };
+    schemas.insert(
+        "TaskHeaderStyle".into(),
+        style(HeaderStyle::CloudTasks, "a task's deliveries"),
+    );
+    schemas.insert(
+        "JobHeaderStyle".into(),
+        style(HeaderStyle::CloudScheduler, "a job's runs"),
+    );
+    for schema in ["CreateQueue", "QueueConfigPatch", "CreateTask"] {
+        retarget(
+            schemas,
+            schema,
+            "header_style",
+            "HeaderStyle",
+            "TaskHeaderStyle",
+        );
+    }
+    for schema in ["CreateJob", "UpdateJob"] {
+        retarget(
+            schemas,
+            schema,
+            "header_style",
+            "HeaderStyle",
+            "JobHeaderStyle",
+        );
+    }
+}
+
+/// `[Pp][Oo][Ss][Tt]`: the word in either case, as a pattern.
+fn case_insensitive(word: &str) -> String {
+    word.chars()
+        .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+        .collect()
 }
 
 pub fn document(ops: &[Operation], request_id_header: &str) -> Value {

@@ -268,7 +268,7 @@ pub(super) fn resolve_create(
         errors.0.push(e);
     }
     validate_dispatch_deadline(body.dispatch_deadline_s, &mut errors);
-    idem_core::task::validate_schedule_time(body.schedule_time, app.clock.now(), &mut errors);
+    body.schedule_time = idem_core::task::resolve_schedule_time(body.schedule_time, &mut errors);
     // No target makes a pull queue's task, which carries a payload and may
     // carry a tag; the store checks the queue's mode agrees.
     let pull = body.target.is_none();
@@ -602,11 +602,6 @@ pub async fn redrive_many(
             None
         }
     };
-    if let (Some(after), Some(before)) = (body.finished_after, body.finished_before)
-        && after >= before
-    {
-        errors.push("finished_before", "must be later than finished_after");
-    }
     errors.into_result().map_err(Problem::fields)?;
     let filter = RedriveFilter {
         status: status.expect("validated"),

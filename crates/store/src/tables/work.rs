@@ -28,7 +28,6 @@ use crate::events::EventRenderer;
 use crate::records::*;
 use crate::task_row;
 use crate::{Error, Result};
-use idem_core::FieldErrors;
 use idem_core::clock::{from_micros, to_micros};
 use idem_core::queue::{QueueConfig, QueueMode};
 use std::time::Duration;
@@ -190,9 +189,10 @@ async fn check_principal<C: Conn>(c: &C, org: &str, principal: &str) -> Result<(
         )
         .await?;
     if found.is_none() {
-        let mut errors = FieldErrors::new();
-        errors.push("principal", format!("no principal '{principal}' exists"));
-        return Err(Error::Invalid(errors));
+        return Err(Error::NotFound {
+            kind: "principal",
+            id: principal.to_owned(),
+        });
     }
     Ok(())
 }
