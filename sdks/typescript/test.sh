@@ -15,7 +15,7 @@ export IDEM_BIN="${IDEM_BIN:-${CARGO_TARGET_DIR:-$repo/target}/debug/idem}"
 export IDEM_TEST_DATABASE_URL="${IDEM_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 export IDEM_TEST_REDIS_URL="${IDEM_TEST_REDIS_URL:-redis://127.0.0.1:6379}"
 if [ ! -x "$IDEM_BIN" ]; then
-  echo "test.sh: no idem binary at $IDEM_BIN (cargo build -p idem-cli, or set IDEM_BIN)" >&2
+  echo "test.sh: no idem binary at $IDEM_BIN (cargo build -p idem, or set IDEM_BIN)" >&2
   exit 1
 fi
 

@@ -53,7 +53,7 @@ class ClaimTasks(TypedDict):
 
 class CompleteTask(TypedDict):
     attempt_id: str
-    result: NotRequired[dict[str, Any] | None]
+    result: NotRequired[Any]
 
 
 class CreateOrganization(TypedDict):
@@ -68,7 +68,7 @@ class CreateWebhook(TypedDict):
 class EndTask(TypedDict):
     attempt_id: str
     error: NotRequired[str | None]
-    result: NotRequired[dict[str, Any] | None]
+    result: NotRequired[Any]
     task_id: str
 
 
@@ -166,13 +166,13 @@ class OrganizationView(TypedDict):
 class PayloadSpec(TypedDict):
     body: NotRequired[str | None]
     body_base64: NotRequired[str | None]
-    json: NotRequired[dict[str, Any] | None]
+    json: NotRequired[Any]
 
 
 class PayloadView(TypedDict):
     body: NotRequired[str | None]
     body_base64: NotRequired[str | None]
-    json: NotRequired[dict[str, Any] | None]
+    json: NotRequired[Any]
 
 
 class PreviewRequest(TypedDict):
@@ -830,6 +830,12 @@ class ReassignTask(TypedDict):
     principal: str
 
 
+class RedriveTasks(TypedDict):
+    finished_after: NotRequired[str | None]
+    finished_before: NotRequired[str | None]
+    state: NotRequired[Literal['failed', 'cancelled'] | None]
+
+
 class RedriveView(TypedDict):
     redriven: int
 
@@ -924,7 +930,7 @@ class TaskView(TypedDict):
     on_success: NotRequired[TargetView | None]
     payload: NotRequired[PayloadView | None]
     queue: str
-    result: NotRequired[dict[str, Any] | None]
+    result: NotRequired[Any]
     retry_config: RetryConfig
     schedule_time: str
     state: TaskState
@@ -2229,6 +2235,7 @@ class CreateTasks(TypedDict):
 
 class Result(TypedDict):
     problem: NotRequired[Problem]
+    replayed: NotRequired[bool]
     status: Literal[200, 403, 404, 409, 503]
     task: NotRequired[TaskView]
 
@@ -2290,12 +2297,6 @@ class QueueView(TypedDict):
     state: QueueState
     stats: QueueStatsView
     updated_at: str
-
-
-class RedriveTasks(TypedDict):
-    finished_after: NotRequired[str | None]
-    finished_before: NotRequired[str | None]
-    state: NotRequired[TaskState | None]
 
 
 class RunView(TypedDict):

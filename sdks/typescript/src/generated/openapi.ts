@@ -910,7 +910,7 @@ export interface components {
         CompleteTask: {
             attempt_id: string;
             /** @description Any JSON value up to 64 KiB, shown on the task afterwards. */
-            result?: Record<string, never> | null;
+            result?: unknown;
         };
         /** @description `POST /v1/jobs`. */
         CreateJob: {
@@ -1009,6 +1009,8 @@ export interface components {
         EndedTasks: {
             results: {
                 problem?: components["schemas"]["Problem"];
+                /** @description true when the item repeated the end that finished the task (same attempt, same result or error): nothing changed */
+                replayed?: boolean;
                 /** @enum {integer} */
                 status: 200 | 403 | 404 | 409 | 503;
                 task?: components["schemas"]["TaskView"];
@@ -1029,7 +1031,7 @@ export interface components {
              * @description For a completion: any JSON value up to 64 KiB, shown on the task
              *     afterwards.
              */
-            result?: Record<string, never> | null;
+            result?: unknown;
             task_id: string;
         };
         /**
@@ -1280,7 +1282,7 @@ export interface components {
             /** @description Bytes, base64. */
             body_base64?: string | null;
             /** @description Any JSON value (`null` included). */
-            json?: Record<string, never> | null;
+            json?: unknown;
         };
         /** @description A pull task's payload as the API shows it, in the form it was given. */
         PayloadView: {
@@ -1289,7 +1291,7 @@ export interface components {
             /** @description Bytes, base64. */
             body_base64?: string | null;
             /** @description A JSON value, with its numbers spelled as sent. */
-            json?: Record<string, never> | null;
+            json?: unknown;
         };
         /** @description `POST /v1/schedules/preview`: the next instants of a schedule. */
         PreviewRequest: {
@@ -1519,7 +1521,11 @@ export interface components {
              * @description Only tasks that ended before this instant.
              */
             finished_before?: string | null;
-            state?: components["schemas"]["TaskState"] | null;
+            /**
+             * @description `failed` (the default) or `cancelled`.
+             * @enum {string|null}
+             */
+            state?: "failed" | "cancelled" | null;
         };
         /** @description The answer to a bulk redrive. */
         RedriveView: {
@@ -1766,7 +1772,7 @@ export interface components {
             /** @description The queue's name. */
             queue: string;
             /** @description A pull queue's task: what its worker reported on completing it. */
-            result?: Record<string, never> | null;
+            result?: unknown;
             /** @description How failed deliveries are retried. */
             retry_config: components["schemas"]["RetryConfig"];
             /**
