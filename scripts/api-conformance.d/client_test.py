@@ -27,10 +27,10 @@ body = CreateTask(task_id="t1", target=target)
 first = create_task.sync_detailed(queue, client=client, body=body, idempotency_key="k1-" + queue, wait_ms=20_000)
 assert first.status_code == 200, first
 assert isinstance(first.parsed, TaskView), first.parsed
-assert (first.parsed.task_id, first.parsed.state.value) == ("t1", "succeeded"), first.parsed
+assert (first.parsed.task_id, first.parsed.state) == ("t1", "succeeded"), first.parsed
 assert "idempotent-replayed" not in first.headers, first.headers
 assert first.headers["location"] == f"/v1/queues/{queue}/tasks/t1", first.headers
-print("keyed create with wait_ms:", first.status_code, first.parsed.state.value)
+print("keyed create with wait_ms:", first.status_code, first.parsed.state)
 
 # The same key and request again: the first answer replayed, nothing created.
 again = create_task.sync_detailed(queue, client=client, body=body, idempotency_key="k1-" + queue, wait_ms=20_000)
@@ -48,6 +48,6 @@ waiting = create_task.sync_detailed(
     queue, client=client, body=later, idempotency_key="k2-" + queue, idem_task_id="t2", wait_ms=50
 )
 assert waiting.status_code == 202, waiting
-assert (waiting.parsed.task_id, waiting.parsed.state.value) == ("t2", "scheduled"), waiting.parsed
+assert (waiting.parsed.task_id, waiting.parsed.state) == ("t2", "scheduled"), waiting.parsed
 assert get_task.sync(queue, "t2", client=client).task_id == "t2"
-print("keyed create of a scheduled task with wait_ms:", waiting.status_code, waiting.parsed.state.value)
+print("keyed create of a scheduled task with wait_ms:", waiting.status_code, waiting.parsed.state)

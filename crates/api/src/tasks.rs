@@ -178,8 +178,9 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
     /// A pull queue's task: the worker's lease while it is running, else
-    /// null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// null (always present, so a client reads "not leased" rather than
+    /// guessing at a missing member).
+    #[serde(default)]
     pub lease: Option<Lease>,
     /// A pull queue's task: what its worker reported on completing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

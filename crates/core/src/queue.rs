@@ -420,6 +420,27 @@ impl QueueConfig {
         .apply(patch)
     }
 
+    /// Why this queue, as it is, cannot take `patch` at all, whatever its
+    /// fields' values: its mode is fixed, and only a pull queue can be
+    /// person-only. A well-formed request the queue's state refuses (409),
+    /// checked before [`QueueConfig::apply`].
+    pub fn conflict(&self, patch: &QueueConfigPatch) -> Option<String> {
+        if let Some(mode) = patch.mode
+            && mode != self.mode
+        {
+            return Some(format!(
+                "mode is fixed when the queue is created; this queue is a {} queue",
+                self.mode.as_str()
+            ));
+        }
+        (patch.person_only == Some(true) && self.mode != QueueMode::Pull).then(|| {
+            format!(
+                "only a pull queue can be person-only; this queue is a {} queue",
+                self.mode.as_str()
+            )
+        })
+    }
+
     /// Applies `patch` and validates the result; the error names every bad
     /// field.
     pub fn apply(&self, patch: &QueueConfigPatch) -> Result<QueueConfig, FieldErrors> {

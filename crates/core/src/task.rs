@@ -78,7 +78,7 @@ pub const RESERVED_HEADERS: &[&str] = &[
 
 /// Headers that describe the connection or the framing rather than the
 /// request; the HTTP client sets them.
-const TRANSPORT_HEADERS: &[&str] = &[
+pub const TRANSPORT_HEADERS: &[&str] = &[
     "host",
     "content-length",
     "transfer-encoding",
@@ -345,7 +345,10 @@ impl TargetSpec {
                     field,
                     "conflicts with oidc, which sends the Authorization header",
                 );
-            } else if http::HeaderValue::from_str(value).is_err() {
+            } else if !value
+                .bytes()
+                .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+            {
                 errors.push(field, "value must be visible ASCII, spaces or tabs");
             }
         }

@@ -150,6 +150,9 @@ pub enum BatchItem {
     /// window), which may be an earlier item of the same batch.
     Exists(Box<Task>),
     Invalid(idem_core::FieldErrors),
+    /// Well formed, but not what the queue takes (a task of the other
+    /// kind than its mode): 409 `FAILED_PRECONDITION`, saying why.
+    Refused(String),
 }
 
 /// A committed batch.
@@ -174,6 +177,9 @@ pub struct BatchRecord {
     pub uid: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<idem_core::field::FieldError>,
+    /// Why a refused item (409 without a task) was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl BatchRecord {
@@ -182,12 +188,17 @@ impl BatchRecord {
             BatchItem::Created(t) => (201, Some(t), Vec::new()),
             BatchItem::Exists(t) => (409, Some(t), Vec::new()),
             BatchItem::Invalid(e) => (400, None, e.0.clone()),
+            BatchItem::Refused(_) => (409, None, Vec::new()),
         };
         BatchRecord {
             status,
             task_id: task.map(|t| t.task_id.clone()),
             uid: task.map(|t| t.uid.clone()),
             errors,
+            refused: match item {
+                BatchItem::Refused(why) => Some(why.clone()),
+                _ => None,
+            },
         }
     }
 }

@@ -122,6 +122,7 @@ fn kind(item: &BatchItem) -> &'static str {
         BatchItem::Created(_) => "created",
         BatchItem::Exists(_) => "exists",
         BatchItem::Invalid(_) => "invalid",
+        BatchItem::Refused(_) => "refused",
     }
 }
 
@@ -129,6 +130,7 @@ fn task(item: &BatchItem) -> &Task {
     match item {
         BatchItem::Created(t) | BatchItem::Exists(t) => t,
         BatchItem::Invalid(e) => panic!("no task: {e:?}"),
+        BatchItem::Refused(why) => panic!("no task: {why}"),
     }
 }
 
@@ -377,6 +379,45 @@ async fn a_long_pull_batch_gives_each_task_its_own_tag(h: Harness) {
     }
 }
 
+/// A task of the other kind than the queue's mode is refused in its place
+/// (409 to the client), the others created; an atomic batch fails whole on
+/// it, naming its index.
+async fn a_task_of_the_other_kind_is_refused_in_its_place(h: Harness) {
+    h.store
+        .queue_create(ORG, "q", &QueueConfig::default(), None)
+        .await
+        .unwrap();
+    let pull_item = || TaskCreate {
+        target: Target::payload(None),
+        pull: true,
+        ..create("pulled")
+    };
+    let out = h
+        .store
+        .task_create_batch(batch(
+            vec![Ok(create("a")), Ok(pull_item()), Ok(create("b"))],
+            false,
+        ))
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = out.items.iter().map(kind).collect();
+    assert_eq!(kinds, ["created", "refused", "created"]);
+    assert!(matches!(&out.items[1], BatchItem::Refused(why) if why.contains("push queue")));
+    assert!(h.store.task_get(ORG, "q", "pulled").await.is_err());
+    let atomic = h
+        .store
+        .task_create_batch(batch(vec![Ok(create("c")), Ok(pull_item())], true))
+        .await;
+    assert!(
+        matches!(&atomic, Err(Error::BatchItem { index: 1, error }) if matches!(**error, Error::FailedPrecondition(_))),
+        "{atomic:?}"
+    );
+    assert!(
+        h.store.task_get(ORG, "q", "c").await.is_err(),
+        "nothing of an atomic batch"
+    );
+}
+
 /// A thousand items, the most a batch holds, and what the batch says of
 /// its queue: missing is the whole batch's 404, paused is reported.
 async fn a_full_batch_and_its_queue(h: Harness) {
@@ -559,6 +600,7 @@ idem_testkit::backend_tests! {
     a_batch_replaces_expired_tombstones_only,
     a_long_batch_answers_each_item_from_its_own_row,
     a_long_pull_batch_gives_each_task_its_own_tag,
+    a_task_of_the_other_kind_is_refused_in_its_place,
     a_full_batch_and_its_queue,
     a_batch_completes_its_key_in_its_own_commit,
     concurrent_batches_sharing_ids_have_one_winner_each,

@@ -675,7 +675,7 @@ async fn openapi_documents_the_answers_the_server_gives(s: Server) {
         s.anonymous().get("/v1/queues").await,
         s.get("/v1/queues?limit=0").await,
         s.get("/v1/queues/nope").await,
-        s.get("/v1/queues/q/tasks?page_token=garbage").await,
+        s.get("/v1/queues/q/tasks?page_token=a%0Ab").await,
         s.post("/v1/queues/q/tasks?wait_ms=1", later.clone()).await,
         s.post("/v1/queues/q/tasks", later).await,
         s.post("/v1/queues/q/tasks/later/redrive", json!({})).await,

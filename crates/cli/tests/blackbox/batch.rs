@@ -118,13 +118,14 @@ async fn an_ndjson_batch_names_lines(s: Server) {
     assert_eq!(task_ids(&s, "q").await, ["n1", "n3"]);
 
     // All or nothing: the first bad line is the answer.
-    let body = ndjson(&[task("m1"), task("m2"), json!({"task_id": "m3"})]);
+    let bad_url = json!({"task_id": "m3", "target": {"url": "ftp://x"}});
+    let body = ndjson(&[task("m1"), task("m2"), bad_url]);
     let resp = s
         .request(Method::POST, "/v1/queues/q/tasks:batch?atomic=true")
         .raw("application/x-ndjson", body)
         .send()
         .await;
-    let problem = resp.invalid("line[3].target");
+    let problem = resp.invalid("line[3].target.url");
     assert_eq!(problem["extensions"]["index"], 2);
     assert_eq!(problem["extensions"]["line"], 3);
     assert_eq!(task_ids(&s, "q").await, ["n1", "n3"], "nothing written");
@@ -139,10 +140,10 @@ async fn an_ndjson_batch_names_lines(s: Server) {
     for (query, body_atomic) in [("?atomic=true", false), ("?atomic=false", true)] {
         let resp = s
             .request(Method::POST, &format!("/v1/queues/q/tasks:batch{query}"))
-            .json(&json!({"tasks": [task("j1"), json!({"task_id": "j2"})], "atomic": body_atomic}))
+            .json(&json!({"tasks": [task("j1"), json!({"task_id": "j2", "target": {"url": "ftp://x"}})], "atomic": body_atomic}))
             .send()
             .await;
-        let problem = resp.invalid("tasks[1].target");
+        let problem = resp.invalid("tasks[1].target.url");
         assert_eq!(problem["extensions"]["index"], 1, "{query}");
         assert_eq!(
             task_ids(&s, "q").await,

@@ -60,9 +60,15 @@ async fn pull_tasks_carry_a_payload_and_no_target(s: Server) {
     pull_queue(&s, "work", json!({})).await;
     let queue = s.get_queue("work").await;
     assert_eq!(queue["mode"], "pull");
-    let patched = s.patch("/v1/queues/work", json!({"mode": "push"})).await;
-    patched.ok(400);
-    assert_eq!(patched.json["extensions"]["errors"][0]["field"], "mode");
+    // The mode is fixed: a well-formed PATCH the queue's state refuses.
+    s.patch("/v1/queues/work", json!({"mode": "push"}))
+        .await
+        .problem(409, "FAILED_PRECONDITION");
+    s.create_queue("pushed").await;
+    s.patch("/v1/queues/pushed", json!({"person_only": true}))
+        .await
+        .problem(409, "FAILED_PRECONDITION");
+    assert_eq!(s.get_queue("pushed").await["person_only"], false);
     let person_push = s
         .post("/v1/queues", json!({"name": "p", "person_only": true}))
         .await;
@@ -78,12 +84,11 @@ async fn pull_tasks_carry_a_payload_and_no_target(s: Server) {
             json!({"task_id": "t", "target": {"url": "http://127.0.0.1:9/"}}),
         )
         .await;
-    refused.ok(400);
-    assert_eq!(refused.json["extensions"]["errors"][0]["field"], "target");
+    // A task of the other kind: well formed, not what the queue takes.
+    refused.problem(409, "FAILED_PRECONDITION");
     s.create_queue("push").await;
     let refused = s.post("/v1/queues/push/tasks", work("t")).await;
-    refused.ok(400);
-    assert_eq!(refused.json["extensions"]["errors"][0]["field"], "target");
+    refused.problem(409, "FAILED_PRECONDITION");
     assert_eq!(s.get("/v1/queues/push/tasks/t").await.status, 404);
 
     let created = s
@@ -133,13 +138,15 @@ async fn batches_and_uploads_create_pull_tasks(s: Server) {
         .iter()
         .map(|r| r["status"].as_u64().unwrap())
         .collect();
-    assert_eq!(statuses, [201, 201, 400, 409, 400], "{}", batch.json);
+    assert_eq!(statuses, [201, 201, 409, 409, 400], "{}", batch.json);
     assert_eq!(results[0]["task"]["payload"]["json"], json!([1, "two"]));
     assert_eq!(results[0]["task"]["tag"], "red");
     assert_eq!(results[0]["task"]["target"], Value::Null);
-    assert_eq!(
-        results[2]["problem"]["extensions"]["errors"][0]["field"],
-        "tasks[2].target"
+    assert_eq!(results[2]["problem"]["type"], "FAILED_PRECONDITION");
+    assert!(
+        results[2].get("task").is_none_or(Value::is_null),
+        "{}",
+        results[2]
     );
     let field = &results[4]["problem"]["extensions"]["errors"][0]["field"];
     assert!(

@@ -346,9 +346,21 @@ async fn list_limit_and_page_token_are_validated(s: Server) {
     }
     s.get("/v1/queues?limit=1000").await.ok(200);
     s.get("/v1/queues?limit=1").await.ok(200);
-    s.get("/v1/queues?page_token=%21%21not-a-token%21%21")
+    s.get("/v1/queues?page_token=a%0Ab")
         .await
         .invalid("page_token");
+    // A token is the position a page starts after: any other is one too.
+    s.create_queue("r").await;
+    let after_p = s.get("/v1/queues?page_token=p").await;
+    let names: Vec<&str> = after_p.ok(200).json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["q", "r"]);
+    let after_q = s.get("/v1/queues?page_token=q").await;
+    assert_eq!(after_q.ok(200).json["items"][0]["name"], "r");
 }
 
 async fn patch_updates_only_the_given_fields(s: Server) {

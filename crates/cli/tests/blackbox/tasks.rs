@@ -379,9 +379,11 @@ async fn target_url_must_be_http_or_https(s: Server) {
     )
     .await
     .invalid("target.url");
+    // Without a target it is a pull queue's task: well formed, but not
+    // what a push queue takes.
     s.post("/v1/queues/q/tasks", json!({"task_id": "t"}))
         .await
-        .invalid("target");
+        .problem(409, "FAILED_PRECONDITION");
     assert!(s.all_tasks("q", "").await.is_empty());
 
     // Private addresses are allowed: this is self-hosted.
@@ -730,7 +732,7 @@ async fn list_paginates_and_validates_its_parameters(s: Server) {
             .await
             .invalid("limit");
     }
-    s.get("/v1/queues/q/tasks?page_token=%21%21garbage%21%21")
+    s.get("/v1/queues/q/tasks?page_token=%7F")
         .await
         .invalid("page_token");
 }

@@ -81,7 +81,7 @@ const FIELDS: [Field; 6] = [
 const DAY_OF_MONTH: usize = 3;
 const DAY_OF_WEEK: usize = 5;
 
-const NICKNAMES: [(&str, &str); 7] = [
+pub(super) const NICKNAMES: [(&str, &str); 7] = [
     ("@yearly", "0 0 1 1 *"),
     ("@annually", "0 0 1 1 *"),
     ("@monthly", "0 0 1 * *"),

@@ -249,6 +249,29 @@ fn parse_expression(expr: &str) -> Result<Cron, ScheduleError> {
 
 /// Looks up an IANA time zone name (`Europe/Berlin`, `UTC`) in the time
 /// zone database, case-insensitively.
+/// A pattern of schedules that all parse and fire, for the OpenAPI
+/// document: a nickname, or 5 or 6 fields each `*`, `*/step` or a list of
+/// values (days of the month up to 28, so that every month has them). The
+/// parser takes more (ranges, names, any day); what the pattern allows,
+/// it takes.
+pub fn schedule_pattern() -> String {
+    let field = |value: &str, step: &str| format!("(?:\\*(?:/{step})?|{value}(?:,{value})*)");
+    let seconds = field("[0-5]?[0-9]", "(?:[1-9]|[1-5][0-9])");
+    let fields = [
+        field("[0-5]?[0-9]", "(?:[1-9]|[1-5][0-9])"),
+        field("(?:[01]?[0-9]|2[0-3])", "(?:[1-9]|1[0-9]|2[0-3])"),
+        field("(?:0?[1-9]|1[0-9]|2[0-8])", "(?:[1-9]|[12][0-9]|3[01])"),
+        field("(?:0?[1-9]|1[0-2])", "(?:[1-9]|1[0-2])"),
+        field("[0-7]", "[1-7]"),
+    ];
+    let nicknames = expr::NICKNAMES
+        .iter()
+        .map(|(name, _)| &name[1..])
+        .collect::<Vec<_>>()
+        .join("|");
+    format!("^(?:@(?:{nicknames})|(?:{seconds} )?{})$", fields.join(" "))
+}
+
 /// Every name [`parse_time_zone`] takes, sorted: the time zone database's,
 /// as this machine has it.
 pub fn time_zone_names() -> Vec<String> {

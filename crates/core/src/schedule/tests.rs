@@ -1132,3 +1132,21 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// What the OpenAPI document allows is a schedule: any client that
+    /// keeps to its pattern never meets the parser's 400.
+    #[test]
+    fn every_schedule_the_documents_pattern_allows_parses_and_fires(
+        expr in proptest::string::string_regex(
+            schedule_pattern().strip_prefix('^').unwrap().strip_suffix('$').unwrap()
+        ).unwrap(),
+        zone in proptest::sample::select(vec!["UTC", "Europe/Berlin", "America/Sao_Paulo", "Australia/Lord_Howe"]),
+    ) {
+        let parsed = Schedule::parse(&expr, zone);
+        prop_assert!(parsed.is_ok(), "{expr:?} in {zone}: {:?}", parsed.err());
+        prop_assert!(parsed.unwrap().next_after(ts("2026-01-01T00:00:00Z")).is_some(), "{expr:?} never fires");
+    }
+}

@@ -147,6 +147,7 @@ pub async fn create(
             BatchItem::Created(t) => created_result(*t, now),
             BatchItem::Exists(t) => exists_result(*t, now, ndjson),
             BatchItem::Invalid(errors) => invalid_result(errors, ndjson),
+            BatchItem::Refused(why) => refused_result(why),
         })
         .collect();
     Ok(axum::Json(BatchResults { results }))
@@ -266,6 +267,17 @@ fn exists_result(task: Task, now: Timestamp, ndjson: bool) -> BatchResult {
     }
 }
 
+/// 409 for a task the queue does not take (the other kind than its mode),
+/// as a single create answers it.
+fn refused_result(why: String) -> BatchResult {
+    BatchResult {
+        status: 409,
+        task: None,
+        problem: Some(Problem::new(ProblemCode::FailedPrecondition, why).document()),
+        replayed: false,
+    }
+}
+
 fn invalid_result(errors: FieldErrors, ndjson: bool) -> BatchResult {
     BatchResult {
         status: 400,
@@ -358,6 +370,7 @@ pub(super) async fn replay(
         };
         let result = match (r.status, current) {
             (201, Some(t)) if r.uid.as_deref() == Some(t.uid.as_str()) => created_result(t, now),
+            (409, _) if r.refused.is_some() => refused_result(r.refused.unwrap_or_default()),
             (409, Some(t)) => exists_result(t, now, ndjson),
             (400, _) => invalid_result(FieldErrors(r.errors), ndjson),
             (_, _) => {

@@ -6,8 +6,6 @@ use super::problem::{ApiResult, Problem};
 use crate::App;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::header;
 use idem_store::PageRequest;
 use serde::de::DeserializeOwned;
@@ -195,7 +193,7 @@ impl ListParams {
             None => None,
             Some(t) if t.is_empty() => None,
             Some(t) => Some(decode_page_token(&t).ok_or_else(|| {
-                Problem::field("page_token", "is not a token this server issued")
+                Problem::field("page_token", "must not contain control characters")
             })?),
         };
         Ok(ListParams {
@@ -235,30 +233,40 @@ fn decode_component(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-const TOKEN_PREFIX: &str = "p1.";
-
-/// Page tokens are opaque to clients; inside, the key to continue after.
+/// Page tokens are the key a list continues after, as it orders its items:
+/// a name or ID, `<created µs>:<task ID>` for tasks by creation time,
+/// `<schedule µs>/<run ID>` for a job's runs, an attempt's number. Any
+/// string without control characters is a position in a list ordered by
+/// name or ID, so every token the document's pattern allows is answered
+/// with a page.
 pub fn encode_page_token(after: &str) -> String {
-    format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(after))
+    after.to_owned()
 }
 
 fn decode_page_token(token: &str) -> Option<String> {
-    let raw = URL_SAFE_NO_PAD
-        .decode(token.strip_prefix(TOKEN_PREFIX)?)
-        .ok()?;
-    String::from_utf8(raw).ok()
+    (!token.chars().any(|c| c.is_ascii_control())).then(|| token.to_owned())
 }
+
+/// The `page_token` patterns of the document, by list.
+pub const PAGE_TOKEN_PATTERN: &str = "^[^\\x00-\\x1F\\x7F]*$";
+pub const ATTEMPTS_PAGE_TOKEN_PATTERN: &str = "^[0-9]{0,9}$";
+pub const RUNS_PAGE_TOKEN_PATTERN: &str = "^(?:-?[0-9]{1,18}/[^\\x00-\\x1F\\x7F]*)?$";
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn page_tokens_round_trip_and_reject_garbage() {
-        let t = encode_page_token("payment-12345");
-        assert_eq!(decode_page_token(&t).as_deref(), Some("payment-12345"));
-        assert_eq!(decode_page_token("garbage"), None);
-        assert_eq!(decode_page_token("p1.!!"), None);
+    fn page_tokens_are_positions_without_control_characters() {
+        let t = encode_page_token("1733333333000000:payment-12345");
+        assert_eq!(
+            decode_page_token(&t).as_deref(),
+            Some("1733333333000000:payment-12345")
+        );
+        assert_eq!(decode_page_token("any name"), Some("any name".into()));
+        assert_eq!(decode_page_token("a\u{0}b"), None);
+        let p = ListParams::parse(Some("page_token=a%0Ab")).err().unwrap();
+        assert_eq!(p.extensions.unwrap()["errors"][0]["field"], "page_token");
     }
 
     #[test]

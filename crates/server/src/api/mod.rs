@@ -255,7 +255,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             queues::get,
         ),
         route(
-            op!(PATCH "/v1/queues/{queue}", "updateQueue", "Update a queue's configuration", idempotent: true),
+            Operation {
+                problems: &[ProblemCode::FailedPrecondition],
+                ..op!(PATCH "/v1/queues/{queue}", "updateQueue", "Update a queue's configuration", idempotent: true)
+            },
             queues::update,
         ),
         route(
@@ -278,7 +281,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             Operation {
                 task_id_headers: true,
                 claims_key: true,
-                problems: &[ProblemCode::TaskAlreadyExists],
+                problems: &[
+                    ProblemCode::TaskAlreadyExists,
+                    ProblemCode::FailedPrecondition,
+                ],
                 example: Some(
                     r#"{"task_id": "payment-12345", "target": {"url": "https://pay.internal/charge", "json": {"amount": 100}}, "retry_config": {"max_attempts": 5}}"#,
                 ),
@@ -289,7 +295,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         route(
             Operation {
                 query: BATCH_QUERY,
-                problems: &[ProblemCode::TaskAlreadyExists],
+                problems: &[
+                    ProblemCode::TaskAlreadyExists,
+                    ProblemCode::FailedPrecondition,
+                ],
                 ..op!(POST "/v1/queues/{queue}/tasks:batch", "createTasks", "Create up to 1000 tasks with one commit (JSON or NDJSON), answered item by item", idempotent: true)
             },
             batch::create,

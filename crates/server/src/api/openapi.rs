@@ -160,12 +160,20 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
             "Items per page (default 50)",
             json!({"type": "integer", "minimum": 1, "maximum": super::extract::MAX_LIMIT}),
         ));
+        use super::extract::{
+            ATTEMPTS_PAGE_TOKEN_PATTERN, PAGE_TOKEN_PATTERN, RUNS_PAGE_TOKEN_PATTERN,
+        };
+        let pattern = match op.id {
+            "listTaskAttempts" => ATTEMPTS_PAGE_TOKEN_PATTERN,
+            "listJobRuns" => RUNS_PAGE_TOKEN_PATTERN,
+            _ => PAGE_TOKEN_PATTERN,
+        };
         params.push(parameter(
             "page_token",
             "query",
             false,
-            "The previous page's `next_page_token` (empty: the first page)",
-            json!({"type": "string"}),
+            "The previous page's `next_page_token` (empty: the first page): the position the page starts after",
+            json!({"type": "string", "pattern": pattern}),
         ));
     }
     for q in op.query {
@@ -285,6 +293,14 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
                         },
                         "required": ["task"],
                         "additionalProperties": false,
+                        "not": {
+                            "description": "With a body part, the task gives no body of its own",
+                            "required": ["task", "body"],
+                            "properties": {"task": {"anyOf": [
+                                {"required": ["target"], "properties": {"target": has_body()}},
+                                {"required": ["payload"], "properties": {"payload": has_body()}},
+                            ]}},
+                        },
                     },
                     "encoding": {"task": {"contentType": "application/json"}},
                 });
@@ -388,9 +404,16 @@ fn constrain(schemas: &mut Map<String, Value>, schema: &str, property: &str, rul
     for (k, v) in rules {
         slot.insert(k, v);
     }
-    // A nullable property stays nullable whatever type the rules set.
+    // A nullable property stays nullable whatever type or values the rules
+    // set.
     if nullable && let Some(Value::String(t)) = slot.get("type").cloned() {
         slot.insert("type".into(), json!([t, "null"]));
+    }
+    if nullable
+        && let Some(Value::Array(values)) = slot.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
 }
 
@@ -470,9 +493,21 @@ fn input_rules(schemas: &mut Map<String, Value>) {
     let methods: Vec<String> = task::METHODS.iter().map(|m| case_insensitive(m)).collect();
     let method = json!({"type": "string", "pattern": format!("^(?:{})$", methods.join("|"))});
     constrain(schemas, "TargetSpec", "method", method);
+    let reserved: Vec<String> = task::RESERVED_HEADERS
+        .iter()
+        .chain(task::TRANSPORT_HEADERS)
+        .map(|h| case_insensitive(h))
+        .chain([format!("{}.*", case_insensitive("idem-"))])
+        .collect();
     let headers = json!({
         "maxProperties": task::MAX_TARGET_HEADERS,
-        "propertyNames": {"pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+        "propertyNames": {
+            "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+            "not": {
+                "description": "Headers Idem or the HTTP client sets",
+                "pattern": format!("^(?:{})$", reserved.join("|")),
+            },
+        },
         "additionalProperties": {"type": "string", "pattern": "^[\\t\\x20-\\x7E]*$"},
     });
     constrain(schemas, "TargetSpec", "headers", headers);
@@ -482,7 +517,8 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         "contentEncoding": "base64",
         "pattern": "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$",
     });
-    constrain(schemas, "TargetSpec", "body_base64", base64);
+    constrain(schemas, "TargetSpec", "body_base64", base64.clone());
+    constrain(schemas, "PayloadSpec", "body_base64", base64);
     let any_json = json!({"description": "Any JSON value (null included), sent as application/json with its numbers as spelled"});
     for name in ["TargetSpec", "TargetView"] {
         let properties = schemas[name]["properties"]
@@ -516,14 +552,7 @@ fn input_rules(schemas: &mut Map<String, Value>) {
             "error": {"type": "string"},
         },
     });
-    schemas["TargetSpec"]["not"] = json!({
-        "description": "At most one of body, body_base64 and json",
-        "anyOf": [
-            {"required": ["body", "body_base64"]},
-            {"required": ["body", "json"]},
-            {"required": ["body_base64", "json"]},
-        ],
-    });
+    schemas["TargetSpec"]["not"] = target_conflicts(true);
     // Printable, not blank, at most 512 characters.
     let audience = json!({
         "minLength": 1,
@@ -531,6 +560,10 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         "pattern": "^[^\\x00-\\x1F\\x7F-\\x9F]*[^\\s\\x00-\\x1F\\x7F-\\x9F][^\\x00-\\x1F\\x7F-\\x9F]*$",
     });
     constrain(schemas, "OidcSpec", "audience", audience);
+    schemas["PayloadSpec"]["not"] = json!({
+        "description": "At most one of body, body_base64 and json",
+        "anyOf": two_bodies(),
+    });
     schemas["CreateTask"]["not"] = json!({
         "description": "A push task (with a target) carries no payload or tag",
         "required": ["target"],
@@ -551,6 +584,12 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         "enum": ["failed", "cancelled", null],
         "description": "`failed` (the default) or `cancelled`.",
     });
+    schemas["CreateQueue"]["not"] = json!({
+        "description": "Only a pull queue can be person-only",
+        "required": ["person_only"],
+        "properties": {"person_only": {"const": true}},
+        "not": {"required": ["mode"], "properties": {"mode": {"const": "pull"}}},
+    });
     callbacks(schemas);
     header_styles(schemas);
     let webhook_events: Vec<&str> = idem_core::event::EventType::ALL
@@ -560,6 +599,10 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         .collect();
     schemas["CreateWebhook"]["properties"]["events"]["items"] =
         json!({"type": "string", "enum": webhook_events});
+    let schedule = json!({"pattern": idem_core::schedule::schedule_pattern()});
+    for name in ["CreateJob", "UpdateJob", "PreviewRequest"] {
+        constrain(schemas, name, "schedule", schedule.clone());
+    }
     let zones = json!({"enum": idem_core::schedule::time_zone_names()});
     constrain(schemas, "CreateJob", "time_zone", zones.clone());
     constrain(schemas, "UpdateJob", "time_zone", zones.clone());
@@ -570,6 +613,63 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         "schedule_time",
         json!({"pattern": task::SCHEDULE_TIME_PATTERN}),
     );
+}
+
+/// How one answer leads to the next request: a queue to its tasks, a task
+/// to its claim, a claim to what its holder does with the lease. Clients
+/// and stateful testers follow them from a created queue to the pull
+/// routes.
+fn links(paths: &mut Value) {
+    let task = json!({
+        "path.queue": "$response.body#/queue",
+        "path.task_id": "$response.body#/task_id",
+    });
+    let mut link = |path: &str, method: &str, status: &str, name: &str, link: Value| {
+        let response = &mut paths[path][method]["responses"][status];
+        assert!(response.is_object(), "{method} {path} answers {status}");
+        response["links"][name] = link;
+    };
+    link(
+        "/v1/queues",
+        "post",
+        "201",
+        "CreateTask",
+        json!({"operationId": "createTask", "parameters": {"path.queue": "$response.body#/name"}}),
+    );
+    link(
+        "/v1/queues",
+        "post",
+        "201",
+        "ClaimTasks",
+        json!({"operationId": "claimTasks", "parameters": {"path.queue": "$response.body#/name"}}),
+    );
+    for (name, operation) in [("GetTask", "getTask"), ("ClaimTask", "claimTask")] {
+        link(
+            "/v1/queues/{queue}/tasks",
+            "post",
+            "201",
+            name,
+            json!({"operationId": operation, "parameters": task}),
+        );
+    }
+    for (name, operation) in [
+        ("HeartbeatTask", "heartbeatTask"),
+        ("CompleteTask", "completeTask"),
+        ("FailTask", "failTask"),
+        ("ReleaseTask", "releaseTask"),
+    ] {
+        link(
+            "/v1/queues/{queue}/tasks/{task_id}/claim",
+            "post",
+            "200",
+            name,
+            json!({
+                "operationId": operation,
+                "parameters": task,
+                "requestBody": {"attempt_id": "$response.body#/lease/attempt_id"},
+            }),
+        );
+    }
 }
 
 /// Points every `$ref` to `from` inside `schema.property` at `to`.
@@ -610,7 +710,7 @@ fn retarget(schemas: &mut Map<String, Value>, schema: &str, property: &str, from
 fn callbacks(schemas: &mut Map<String, Value>) {
     let mut callback = schemas["TargetSpec"].clone();
     let object = callback.as_object_mut().expect("a schema object");
-    object.remove("not");
+    object.insert("not".into(), target_conflicts(false));
     object.insert(
         "description".into(),
         "Where a completion event goes: a target without a body (the event is the body), \
@@ -673,11 +773,86 @@ fn header_styles(schemas: &mut Map<String, Value>) {
     }
 }
 
-/// `[Pp][Oo][Ss][Tt]`: the word in either case, as a pattern.
+/// `[Pp][Oo][Ss][Tt]`: the word in either case, as a pattern (its other
+/// characters are letters, digits and `-`, which stand for themselves).
 fn case_insensitive(word: &str) -> String {
     word.chars()
-        .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+        .map(|c| {
+            if c.is_ascii_alphabetic() {
+                format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())
+            } else {
+                c.to_string()
+            }
+        })
         .collect()
+}
+
+/// `name` is given: present and not null.
+fn given(name: &str) -> Value {
+    json!({"required": [name], "properties": {name: {"not": {"type": "null"}}}})
+}
+
+/// An object (a target or a payload) that gives a body: `body` or
+/// `body_base64`, or `json`, which is given whenever present (`null` is a
+/// JSON body).
+fn has_body() -> Value {
+    json!({"type": "object", "anyOf": [given("body"), given("body_base64"), {"required": ["json"]}]})
+}
+
+/// At most one of `body`, `body_base64` and `json`, as given.
+fn two_bodies() -> Vec<Value> {
+    let json_given = json!({"required": ["json"]});
+    vec![
+        json!({"allOf": [given("body"), given("body_base64")]}),
+        json!({"allOf": [given("body"), json_given]}),
+        json!({"allOf": [given("body_base64"), json_given]}),
+    ]
+}
+
+/// The target rules that span two fields (`TargetSpec::resolve`), each a
+/// case the schema's `not` refuses: two bodies, a body on GET or HEAD, a
+/// `Content-Type` that is not JSON beside `json`, and an `Authorization`
+/// header beside `oidc`.
+fn target_conflicts(with_bodies: bool) -> Value {
+    let header = |name: &str| format!("^{}$", case_insensitive(name));
+    let oidc_and_authorization = json!({
+        "required": ["oidc", "headers"],
+        "properties": {
+            "oidc": {"type": "object"},
+            "headers": {"not": {"propertyNames": {"not": {"pattern": header("Authorization")}}}},
+        },
+    });
+    if !with_bodies {
+        return json!({
+            "description": "No Authorization header with oidc, which sends it",
+            "anyOf": [oidc_and_authorization],
+        });
+    }
+    let no_body = ["GET", "HEAD"].map(case_insensitive).join("|");
+    let json_media = format!(
+        "^[\\t ]*(?:{}/{}|[^;]*\\+{})[\\t ]*(?:;.*)?$",
+        case_insensitive("application"),
+        case_insensitive("json"),
+        case_insensitive("json")
+    );
+    json!({
+        "description": "At most one of body, body_base64 and json; none on GET or HEAD; \
+            no Content-Type but JSON with json; no Authorization header with oidc",
+        "anyOf": two_bodies().into_iter().chain([
+            json!({
+                "required": ["method"],
+                "properties": {"method": {"type": "string", "pattern": format!("^(?:{no_body})$")}},
+                "allOf": [has_body()],
+            }),
+            json!({
+                "required": ["json", "headers"],
+                "properties": {"headers": {"not": {"patternProperties": {
+                    header("Content-Type"): {"pattern": json_media},
+                }}}},
+            }),
+            oidc_and_authorization,
+        ]).collect::<Vec<_>>(),
+    })
 }
 
 pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
@@ -780,6 +955,7 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         let method = op.method.as_str().to_ascii_lowercase();
         paths[op.path][method] = operation(op, request_id_header);
     }
+    links(&mut paths);
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -854,7 +1030,8 @@ fn error_catalogue(ops: &[Operation]) -> String {
 fn batch_results_schema() -> utoipa::openapi::schema::Object {
     item_results_schema(
         "201 with the task created; 409 (TASK_ALREADY_EXISTS) with the problem and the \
-         task holding the ID; 400 with the problem naming the item's fields as tasks[i].…; \
+         task holding the ID, or (FAILED_PRECONDITION) a task of the other kind than the \
+         queue's mode; 400 with the problem naming the item's fields as tasks[i].…; \
          on a replay, 410 (IDEMPOTENT_RESOURCE_GONE) for a task gone since",
         &[201, 400, 409, 410],
         1000,
@@ -1133,7 +1310,11 @@ mod tests {
         let codes = &conflict["schema"]["properties"]["type"]["enum"];
         assert_eq!(
             codes,
-            &serde_json::json!(["IDEMPOTENCY_KEY_IN_PROGRESS", "TASK_ALREADY_EXISTS"])
+            &serde_json::json!([
+                "IDEMPOTENCY_KEY_IN_PROGRESS",
+                "TASK_ALREADY_EXISTS",
+                "FAILED_PRECONDITION"
+            ])
         );
         assert!(create["responses"]["409"]["headers"]["Retry-After"].is_object());
     }
@@ -1210,9 +1391,78 @@ mod tests {
             assert!(schemas[target]["properties"]["json"].get("type").is_none());
         }
         let spec = &schemas["TargetSpec"];
-        assert_eq!(spec["not"]["anyOf"].as_array().unwrap().len(), 3);
+        // Two bodies (three pairs), a body on GET or HEAD, a Content-Type
+        // beside json, Authorization beside oidc.
+        assert_eq!(spec["not"]["anyOf"].as_array().unwrap().len(), 6);
         let method = regex_lite_match(spec["properties"]["method"]["pattern"].as_str().unwrap());
         assert!(method("patch") && method("GET") && !method("TRACE"));
+    }
+
+    #[test]
+    fn requests_name_only_what_the_server_takes_and_answers_lead_to_the_pull_routes() {
+        use serde_json::{Value, json};
+        let doc = super::document(&super::super::catalog(), "x-fc-request-id");
+        let schemas = &doc["components"]["schemas"];
+        // A callback's body is the event: it gives none.
+        let callback = &schemas["CallbackSpec"]["properties"];
+        for body in ["body", "body_base64", "json"] {
+            assert!(callback.get(body).is_none(), "{body}");
+        }
+        let on_success = schemas["CreateTask"]["properties"]["on_success"].to_string();
+        assert!(on_success.contains("CallbackSpec") && !on_success.contains("TargetSpec"));
+        // Each resource its own header styles; webhooks their own events.
+        assert_eq!(
+            schemas["TaskHeaderStyle"]["enum"],
+            json!(["idem", "cloud_tasks"])
+        );
+        assert_eq!(
+            schemas["JobHeaderStyle"]["enum"],
+            json!(["idem", "cloud_scheduler"])
+        );
+        let events = &schemas["CreateWebhook"]["properties"]["events"]["items"]["enum"];
+        assert_eq!(events, &json!(["task.failed", "job.run_failed"]));
+        // Time zones the parser takes, null included where the field is.
+        let zones = schemas["PreviewRequest"]["properties"]["time_zone"]["enum"]
+            .as_array()
+            .unwrap();
+        assert!(zones.contains(&json!("Europe/Berlin")) && zones.contains(&Value::Null));
+        assert!(!zones.contains(&json!("Mars/Olympus")));
+        assert!(schemas["CreateJob"]["properties"]["schedule"]["pattern"].is_string());
+        // Page tokens by list.
+        let token = |path: &str| {
+            doc["paths"][path]["get"]["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "page_token")
+                .map(|p| p["schema"]["pattern"].clone())
+                .unwrap()
+        };
+        assert_eq!(
+            token("/v1/queues/{queue}/tasks/{task_id}/attempts"),
+            "^[0-9]{0,9}$"
+        );
+        assert_eq!(
+            token("/v1/queues"),
+            super::super::extract::PAGE_TOKEN_PATTERN
+        );
+        // A created queue leads to its tasks, a task to its claim, a claim
+        // to what its holder does with the lease.
+        let queue_links = &doc["paths"]["/v1/queues"]["post"]["responses"]["201"]["links"];
+        assert_eq!(queue_links["CreateTask"]["operationId"], "createTask");
+        let claim_links = &doc["paths"]["/v1/queues/{queue}/tasks/{task_id}/claim"]["post"]["responses"]
+            ["200"]["links"];
+        for op in ["heartbeatTask", "completeTask", "failTask", "releaseTask"] {
+            assert!(
+                claim_links
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .any(|l| l["operationId"] == op
+                        && l["requestBody"]["attempt_id"] == "$response.body#/lease/attempt_id"),
+                "{op}"
+            );
+        }
     }
 
     /// The method pattern is alternatives of case-insensitive letters, so

@@ -33,6 +33,9 @@ fn header_task_id(
     headers: &HeaderMap,
     request_id_header: &HeaderName,
 ) -> ApiResult<Option<String>> {
+    // Each header given must be a task ID, the ones the first outranks
+    // too: a malformed header is the client's mistake however it ranks.
+    let mut first = None;
     for name in TASK_ID_HEADERS {
         if let Some(value) = headers.get(*name) {
             let value = value.to_str().unwrap_or("\u{fffd}").trim();
@@ -40,8 +43,11 @@ fn header_task_id(
                 e.message = format!("(from header {name}) {}", e.message);
                 return Err(Problem::fields(FieldErrors(vec![e])));
             }
-            return Ok(Some(value.to_string()));
+            first.get_or_insert_with(|| value.to_string());
         }
+    }
+    if first.is_some() {
+        return Ok(first);
     }
     Ok(headers
         .get(request_id_header)

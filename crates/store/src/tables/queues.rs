@@ -101,6 +101,9 @@ pub(crate) async fn update<C: Conn>(
     now: i64,
 ) -> Result<Queue> {
     let current = get(c, org, name, "FOR UPDATE").await?;
+    if let Some(conflict) = current.config.conflict(patch) {
+        return Err(Error::FailedPrecondition(conflict));
+    }
     let next = current.config.apply(patch).map_err(Error::Invalid)?;
     let sql = format!(
         "UPDATE queues SET config = $1, updated_at = $2 WHERE org = $3 AND name = $4 \

@@ -782,6 +782,7 @@ class PreviewRequest(TypedDict):
             'localtime',
             'posixrules',
         ]
+        | None
     ]
 
 
@@ -1550,6 +1551,7 @@ class UpdateJob(TypedDict):
             'localtime',
             'posixrules',
         ]
+        | None
     ]
 
 
@@ -2192,6 +2194,7 @@ class CreateJob(TypedDict):
             'localtime',
             'posixrules',
         ]
+        | None
     ]
 
 

@@ -2134,7 +2134,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
@@ -3293,7 +3293,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
@@ -3666,7 +3666,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
@@ -4128,7 +4128,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
@@ -4629,7 +4629,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
@@ -5195,7 +5195,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: IDEMPOTENCY_KEY_IN_PROGRESS */
+            /** @description Conflict: IDEMPOTENCY_KEY_IN_PROGRESS, FAILED_PRECONDITION */
             409: {
                 headers: {
                     "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
@@ -5207,7 +5207,7 @@ export interface operations {
                         /** @constant */
                         status?: 409;
                         /** @enum {unknown} */
-                        type?: "IDEMPOTENCY_KEY_IN_PROGRESS";
+                        type?: "IDEMPOTENCY_KEY_IN_PROGRESS" | "FAILED_PRECONDITION";
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -5795,7 +5795,7 @@ export interface operations {
                 id_prefix?: string;
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
                 /** @description Only tasks in this state */
                 state?: components["schemas"]["TaskState"];
@@ -6040,7 +6040,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: IDEMPOTENCY_KEY_IN_PROGRESS, TASK_ALREADY_EXISTS */
+            /** @description Conflict: IDEMPOTENCY_KEY_IN_PROGRESS, TASK_ALREADY_EXISTS, FAILED_PRECONDITION */
             409: {
                 headers: {
                     "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
@@ -6052,7 +6052,7 @@ export interface operations {
                         /** @constant */
                         status?: 409;
                         /** @enum {unknown} */
-                        type?: "IDEMPOTENCY_KEY_IN_PROGRESS" | "TASK_ALREADY_EXISTS";
+                        type?: "IDEMPOTENCY_KEY_IN_PROGRESS" | "TASK_ALREADY_EXISTS" | "FAILED_PRECONDITION";
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -6228,7 +6228,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict: IDEMPOTENCY_KEY_IN_PROGRESS, TASK_ALREADY_EXISTS */
+            /** @description Conflict: IDEMPOTENCY_KEY_IN_PROGRESS, TASK_ALREADY_EXISTS, FAILED_PRECONDITION */
             409: {
                 headers: {
                     "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
@@ -6240,7 +6240,7 @@ export interface operations {
                         /** @constant */
                         status?: 409;
                         /** @enum {unknown} */
-                        type?: "IDEMPOTENCY_KEY_IN_PROGRESS" | "TASK_ALREADY_EXISTS";
+                        type?: "IDEMPOTENCY_KEY_IN_PROGRESS" | "TASK_ALREADY_EXISTS" | "FAILED_PRECONDITION";
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -7179,7 +7179,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
@@ -9088,7 +9088,7 @@ export interface operations {
             query?: {
                 /** @description Items per page (default 50) */
                 limit?: number;
-                /** @description The previous page's `next_page_token` (empty: the first page) */
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
                 page_token?: string;
             };
             header?: never;
