@@ -85,6 +85,15 @@ mod tests {
         }
     }
 
+    /// A queue may set min above max (the API takes it): max caps every
+    /// wait, the first included.
+    #[test]
+    fn a_min_above_the_max_makes_every_wait_the_max() {
+        let c = cfg(50, 10, 3);
+        let waits: Vec<u64> = (1..=6).map(|n| delay(&c, n).as_secs()).collect();
+        assert_eq!(waits, [10; 6]);
+    }
+
     #[test]
     fn spec_example_sequence() {
         let c = cfg(10, 300, 3);

@@ -442,21 +442,11 @@ impl QueueConfig {
     }
 
     /// Applies `patch` and validates the result; the error names every bad
-    /// field.
+    /// field. The mode is the queue's own ([`QueueConfig::conflict`] refuses
+    /// a patch that changes it).
     pub fn apply(&self, patch: &QueueConfigPatch) -> Result<QueueConfig, FieldErrors> {
         let mut next = self.clone();
         let mut errors = FieldErrors::new();
-        if let Some(mode) = patch.mode
-            && mode != self.mode
-        {
-            errors.push(
-                "mode",
-                format!(
-                    "is fixed when the queue is created; this queue is a {} queue",
-                    self.mode.as_str()
-                ),
-            );
-        }
         if let Some(v) = patch.person_only {
             next.person_only = v;
         }

@@ -580,6 +580,25 @@ mod tests {
         assert_eq!(t.oidc, None);
     }
 
+    /// HTTP lets a header value carry bytes above 0x7E (obs-text); what a
+    /// target sends is held to visible ASCII, spaces and tabs, as the
+    /// OpenAPI document says.
+    #[test]
+    fn header_values_are_visible_ascii_spaces_and_tabs() {
+        for (value, ok) in [
+            (r"a b\tc~", true),
+            (r"caf\u00e9", false),
+            (r"\u0084", false),
+            (r"a\u007f", false),
+        ] {
+            let json = format!(r#"{{"url":"http://a/","headers":{{"X-V":"{value}"}}}}"#);
+            let mut errors = FieldErrors::new();
+            spec(&json).resolve("target", &mut errors);
+            let expected: &[&str] = if ok { &[] } else { &["target.headers.X-V"] };
+            assert_eq!(fields(&errors), expected, "{value:?}");
+        }
+    }
+
     #[test]
     fn a_bad_oidc_audience_is_named() {
         let long = "é".repeat(MAX_OIDC_AUDIENCE_CHARS + 1);

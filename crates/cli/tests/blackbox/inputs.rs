@@ -15,6 +15,8 @@ idem_testkit::store_tests!(
     schedule_times_end_before_the_year_3000_and_start_at_the_epoch,
     arrays_are_never_taken_for_objects_and_nothing_is_written,
     trailing_content_after_the_body_is_refused,
+    integral_floats_are_integers_and_fractions_are_not,
+    every_task_id_header_given_must_be_a_task_id,
 );
 
 mod kept {
@@ -297,4 +299,47 @@ async fn attempts_are_paginated_oldest_first_and_trimmed(backend: Backend) {
     s.get("/v1/queues/q/tasks/flaky/attempts?page_token=garbage")
         .await
         .invalid("page_token");
+}
+
+/// JSON Schema counts `30.0` as an integer; clients whose numbers are all
+/// floats send it.
+async fn integral_floats_are_integers_and_fractions_are_not(s: Server) {
+    let queue = s
+        .create_queue_with(json!({"name": "q", "dispatch_deadline_s": 30.0,
+                                  "retry_config": {"max_attempts": 4e0}}))
+        .await;
+    assert_eq!(queue["dispatch_deadline_s"], json!(30));
+    assert_eq!(queue["retry_config"]["max_attempts"], json!(4));
+    s.patch("/v1/queues/q", json!({"dispatch_deadline_s": 30.5}))
+        .await
+        .invalid("dispatch_deadline_s");
+    s.patch("/v1/queues/q", json!({"dedup_window_s": -1.0}))
+        .await
+        .invalid("dedup_window_s");
+    assert_eq!(s.get_queue("q").await["dispatch_deadline_s"], json!(30));
+}
+
+/// The task-ID headers rank (`Idem-Task-Id`, then
+/// `X-Fc-Stateful-Async-Invocation-Id`); one that is not a task ID is the
+/// client's mistake even when the other outranks it.
+async fn every_task_id_header_given_must_be_a_task_id(s: Server) {
+    s.create_paused_queue("q").await;
+    let resp = s
+        .request(reqwest::Method::POST, "/v1/queues/q/tasks")
+        .header("Idem-Task-Id", "good")
+        .header("X-Fc-Stateful-Async-Invocation-Id", "not a task id")
+        .json(&json!({"target": {"url": "http://127.0.0.1:9/"}}))
+        .send()
+        .await;
+    resp.invalid("task_id");
+    assert!(s.all_tasks("q", "").await.is_empty());
+    let resp = s
+        .request(reqwest::Method::POST, "/v1/queues/q/tasks")
+        .header("Idem-Task-Id", "good")
+        .header("X-Fc-Stateful-Async-Invocation-Id", "also-good")
+        .json(&json!({"target": {"url": "http://127.0.0.1:9/"}}))
+        .send()
+        .await;
+    resp.ok(201);
+    assert_eq!(resp.json["task_id"], "good");
 }

@@ -98,6 +98,8 @@ async fn pull_tasks_carry_a_payload_and_no_target(s: Server) {
         )
         .await;
     assert_eq!(created["target"], Value::Null);
+    // Not leased: `lease` is there, null.
+    assert_eq!(created.get("lease"), Some(&Value::Null), "{created}");
     assert_eq!(created["payload"]["json"], json!({"n": 1.50}));
     assert_eq!(created["tag"], "red");
     assert_eq!(created["state"], "queued");
@@ -120,19 +122,41 @@ async fn pull_tasks_carry_a_payload_and_no_target(s: Server) {
 /// create: the payload as given, read back by the worker that claims it.
 async fn batches_and_uploads_create_pull_tasks(s: Server) {
     pull_queue(&s, "work", json!({})).await;
-    let batch = s
-        .post(
-            "/v1/queues/work/tasks:batch",
-            json!({"tasks": [
-                {"task_id": "a", "payload": {"json": [1, "two"]}, "tag": "red"},
-                {"task_id": "b", "payload": {"body": "plain text"}},
-                {"task_id": "c", "target": {"url": "http://127.0.0.1:9/"}},
-                {"task_id": "a", "payload": {"json": null}},
-                {"task_id": "d", "payload": {"body": "x", "json": 1}},
-            ]}),
-        )
-        .await;
+    let body = json!({"tasks": [
+        {"task_id": "a", "payload": {"json": [1, "two"]}, "tag": "red"},
+        {"task_id": "b", "payload": {"body": "plain text"}},
+        {"task_id": "c", "target": {"url": "http://127.0.0.1:9/"}},
+        {"task_id": "a", "payload": {"json": null}},
+        {"task_id": "d", "payload": {"body": "x", "json": 1}},
+    ]});
+    let keyed = || {
+        s.request(reqwest::Method::POST, "/v1/queues/work/tasks:batch")
+            .header("Idempotency-Key", "pull-batch")
+            .json(&body)
+            .send()
+    };
+    let batch = keyed().await;
     batch.ok(200);
+    // The replay answers each item as the batch did, the refused one too.
+    let replay = keyed().await;
+    replay.ok(200);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    let replayed: Vec<(u64, Value)> = replay.json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["status"].as_u64().unwrap(), r["problem"]["type"].clone()))
+        .collect();
+    assert_eq!(
+        replayed[2],
+        (409, json!("FAILED_PRECONDITION")),
+        "{}",
+        replay.json
+    );
+    assert_eq!(
+        replayed.iter().map(|r| r.0).collect::<Vec<_>>(),
+        [201, 201, 409, 409, 400]
+    );
     let results = batch.json["results"].as_array().unwrap();
     let statuses: Vec<u64> = results
         .iter()

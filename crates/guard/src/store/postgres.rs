@@ -34,30 +34,9 @@ use crate::key::RunKey;
 /// `CREATE TABLE IF NOT EXISTS` can still fail on the catalog's unique index.
 const SCHEMA_LOCK: i64 = 0x1de7_9a4d;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS idem_guard_runs (
-    key text PRIMARY KEY,
-    state text NOT NULL CHECK (state IN ('in_progress', 'completed')),
-    attempt_id text NOT NULL,
-    fence bigint NOT NULL,
-    lease_expires timestamptz NOT NULL,
-    expire_at timestamptz NOT NULL,
-    claimed_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idem_guard_runs_expire ON idem_guard_runs (expire_at);
-CREATE TABLE IF NOT EXISTS idem_guard_fences (
-    key text PRIMARY KEY,
-    fence bigint NOT NULL,
-    expire_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idem_guard_fences_expire ON idem_guard_fences (expire_at);
-CREATE TABLE IF NOT EXISTS idem_guard_tokens (
-    token text PRIMARY KEY,
-    key text NOT NULL,
-    expire_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idem_guard_tokens_expire ON idem_guard_tokens (expire_at);
-";
+/// The tables, in `scripts/` with the Redis scripts: the TypeScript and
+/// Python guards' tests hold their copies to it.
+const SCHEMA: &str = include_str!("scripts/schema.sql");
 
 /// The takeover rule of a claim, shared by [`CLAIM`] and [`BATCH`]: the
 /// record is rewritten only when it may be taken over (past `expire_at`, or

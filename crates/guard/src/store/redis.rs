@@ -31,104 +31,32 @@ use crate::key::RunKey;
 /// to the microsecond and keeps the expiry indexes small.
 const BACKSTOP_MS: i64 = 60 * 60 * 1000;
 
-const LUA_NOW: &str = "
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local function fmt(n) return string.format('%.0f', n) end
-";
+// The scripts' text is in `scripts/`: the TypeScript and Python guards'
+// tests hold their copies to it, so that all three share claims.
+const LUA_NOW: &str = include_str!("scripts/now.lua");
 
 // KEYS: run, fence, runs-by-expiry, fences-by-expiry
 // ARGV: member (run key), attempt id, lease µs, retention µs, backstop ms
-const CLAIM: &str = "
-local rec = redis.call('HMGET', KEYS[1], 'state', 'lease', 'expire')
-if rec[1] and tonumber(rec[3]) > now then
-    if rec[1] == 'completed' then return {'completed'} end
-    if tonumber(rec[2]) > now then return {'in_progress'} end
-end
-local expire = now + tonumber(ARGV[4])
-local fence = now
-local fence_expire = expire
-local mark = redis.call('HMGET', KEYS[2], 'fence', 'expire')
-if mark[1] then
-    fence = math.max(tonumber(mark[1]) + 1, now)
-    fence_expire = math.max(tonumber(mark[2]), expire)
-end
-if fence < 1 then fence = 1 end
-local ttl = math.floor((fence_expire - now) / 1000) + tonumber(ARGV[5])
-redis.call('HSET', KEYS[2], 'fence', fmt(fence), 'expire', fmt(fence_expire))
-redis.call('PEXPIRE', KEYS[2], ttl)
-redis.call('ZADD', KEYS[4], fmt(fence_expire), ARGV[1])
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'state', 'in_progress', 'attempt', ARGV[2], 'fence', fmt(fence),
-    'lease', fmt(now + tonumber(ARGV[3])), 'expire', fmt(expire))
-redis.call('PEXPIRE', KEYS[1], math.floor(tonumber(ARGV[4]) / 1000) + tonumber(ARGV[5]))
-redis.call('ZADD', KEYS[3], fmt(expire), ARGV[1])
-return {'claimed', fmt(fence)}
-";
+const CLAIM: &str = include_str!("scripts/claim.lua");
 
 // KEYS: run, runs-by-expiry
 // ARGV: attempt id, 'success' | 'failure', member
-const FINISH: &str = "
-local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt')
-if rec[1] ~= 'in_progress' or rec[2] ~= ARGV[1] then return 0 end
-if ARGV[2] == 'success' then
-    redis.call('HSET', KEYS[1], 'state', 'completed')
-else
-    redis.call('DEL', KEYS[1])
-    redis.call('ZREM', KEYS[2], ARGV[3])
-end
-return 1
-";
+const FINISH: &str = include_str!("scripts/finish.lua");
 
 // KEYS: run, runs-by-expiry
 // ARGV: attempt id, lease µs, retention µs, backstop ms, member (run key)
-const RENEW: &str = "
-local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'lease', 'expire')
-if rec[1] ~= 'in_progress' or rec[2] ~= ARGV[1] or tonumber(rec[4]) <= now then return 0 end
-local lease = math.max(tonumber(rec[3]), now + tonumber(ARGV[2]))
-local expire = math.max(tonumber(rec[4]), now + tonumber(ARGV[3]))
-redis.call('HSET', KEYS[1], 'lease', fmt(lease), 'expire', fmt(expire))
-redis.call('PEXPIRE', KEYS[1], math.floor((expire - now) / 1000) + tonumber(ARGV[4]))
-redis.call('ZADD', KEYS[2], fmt(expire), ARGV[5])
-return 1
-";
+const RENEW: &str = include_str!("scripts/renew.lua");
 
 // KEYS: runs-by-expiry, fences-by-expiry
 // ARGV: limit, run key prefix, fence key prefix
-const SWEEP: &str = "
-local function sweep(index, prefix)
-    local members = redis.call('ZRANGEBYSCORE', index, '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[1]))
-    local n = 0
-    for _, m in ipairs(members) do
-        local exp = redis.call('HGET', prefix .. m, 'expire')
-        if not exp then
-            redis.call('ZREM', index, m)
-        elseif tonumber(exp) <= now then
-            redis.call('DEL', prefix .. m)
-            redis.call('ZREM', index, m)
-            n = n + 1
-        else
-            redis.call('ZADD', index, exp, m)
-        end
-    end
-    return n
-end
-return {sweep(KEYS[1], ARGV[2]), sweep(KEYS[2], ARGV[3])}
-";
+const SWEEP: &str = include_str!("scripts/sweep.lua");
 
 // KEYS: token
 // ARGV: run key, ttl ms
-const BIND_TOKEN: &str = "
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] end
-return redis.call('GET', KEYS[1])
-";
+const BIND_TOKEN: &str = include_str!("scripts/bind_token.lua");
 
 // KEYS: run
-const INSPECT: &str = "
-local rec = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'fence', 'expire')
-if not rec[1] or tonumber(rec[4]) <= now then return {} end
-return {rec[1], rec[2], rec[3]}
-";
+const INSPECT: &str = include_str!("scripts/inspect.lua");
 
 /// A store in Redis, under a key prefix.
 #[derive(Clone)]

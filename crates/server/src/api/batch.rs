@@ -368,12 +368,12 @@ pub(super) async fn replay(
             },
             None => None,
         };
-        let result = match (r.status, current) {
-            (201, Some(t)) if r.uid.as_deref() == Some(t.uid.as_str()) => created_result(t, now),
-            (409, _) if r.refused.is_some() => refused_result(r.refused.unwrap_or_default()),
-            (409, Some(t)) => exists_result(t, now, ndjson),
-            (400, _) => invalid_result(FieldErrors(r.errors), ndjson),
-            (_, _) => {
+        let result = match (r.status, current, r.refused) {
+            (409, _, Some(why)) => refused_result(why),
+            (201, Some(t), _) if r.uid.as_deref() == Some(t.uid.as_str()) => created_result(t, now),
+            (409, Some(t), _) => exists_result(t, now, ndjson),
+            (400, _, _) => invalid_result(FieldErrors(r.errors), ndjson),
+            _ => {
                 let id = r.task_id.unwrap_or_default();
                 BatchResult {
                     status: ProblemCode::IdempotentResourceGone.status().as_u16(),

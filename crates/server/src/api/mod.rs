@@ -674,10 +674,15 @@ pub fn router(app: Arc<App>) -> Router {
         app.clone(),
         crate::auth::authenticate,
     ));
-    let doc = Arc::new(openapi::document(
-        &catalog(),
-        app.options.request_id_header.as_str(),
-    ));
+    // Written once: the document does not change while the server runs,
+    // and with every time zone named it is large to clone and serialize.
+    let doc = bytes::Bytes::from(
+        serde_json::to_vec(&openapi::document(
+            &catalog(),
+            app.options.request_id_header.as_str(),
+        ))
+        .expect("the document serializes"),
+    );
     v1.merge(public)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -686,7 +691,7 @@ pub fn router(app: Arc<App>) -> Router {
             "/openapi.json",
             get(move || {
                 let doc = doc.clone();
-                async move { axum::Json(doc.as_ref().clone()) }
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], doc) }
             }),
         )
         .fallback(not_found)

@@ -25,9 +25,8 @@ const SCHEMA_LOCK = 0x1de79a4d;
 
 // One simple-protocol query is one implicit transaction, so the advisory
 // lock is held until the schema is committed.
-const SCHEMA = `
-SET LOCAL statement_timeout = 0;
-SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
+/** idem-guard's tables, as `crates/guard/src/store/scripts/schema.sql` has them (a test compares). */
+export const TABLES = `
 CREATE TABLE IF NOT EXISTS idem_guard_runs (
     key text PRIMARY KEY,
     state text NOT NULL CHECK (state IN ('in_progress', 'completed')),
@@ -51,6 +50,11 @@ CREATE TABLE IF NOT EXISTS idem_guard_tokens (
 );
 CREATE INDEX IF NOT EXISTS idem_guard_tokens_expire ON idem_guard_tokens (expire_at);
 `;
+
+const SCHEMA = `
+SET LOCAL statement_timeout = 0;
+SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
+${TABLES}`;
 
 const takeOver = (column: string) =>
   `    ${column} = CASE WHEN r.expire_at <= EXCLUDED.claimed_at OR (r.state = 'in_progress' AND r.lease_expires <= EXCLUDED.claimed_at) THEN EXCLUDED.${column} ELSE r.${column} END`;

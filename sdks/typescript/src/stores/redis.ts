@@ -133,6 +133,17 @@ class Script {
   }
 }
 
+/** The scripts' text, as idem-guard's `crates/guard/src/store/scripts/*.lua` (a test compares). */
+export const SCRIPT_TEXTS = {
+  now: LUA_NOW,
+  claim: CLAIM,
+  finish: FINISH,
+  renew: RENEW,
+  sweep: SWEEP,
+  bind_token: BIND_TOKEN,
+  inspect: INSPECT,
+};
+
 const script = (body: string, withNow = true) => new Script(withNow ? `${LUA_NOW}${body}` : body);
 const SCRIPTS = {
   claim: script(CLAIM),
