@@ -94,8 +94,13 @@ pub struct Target {
     pub url: String,
     /// The HTTP method.
     pub method: String,
-    /// Headers sent as given.
+    /// Headers sent as given, except that the value of a secret one
+    /// (`Authorization`, `Cookie`, `Proxy-Authorization` and those named in
+    /// `secret_headers`) is shown as `"<redacted>"`.
     pub headers: BTreeMap<String, String>,
+    /// The target's own secret headers, lowercase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_headers: Vec<String>,
     /// A text body.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
@@ -121,6 +126,7 @@ impl PartialEq for Target {
             && self.body_base64 == other.body_base64
             && self.json.as_ref().map(|j| j.get()) == other.json.as_ref().map(|j| j.get())
             && self.oidc == other.oidc
+            && self.secret_headers == other.secret_headers
     }
 }
 
@@ -131,10 +137,26 @@ impl From<idem_core::task::Target> for Target {
         use base64::Engine;
         use base64::engine::general_purpose::STANDARD;
         use idem_core::task::BodyForm;
+        // Secrets are written once and never read back: whoever may read
+        // a task (a reader included) sees that a header is there, not its
+        // value.
+        let headers = t
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if t.is_secret_header(name) {
+                    idem_core::task::REDACTED.to_string()
+                } else {
+                    value.clone()
+                };
+                (name.clone(), shown)
+            })
+            .collect();
         let mut view = Target {
             url: t.url,
             method: t.method,
-            headers: t.headers,
+            headers,
+            secret_headers: t.secret_headers,
             body: None,
             body_base64: None,
             json: None,

@@ -167,13 +167,18 @@ pub struct ServeArgs {
     /// How long a console session lasts without a request.
     #[arg(long, env = "IDEM_CONSOLE_SESSION_IDLE", default_value = "8h", value_parser = parse_duration)]
     console_session_idle: Duration,
+    /// Console login attempts one client address may make per minute
+    /// (more are answered 429 with `Retry-After`); 0: no limit.
+    #[arg(long, env = "IDEM_CONSOLE_LOGINS_PER_MINUTE", default_value_t = 10)]
+    console_logins_per_minute: u32,
 }
 
 /// What a client's connection may hold, for `serve` and `proxy`.
 #[derive(Args, Debug)]
 pub struct ConnectionArgs {
-    /// A connection whose request headers are not complete this long after
-    /// their first byte is closed.
+    /// A new connection whose first request has not arrived whole this long
+    /// after it opened is closed, as is one whose later request's headers
+    /// are not complete this long after their first byte.
     #[arg(long, env = "IDEM_HEADER_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
     header_timeout: Duration,
     /// A keep-alive connection without a request for this long is closed.
@@ -183,6 +188,11 @@ pub struct ConnectionArgs {
     /// closes.
     #[arg(long, env = "IDEM_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// Most connections open at once from one client address; more are
+    /// closed as they come, so one client cannot take every slot. 0: no
+    /// limit (behind a proxy that is every client's address, raise it).
+    #[arg(long, env = "IDEM_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
+    max_connections_per_ip: u32,
 }
 
 impl ConnectionArgs {
@@ -191,6 +201,7 @@ impl ConnectionArgs {
             header_timeout: self.header_timeout,
             idle_timeout: self.idle_timeout,
             max_connections: self.max_connections as usize,
+            max_connections_per_ip: self.max_connections_per_ip as usize,
         }
     }
 }
@@ -318,8 +329,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("IDEM_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colour codes only for a person at a terminal: in a file or a
+    // journal they are noise in every line.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),
@@ -478,6 +492,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             console: idem_server::ui::ConsoleOptions {
                 secure_cookie: args.console_secure_cookie,
                 session_idle: args.console_session_idle,
+                logins_per_minute: args.console_logins_per_minute,
             },
             metrics: idem_server::telemetry::MetricsOptions {
                 labels: args.metrics_labels.into(),

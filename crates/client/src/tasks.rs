@@ -121,6 +121,10 @@ pub struct NewTarget {
     /// Whether each delivery carries an OIDC ID token signed by the
     /// organization, and for which audience.
     pub oidc: Option<idem_api::OidcSpec>,
+    /// Headers whose values the API never shows again (beside
+    /// `Authorization`, `Cookie` and `Proxy-Authorization`, which it never
+    /// does).
+    pub secret_headers: Vec<String>,
 }
 
 impl NewTarget {
@@ -132,6 +136,7 @@ impl NewTarget {
             headers: BTreeMap::new(),
             body: None,
             oidc: None,
+            secret_headers: Vec::new(),
         }
     }
 
@@ -151,6 +156,15 @@ impl NewTarget {
     /// Adds a header.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// Adds a header whose value is a secret: sent with every delivery,
+    /// shown by the API only as `"<redacted>"`.
+    pub fn secret_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        self.secret_headers.push(name.clone());
+        self.headers.insert(name, value.into());
         self
     }
 
@@ -270,6 +284,7 @@ impl NewTarget {
             method: self.method.clone(),
             headers: self.headers.clone(),
             oidc: self.oidc.clone(),
+            secret_headers: self.secret_headers.clone(),
             ..TargetSpec::default()
         };
         let mut upload = None;

@@ -169,8 +169,8 @@ fn is_private_v4(ip: Ipv4Addr) -> bool {
 fn is_private_v6(ip: Ipv6Addr) -> bool {
     let segments = ip.segments();
     // Forms that carry an IPv4 address are judged by it: mapped
-    // (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d)
-    // and 6to4 (2002:AABB:CCDD::).
+    // (::ffff:a.b.c.d), translated (::ffff:0:a.b.c.d), compatible
+    // (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::).
     if let Some(v4) = ip.to_ipv4_mapped() {
         return is_private_v4(v4);
     }
@@ -178,6 +178,9 @@ fn is_private_v6(ip: Ipv6Addr) -> bool {
         |i: usize| Ipv4Addr::from((u32::from(segments[i]) << 16) | u32::from(segments[i + 1]));
     if segments[..6] == [0; 6] {
         // `::` and `::1` fall here too: 0.0.0.0 and 0.0.0.1 are private.
+        return is_private_v4(low(6));
+    }
+    if segments[..6] == [0, 0, 0, 0, 0xffff, 0] {
         return is_private_v4(low(6));
     }
     if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
@@ -263,6 +266,8 @@ mod tests {
             "::ffff:169.254.169.254",
             "::ffff:10.0.0.1",
             "::ffff:192.168.0.1",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:a9fe:a9fe",
             "::127.0.0.1",
             "64:ff9b::a9fe:a9fe",
             "64:ff9b:1::1",
@@ -276,6 +281,7 @@ mod tests {
             "2606:4700:4700::1111",
             "2001:4860:4860::8888",
             "::ffff:8.8.8.8",
+            "::ffff:0:808:808",
             "64:ff9b::808:808",
             "2002:808:808::1",
         ] {

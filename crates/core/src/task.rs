@@ -157,6 +157,11 @@ pub struct TargetSpec {
     /// `Authorization: Bearer …` with each delivery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oidc: Option<OidcSpec>,
+    /// Headers whose values are never shown again once created (beside
+    /// `Authorization`, `Cookie` and `Proxy-Authorization`, which never
+    /// are); deliveries still send them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_headers: Vec<String>,
 }
 
 // `RawValue` has no `PartialEq`: a JSON body compares by its text.
@@ -169,6 +174,7 @@ impl PartialEq for TargetSpec {
             && self.body_base64 == other.body_base64
             && self.json.as_ref().map(|j| j.get()) == other.json.as_ref().map(|j| j.get())
             && self.oidc == other.oidc
+            && self.secret_headers == other.secret_headers
     }
 }
 
@@ -211,9 +217,30 @@ pub struct Target {
     /// Whether deliveries carry an ID token, and for which audience.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oidc: Option<Oidc>,
+    /// The target's own secret headers, lowercase (see
+    /// [`Target::is_secret_header`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_headers: Vec<String>,
 }
 
+/// Headers whose values are credentials whatever the target says: never
+/// shown after creation.
+pub const ALWAYS_SECRET_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
+
+/// What a secret header's value is shown as.
+pub const REDACTED: &str = "<redacted>";
+
 impl Target {
+    /// Whether the value of header `name` is a secret the API and the
+    /// console never show.
+    pub fn is_secret_header(&self, name: &str) -> bool {
+        ALWAYS_SECRET_HEADERS
+            .iter()
+            .copied()
+            .chain(self.secret_headers.iter().map(String::as_str))
+            .any(|s| s.eq_ignore_ascii_case(name))
+    }
+
     /// What a pull task stores in place of a target: its payload alone,
     /// with no URL, which is what tells a pull task apart.
     pub fn payload(body: Option<(BodyForm, Vec<u8>)>) -> Target {
@@ -223,6 +250,7 @@ impl Target {
             headers: BTreeMap::new(),
             body,
             oidc: None,
+            secret_headers: Vec::new(),
         }
     }
 }
@@ -403,6 +431,30 @@ impl TargetSpec {
         let oidc = self
             .oidc
             .and_then(|spec| resolve_oidc(spec, &self.url, prefix, errors));
+        let mut secret_headers = Vec::with_capacity(self.secret_headers.len());
+        if self.secret_headers.len() > MAX_TARGET_HEADERS {
+            errors.push(
+                format!("{prefix}.secret_headers"),
+                format!(
+                    "at most {MAX_TARGET_HEADERS} names, got {}",
+                    self.secret_headers.len()
+                ),
+            );
+        } else {
+            for (i, name) in self.secret_headers.iter().enumerate() {
+                if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    errors.push(
+                        format!("{prefix}.secret_headers[{i}]"),
+                        "is not a valid header name",
+                    );
+                } else {
+                    let lower = name.to_ascii_lowercase();
+                    if !secret_headers.contains(&lower) {
+                        secret_headers.push(lower);
+                    }
+                }
+            }
+        }
         let mut headers = self.headers;
         // A JSON body says so, unless the target chose a `+json` type.
         if let Some((BodyForm::Json, _)) = &body
@@ -418,6 +470,7 @@ impl TargetSpec {
             headers,
             body,
             oidc,
+            secret_headers,
         })
     }
 }

@@ -1,17 +1,21 @@
 //! Idem's network edge: what `idem serve` and `idem proxy` put between a
 //! socket and their router.
 //!
-//! [`serve`] accepts connections up to [`Limits::max_connections`] and
-//! closes those that hold resources without using them: a request whose
-//! headers do not arrive in full within [`Limits::header_timeout`] of its
-//! first byte, and a keep-alive connection idle for
-//! [`Limits::idle_timeout`]. hyper's own header-read timer also runs while a
+//! [`serve`] accepts connections up to [`Limits::max_connections`], and up
+//! to [`Limits::max_connections_per_ip`] from one client address, and
+//! closes those that hold resources without using them: a new connection
+//! whose first request has not arrived whole within
+//! [`Limits::header_timeout`] of its accept, a later request whose headers
+//! do not arrive in full within it of their first byte, and a keep-alive
+//! connection idle for [`Limits::idle_timeout`]. hyper's own header-read timer also runs while a
 //! connection waits idle, so it cannot give the two their separate lengths;
 //! the timing is kept here instead, from what the connection reads and the
 //! requests it has open.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -39,6 +43,10 @@ pub struct Limits {
     /// Connections served at once; further ones wait in the listen backlog
     /// until one closes.
     pub max_connections: usize,
+    /// Connections open at once from one client address; further ones are
+    /// closed as they are accepted, so that one client cannot take every
+    /// slot of [`Limits::max_connections`]. 0 means no limit.
+    pub max_connections_per_ip: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +55,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 10_000,
+            max_connections_per_ip: 256,
         }
     }
 }
@@ -61,6 +70,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let per_ip = Arc::new(PerAddress::default());
     let graceful = GracefulShutdown::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // hyper's own header timer would also cut idle connections; ours
@@ -74,15 +84,20 @@ pub async fn serve(
             permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     accept_failed(e).await;
                     continue;
                 }
             },
             () = &mut shutdown => break,
+        };
+        let Some(slot) = per_ip.take(peer.ip(), limits.max_connections_per_ip) else {
+            tracing::debug!(peer = %peer.ip(), "closing a connection: its address holds as many as it may");
+            drop(stream);
+            continue;
         };
         let activity = Arc::new(Activity::new(limits, Instant::now()));
         let io = TokioIo::new(Tracked {
@@ -92,6 +107,7 @@ pub async fn serve(
         let service = Connection {
             router: router.clone(),
             activity: activity.clone(),
+            peer,
         };
         let conn = graceful.watch(
             builder
@@ -116,6 +132,7 @@ pub async fn serve(
                 Ok(why) = expired_rx => tracing::debug!("closing a connection: {why}"),
             }
             watcher.abort();
+            drop(slot);
             drop(permit);
         });
     }
@@ -138,6 +155,46 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
+/// Connections open per client address.
+#[derive(Default)]
+struct PerAddress(Mutex<HashMap<IpAddr, usize>>);
+
+/// One connection's place in [`PerAddress`], given back when dropped.
+struct Slot {
+    of: Arc<PerAddress>,
+    ip: IpAddr,
+}
+
+impl PerAddress {
+    fn take(self: &Arc<Self>, ip: IpAddr, limit: usize) -> Option<Slot> {
+        // An IPv4 client reaching a dual-stack socket is one address
+        // whichever form it arrives in.
+        let ip = ip.to_canonical();
+        let mut open = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_insert(0);
+        if limit > 0 && *n >= limit {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            of: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.of.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// What one connection is doing, for its timeouts.
 struct Activity {
     limits: Limits,
@@ -152,7 +209,9 @@ struct State {
     /// When the last request ended (or the connection opened).
     idle_since: Instant,
     /// When the first byte after `idle_since` arrived: the start of the next
-    /// request's headers.
+    /// request's headers. A new connection's first request is timed from
+    /// its accept: a client that connects and sends nothing holds a slot
+    /// for the header timeout, not the idle one.
     head_started: Option<Instant>,
     /// The deadline the waiter in [`Activity::expired`] sleeps until;
     /// `None` while it waits for a change. Only a deadline earlier than
@@ -188,7 +247,7 @@ impl Activity {
             state: Mutex::new(State {
                 open: 0,
                 idle_since: now,
-                head_started: None,
+                head_started: Some(now),
                 armed: None,
             }),
             changed: Notify::new(),
@@ -326,6 +385,7 @@ impl AsyncWrite for Tracked {
 struct Connection {
     router: Router,
     activity: Arc<Activity>,
+    peer: SocketAddr,
 }
 
 impl Service<http::Request<Incoming>> for Connection {
@@ -339,7 +399,11 @@ impl Service<http::Request<Incoming>> for Connection {
 
     fn call(&mut self, req: http::Request<Incoming>) -> Self::Future {
         let open = self.activity.request_started();
-        let call = self.router.call(req.map(Body::new));
+        let mut req = req.map(Body::new);
+        // What limits per client address (console logins) go by.
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(self.peer));
+        let call = self.router.call(req);
         Box::pin(async move {
             let response = call.await?;
             Ok(response.map(|body| Body::new(Sending { body, _open: open })))
@@ -382,6 +446,7 @@ mod tests {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 1,
+            max_connections_per_ip: 0,
         }
     }
 
@@ -417,7 +482,15 @@ mod tests {
 
     #[tokio::test]
     async fn reads_and_requests_move_the_deadline() {
-        let activity = Arc::new(Activity::new(limits(), Instant::now()));
+        let accepted = Instant::now();
+        let activity = Arc::new(Activity::new(limits(), accepted));
+        // A new connection owes its first request within the header
+        // timeout, bytes or none.
+        let first = activity.state().deadline(&limits()).unwrap();
+        assert_eq!(first.0, accepted + limits().header_timeout);
+        activity.read();
+        assert_eq!(activity.state().deadline(&limits()).unwrap(), first);
+        drop(activity.request_started());
         let idle = activity.state().deadline(&limits()).unwrap().1;
         activity.read();
         let started = activity.state().deadline(&limits()).unwrap().1;
@@ -429,5 +502,21 @@ mod tests {
         assert!(activity.state().head_started.is_none());
         drop(open);
         assert_eq!(activity.state().deadline(&limits()).unwrap().1, idle);
+    }
+
+    #[test]
+    fn an_address_holds_at_most_its_limit_and_gets_slots_back() {
+        let per_ip = Arc::new(PerAddress::default());
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let mapped: IpAddr = "::ffff:192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        let one = per_ip.take(a, 2).expect("first");
+        let two = per_ip.take(mapped, 2).expect("second, the same address");
+        assert!(per_ip.take(a, 2).is_none(), "a third from one address");
+        assert!(per_ip.take(b, 2).is_some(), "another address is not held");
+        drop(one);
+        let _three = per_ip.take(a, 2).expect("a slot given back");
+        drop(two);
+        assert!(per_ip.take(a, 0).is_some(), "0 is no limit");
     }
 }

@@ -138,6 +138,8 @@ pub(crate) struct StoredTarget {
     pub header_style: HeaderStyle,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oidc: Option<idem_core::task::Oidc>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret_headers: Vec<String>,
 }
 
 fn is_idem(style: &HeaderStyle) -> bool {
@@ -171,6 +173,7 @@ pub(crate) fn target_with_callbacks(
         headers: stored.headers,
         body,
         oidc: stored.oidc,
+        secret_headers: stored.secret_headers,
     };
     Ok((target, stored.callbacks, stored.header_style))
 }
@@ -193,6 +196,7 @@ pub(crate) fn task_target_columns(
         callbacks: callbacks.clone(),
         header_style,
         oidc: t.oidc.clone(),
+        secret_headers: t.secret_headers.clone(),
     };
     (
         to_json(&stored),

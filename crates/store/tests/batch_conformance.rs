@@ -26,6 +26,7 @@ fn create(task_id: &str) -> TaskCreate {
             headers: BTreeMap::new(),
             body: Some((idem_core::task::BodyForm::Text, b"hello".to_vec())),
             oidc: None,
+            secret_headers: Vec::new(),
         },
         schedule_time: None,
         dispatch_deadline_s: None,

@@ -110,6 +110,7 @@ fn target() -> Target {
         oidc: Some(idem_core::task::Oidc {
             audience: "https://hook.example".into(),
         }),
+        secret_headers: vec!["x-trace".into()],
     }
 }
 

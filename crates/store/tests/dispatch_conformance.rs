@@ -59,6 +59,7 @@ impl Harness {
                     headers: BTreeMap::new(),
                     body: None,
                     oidc: None,
+                    secret_headers: Vec::new(),
                 },
                 schedule_time,
                 dispatch_deadline_s: Some(1),
@@ -871,6 +872,7 @@ async fn every_way_a_task_is_made_is_counted(h: Harness) {
             headers: BTreeMap::new(),
             body: None,
             oidc: None,
+            secret_headers: Vec::new(),
         },
         schedule_time: None,
         dispatch_deadline_s: Some(1),
@@ -985,6 +987,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
                 headers: BTreeMap::new(),
                 body: None,
                 oidc: None,
+                secret_headers: Vec::new(),
             },
             schedule_time: None,
             dispatch_deadline_s: None,
@@ -1098,6 +1101,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
         headers: BTreeMap::new(),
         body: None,
         oidc: None,
+        secret_headers: Vec::new(),
     };
     let mut writers = Vec::new();
     for w in 0..8u32 {

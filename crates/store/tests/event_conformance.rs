@@ -23,6 +23,7 @@ fn target(url: &str) -> Target {
         headers: BTreeMap::new(),
         body: None,
         oidc: None,
+        secret_headers: Vec::new(),
     }
 }
 

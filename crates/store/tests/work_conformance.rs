@@ -694,6 +694,7 @@ async fn ends_of_what_is_not_leased_pull_work_are_refused(h: Harness) {
                 headers: Default::default(),
                 body: None,
                 oidc: None,
+                secret_headers: Vec::new(),
             },
             pull: false,
             ..pull_task("pushed")

@@ -558,7 +558,7 @@ async fn a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session(ba
 
 /// Logs in over plain HTTP with `extra` headers; returns the session's
 /// `Set-Cookie`.
-async fn login_cookie(base: &str, key: &str, extra: &[(&str, &str)]) -> String {
+pub(crate) async fn login_cookie(base: &str, key: &str, extra: &[(&str, &str)]) -> String {
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -649,8 +649,112 @@ async fn pages_of_what_cannot_exist_answer_with_the_apis_status(backend: Backend
     }
 }
 
+/// Whether the session behind `cookie` still opens a page.
+async fn session_lives(base: &str, cookie: &str) -> bool {
+    let session = cookie.split(';').next().unwrap().to_string();
+    let resp = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{base}/ui/queues"))
+        .header("cookie", session)
+        .send()
+        .await
+        .expect("page");
+    match resp.status().as_u16() {
+        200 => {
+            assert_eq!(
+                resp.headers()
+                    .get("x-frame-options")
+                    .and_then(|v| v.to_str().ok()),
+                Some("DENY"),
+                "pages are never framed"
+            );
+            true
+        }
+        303 => false,
+        other => panic!("a console page answered {other}"),
+    }
+}
+
+/// A key holder logging in again and again ends only its own oldest
+/// sessions, never another key's.
+async fn logins_of_one_key_never_end_another_keys_session(backend: Backend) {
+    let server = Server::start_with(backend, &["--console-logins-per-minute", "0"]).await;
+    let base = server.base();
+    let admin = login_cookie(base, &server.admin_key, &[]).await;
+    let reader = server.key_with_role("reader").await;
+    let mut readers = Vec::new();
+    for _ in 0..20 {
+        readers.push(login_cookie(base, &reader, &[]).await);
+    }
+    assert!(
+        session_lives(base, &admin).await,
+        "the admin was logged out"
+    );
+    for (i, cookie) in readers.iter().enumerate() {
+        // The key keeps its 16 newest sessions.
+        assert_eq!(session_lives(base, cookie).await, i >= 4, "session {i}");
+    }
+}
+
+/// Login attempts from one address are limited (429 with `Retry-After`),
+/// wrong keys and right ones alike.
+async fn login_attempts_from_one_address_are_limited(backend: Backend) {
+    let server = Server::start_with(backend, &["--console-logins-per-minute", "3"]).await;
+    let base = server.base();
+    for _ in 0..3 {
+        login_cookie(base, &server.admin_key, &[]).await;
+    }
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let page = http.get(format!("{base}/ui/login")).send().await.unwrap();
+    let cookie = page
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .unwrap()
+        .to_string();
+    let html = page.text().await.unwrap();
+    let token = html
+        .split("name=\"login\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    let resp = http
+        .post(format!("{base}/ui/login"))
+        .header("cookie", cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("login={token}&key={}", server.admin_key))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    let retry: u64 = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=21).contains(&retry), "{retry}");
+    assert!(
+        resp.headers()
+            .get("set-cookie")
+            .into_iter()
+            .all(|c| !c.to_str().unwrap().starts_with("idem_console="))
+    );
+    let text = resp.text().await.unwrap();
+    assert!(text.contains("Too many login attempts"), "{text}");
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    logins_of_one_key_never_end_another_keys_session,
+    login_attempts_from_one_address_are_limited,
     an_operator_finds_a_failed_task_and_redrives_it,
     a_reader_sees_everything_and_no_acting_button,
     a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session,

@@ -18,6 +18,8 @@ idem_testkit::store_tests!(
     idle_keep_alive_connection_is_closed_after_the_idle_timeout,
     an_idle_connection_is_not_cut_by_the_header_timeout,
     connections_beyond_the_limit_wait_for_one_to_close,
+    a_connection_that_sends_nothing_is_closed_within_the_header_timeout,
+    one_address_holds_at_most_its_connections,
     request_over_the_request_timeout_is_unavailable,
     wrong_method_is_method_not_allowed,
     cors_preflight_carries_the_request_id,
@@ -122,6 +124,63 @@ async fn an_idle_connection_is_not_cut_by_the_header_timeout(backend: Backend) {
     stream.write_all(get("/healthz").as_bytes()).await.unwrap();
     let answer = read_until(&mut stream, "\"ok\"", Duration::from_secs(5)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// A connection that sends nothing holds its slot for the header timeout,
+/// not the idle one.
+async fn a_connection_that_sends_nothing_is_closed_within_the_header_timeout(backend: Backend) {
+    let s = Server::start_with(
+        backend,
+        &["--header-timeout", "1s", "--idle-timeout", "60s"],
+    )
+    .await;
+    let mut silent = TcpStream::connect(s.addr()).await.unwrap();
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(8)).await,
+        "a connection that never sent a byte kept its slot"
+    );
+}
+
+/// One client address holds at most `--max-connections-per-ip`; the
+/// connection past it is closed at once, and a slot given back is taken
+/// again.
+async fn one_address_holds_at_most_its_connections(backend: Backend) {
+    let s = Server::start_with(
+        backend,
+        &["--max-connections-per-ip", "2", "--idle-timeout", "1s"],
+    )
+    .await;
+    // The harness's own pooled connections close idle first.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut first = TcpStream::connect(s.addr()).await.unwrap();
+    first.write_all(get("/healthz").as_bytes()).await.unwrap();
+    read_until(&mut first, "\"ok\"", Duration::from_secs(5)).await;
+    let mut second = TcpStream::connect(s.addr()).await.unwrap();
+    second.write_all(get("/healthz").as_bytes()).await.unwrap();
+    read_until(&mut second, "\"ok\"", Duration::from_secs(5)).await;
+    let mut third = TcpStream::connect(s.addr()).await.unwrap();
+    let _ = third.write_all(get("/healthz").as_bytes()).await;
+    assert!(
+        closed_within(&mut third, Duration::from_secs(3)).await,
+        "a third connection from one address was kept"
+    );
+    drop(first);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut again = TcpStream::connect(s.addr()).await.unwrap();
+        let _ = again.write_all(get("/healthz").as_bytes()).await;
+        let mut buf = [0u8; 12];
+        match tokio::time::timeout(Duration::from_secs(2), again.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                assert!(buf.starts_with(b"HTTP/1.1 200"));
+                break;
+            }
+            _ if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => panic!("the slot given back was not served: {other:?}"),
+        }
+    }
 }
 
 async fn connections_beyond_the_limit_wait_for_one_to_close(backend: Backend) {

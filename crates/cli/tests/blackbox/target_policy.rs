@@ -56,6 +56,10 @@ async fn literal_private_addresses_are_refused_at_create(backend: Backend) {
         ),
         ("v6-loopback", format!("http://[::1]:{port}/ok")),
         ("mapped", format!("http://[::ffff:127.0.0.1]:{port}/ok")),
+        (
+            "translated",
+            format!("http://[::ffff:0:127.0.0.1]:{port}/ok"),
+        ),
         ("decimal", format!("http://2130706433:{port}/ok")),
         ("private", "https://10.1.2.3/hook".to_string()),
         ("cgnat", "https://100.64.0.1/hook".to_string()),

@@ -227,6 +227,7 @@ mod tests {
                     headers,
                     body: None,
                     oidc: None,
+                    secret_headers: Vec::new(),
                 },
                 schedule_time: now,
                 next_attempt_at: now,

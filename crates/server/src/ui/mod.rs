@@ -49,6 +49,8 @@ pub struct ConsoleOptions {
     pub secure_cookie: bool,
     /// How long a session lasts without a request.
     pub session_idle: Duration,
+    /// Login attempts one client address may make per minute (0: any).
+    pub logins_per_minute: u32,
 }
 
 impl Default for ConsoleOptions {
@@ -56,6 +58,7 @@ impl Default for ConsoleOptions {
         ConsoleOptions {
             secure_cookie: false,
             session_idle: Duration::from_secs(8 * 3600),
+            logins_per_minute: 10,
         }
     }
 }
@@ -64,12 +67,14 @@ struct Console {
     app: Arc<App>,
     api: ApiClient,
     sessions: Sessions,
+    logins: session::LoginLimiter,
 }
 
 /// The `/ui` routes; `api` is the `/v1` router they call.
 pub fn router(app: Arc<App>, api: Router) -> Router {
     let console = Arc::new(Console {
         sessions: Sessions::new(app.options.console.session_idle),
+        logins: session::LoginLimiter::new(app.options.console.logins_per_minute),
         api: ApiClient::new(api),
         app,
     });
@@ -143,6 +148,8 @@ fn html(status: StatusCode, markup: maud::Markup) -> Response {
                  form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             ),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            // For browsers that predate `frame-ancestors`.
+            (header::X_FRAME_OPTIONS, "DENY"),
             (header::REFERRER_POLICY, "same-origin"),
         ],
         markup.into_string(),
@@ -361,7 +368,30 @@ fn login_form(
     r
 }
 
-async fn login(State(console): State<Arc<Console>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn login(
+    State(console): State<Arc<Console>>,
+    peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // Counted before anything is checked: guessing keys costs attempts
+    // whether the form is right or not.
+    if let Some(axum::Extension(axum::extract::ConnectInfo(peer))) = peer
+        && let Err(wait) = console.logins.attempt(peer.ip())
+    {
+        let secs = wait.as_secs() + 1;
+        let mut r = login_form(
+            &console,
+            &headers,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(&format!(
+                "Too many login attempts from this address; try again in {secs} s."
+            )),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+        return r;
+    }
     let form = parse_form(&body);
     let expected = cookie_value(&headers, LOGIN_COOKIE).unwrap_or_default();
     let sent = form.get("login").map(String::as_str).unwrap_or("");

@@ -9,12 +9,15 @@
 
 use rand::RngCore;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
 
-/// Sessions kept at most; past it, the least recently used goes.
-const MAX_SESSIONS: usize = 10_000;
+/// Sessions one API key may hold; a login past it ends that key's least
+/// recently used session, never another key's, so no key holder can log
+/// anyone else out by logging in again and again.
+pub const SESSIONS_PER_KEY: usize = 16;
 
 /// What a page says once, after the action that caused it.
 #[derive(Debug, Clone)]
@@ -73,13 +76,16 @@ impl Sessions {
         };
         let mut map = self.map.lock().expect("sessions");
         map.retain(|_, s| now.duration_since(s.last_seen) < self.idle);
-        if map.len() >= MAX_SESSIONS
-            && let Some(oldest) = map
-                .values()
-                .min_by_key(|s| s.last_seen)
-                .map(|s| s.id.clone())
-        {
-            map.remove(&oldest);
+        let mut own: Vec<(Instant, String)> = map
+            .values()
+            .filter(|s| bool::from(s.key.as_bytes().ct_eq(session.key.as_bytes())))
+            .map(|s| (s.last_seen, s.id.clone()))
+            .collect();
+        if own.len() >= SESSIONS_PER_KEY {
+            own.sort();
+            for (_, id) in &own[..=own.len() - SESSIONS_PER_KEY] {
+                map.remove(id);
+            }
         }
         map.insert(session.id.clone(), session.clone());
         session
@@ -117,9 +123,127 @@ impl Sessions {
     }
 }
 
+/// Login attempts per client address: a bucket of `per_minute` attempts,
+/// refilled evenly over a minute. IPv6 clients are counted per /64, the
+/// block one host usually holds.
+pub struct LoginLimiter {
+    burst: f64,
+    every: Duration,
+    buckets: Mutex<HashMap<IpAddr, (f64, Instant)>>,
+}
+
+impl LoginLimiter {
+    /// Addresses tracked at most; past it, the full buckets are dropped
+    /// (they hold nothing), then the new address waits as if it had none.
+    const ADDRESSES: usize = 100_000;
+
+    /// `per_minute` 0 limits nothing.
+    pub fn new(per_minute: u32) -> LoginLimiter {
+        LoginLimiter {
+            burst: f64::from(per_minute),
+            every: Duration::from_secs(60) / per_minute.max(1),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one attempt for `ip`, or says how long until it may try.
+    pub fn attempt(&self, ip: IpAddr) -> Result<(), Duration> {
+        if self.burst == 0.0 {
+            return Ok(());
+        }
+        self.attempt_at(ip, Instant::now())
+    }
+
+    fn attempt_at(&self, ip: IpAddr, now: Instant) -> Result<(), Duration> {
+        let ip = match ip.to_canonical() {
+            IpAddr::V6(v6) => {
+                let mut s = v6.segments();
+                s[4..].fill(0);
+                IpAddr::from(s)
+            }
+            v4 => v4,
+        };
+        let refill = |(tokens, at): (f64, Instant)| {
+            let grown = now.duration_since(at).as_secs_f64() / self.every.as_secs_f64();
+            (self.burst.min(tokens + grown), now)
+        };
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if buckets.len() >= Self::ADDRESSES && !buckets.contains_key(&ip) {
+            buckets.retain(|_, b| refill(*b).0 < self.burst);
+            if buckets.len() >= Self::ADDRESSES {
+                return Err(self.every);
+            }
+        }
+        let bucket = buckets.entry(ip).or_insert((self.burst, now));
+        let (tokens, at) = refill(*bucket);
+        if tokens >= 1.0 {
+            *bucket = (tokens - 1.0, at);
+            Ok(())
+        } else {
+            *bucket = (tokens, at);
+            Err(self.every.mul_f64(1.0 - tokens))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_holds_at_most_its_sessions_and_evicts_only_its_own() {
+        let sessions = Sessions::new(Duration::from_secs(60));
+        let admin = sessions.open("admin-key".into());
+        let mut other: Vec<Session> = (0..SESSIONS_PER_KEY + 50)
+            .map(|_| sessions.open("reader-key".into()))
+            .collect();
+        assert!(
+            sessions.touch(&admin.id).is_some(),
+            "another key's logins evicted the admin"
+        );
+        let kept = other.split_off(other.len() - SESSIONS_PER_KEY);
+        for s in &other {
+            assert!(
+                sessions.touch(&s.id).is_none(),
+                "an old session of the key stays"
+            );
+        }
+        for s in &kept {
+            assert!(sessions.touch(&s.id).is_some(), "one of the newest is gone");
+        }
+    }
+
+    #[test]
+    fn login_attempts_are_limited_per_address_and_come_back() {
+        let limiter = LoginLimiter::new(10);
+        let every = Duration::from_secs(6);
+        let t0 = Instant::now();
+        let a: IpAddr = "192.0.2.7".parse().unwrap();
+        let b: IpAddr = "2001:db8::1".parse().unwrap();
+        let b_same_block: IpAddr = "2001:db8::2".parse().unwrap();
+        for _ in 0..10 {
+            limiter.attempt_at(a, t0).expect("within the burst");
+        }
+        let wait = limiter.attempt_at(a, t0).expect_err("past the burst");
+        assert!(wait > Duration::ZERO && wait <= every, "{wait:?}");
+        limiter
+            .attempt_at(b, t0)
+            .expect("another address has its own");
+        for _ in 0..9 {
+            limiter
+                .attempt_at(b_same_block, t0)
+                .expect("the /64's burst");
+        }
+        assert!(limiter.attempt_at(b, t0).is_err(), "one /64 is one address");
+        limiter
+            .attempt_at(a, t0 + every)
+            .expect("one attempt back after EVERY");
+        assert!(limiter.attempt_at(a, t0 + every).is_err());
+        let open = LoginLimiter::new(0);
+        for _ in 0..100 {
+            open.attempt(a).expect("0 limits nothing");
+        }
+    }
 
     #[test]
     fn an_idle_session_expires_and_a_closed_one_is_gone() {

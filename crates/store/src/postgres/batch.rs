@@ -965,6 +965,7 @@ mod tests {
                 headers: BTreeMap::new(),
                 body: None,
                 oidc: None,
+                secret_headers: Vec::new(),
             },
             schedule_time: None,
             dispatch_deadline_s: None,

@@ -150,6 +150,7 @@ pub(crate) async fn on_final<C: Conn>(
                 headers: Default::default(),
                 body: None,
                 oidc: None,
+                secret_headers: Vec::new(),
             };
             deliveries.push((webhook_run_key(&source_key, event, &hook.id), target));
         }

@@ -889,6 +889,7 @@ class TargetSpec(TypedDict):
     json: NotRequired[Any]
     method: NotRequired[str | None]
     oidc: NotRequired[OidcSpec | None]
+    secret_headers: NotRequired[list[str]]
     url: str
 
 
@@ -899,6 +900,7 @@ class TargetView(TypedDict):
     json: NotRequired[Any]
     method: str
     oidc: NotRequired[Oidc | None]
+    secret_headers: NotRequired[list[str]]
     url: str
 
 
@@ -1575,6 +1577,7 @@ class CallbackSpec(TypedDict):
     headers: NotRequired[dict[str, str]]
     method: NotRequired[str | None]
     oidc: NotRequired[OidcSpec | None]
+    secret_headers: NotRequired[list[str]]
     url: str
 
 

@@ -863,6 +863,12 @@ export interface components {
             };
             method?: string | null;
             oidc?: components["schemas"]["OidcSpec"] | null;
+            /**
+             * @description Headers whose values are never shown again once created (beside
+             *     `Authorization`, `Cookie` and `Proxy-Authorization`, which never
+             *     are); deliveries still send them.
+             */
+            secret_headers?: string[];
             /** Format: uri */
             url: string;
         };
@@ -1655,6 +1661,12 @@ export interface components {
             json?: unknown;
             method?: string | null;
             oidc?: components["schemas"]["OidcSpec"] | null;
+            /**
+             * @description Headers whose values are never shown again once created (beside
+             *     `Authorization`, `Cookie` and `Proxy-Authorization`, which never
+             *     are); deliveries still send them.
+             */
+            secret_headers?: string[];
             /** Format: uri */
             url: string;
         };
@@ -1664,7 +1676,11 @@ export interface components {
             body?: string | null;
             /** @description A binary body, base64. */
             body_base64?: string | null;
-            /** @description Headers sent as given. */
+            /**
+             * @description Headers sent as given, except that the value of a secret one
+             *     (`Authorization`, `Cookie`, `Proxy-Authorization` and those named in
+             *     `secret_headers`) is shown as `"<redacted>"`.
+             */
             headers: {
                 [key: string]: string;
             };
@@ -1673,6 +1689,8 @@ export interface components {
             /** @description The HTTP method. */
             method: string;
             oidc?: components["schemas"]["Oidc"] | null;
+            /** @description The target's own secret headers, lowercase. */
+            secret_headers?: string[];
             /** @description The URL delivered to. */
             url: string;
         };
