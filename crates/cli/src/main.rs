@@ -2,6 +2,7 @@
 //! library crates and in one module per command.
 
 mod commands;
+mod migrate;
 mod proxy;
 mod serve;
 mod tenants;
@@ -36,6 +37,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Run the guard reverse proxy in front of a service.
     Proxy(proxy::ProxyArgs),
+    /// Apply the store's pending schema migrations, or list them (--check).
+    Migrate(migrate::MigrateArgs),
     /// Queues: create, ls, get, pause, resume, purge, rm.
     #[command(after_help = commands::EXIT_CODES)]
     Queue(commands::queue::QueueArgs),
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve::run(args).await,
             Command::Proxy(args) => proxy::run(args).await,
+            Command::Migrate(args) => migrate::run(args).await,
             Command::Queue(args) => commands::queue::run(args).await,
             Command::Task(args) => commands::task::run(args).await,
             Command::Job(args) => commands::job::run(args).await,

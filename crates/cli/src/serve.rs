@@ -44,6 +44,10 @@ pub struct ServeArgs {
     /// Most PostgreSQL connections this node holds.
     #[arg(long, env = "IDEM_DATABASE_MAX_CONNECTIONS", default_value_t = 32)]
     database_max_connections: usize,
+    /// Refuse to start on a store with pending migrations instead of
+    /// applying them (`idem migrate` does, as a step of its own).
+    #[arg(long, env = "IDEM_NO_MIGRATE")]
+    no_migrate: bool,
     /// API key of the first admin of organization `default`, instead of a
     /// generated one (at least 32 characters). Used when the store is empty,
     /// or when no admin of `default` holds a key any more (it is then given
@@ -433,6 +437,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(t) => Some(idem_server::telemetry::MetricsToken::new(t)),
         None => None,
     };
+    if args.no_migrate {
+        crate::migrate::Location::of(args.database_url.as_deref(), &args.data_dir)
+            .schema()
+            .await?
+            .check_current()
+            .context("--no-migrate")?;
+    }
     let store = open_store(&args, clock.clone()).await?;
     store.set_quotas(args.tenant_limits.quotas());
     bootstrap(store.as_ref(), args.bootstrap_key.as_deref()).await?;

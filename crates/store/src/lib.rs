@@ -39,6 +39,7 @@ mod operations;
 pub mod postgres;
 pub mod quotas;
 pub mod records;
+pub mod schema;
 mod sql;
 pub mod sqlite;
 mod tables;
@@ -68,6 +69,9 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
 
     /// Whether the store answers; `/readyz`.
     async fn ping(&self) -> Result<()>;
+
+    /// The schema version the store records now, against this binary's.
+    async fn schema(&self) -> Result<schema::SchemaState>;
 
     /// Makes sure organization `default` exists and an admin of it holds a
     /// key: on an empty store, creates it with an admin principal holding

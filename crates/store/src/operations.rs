@@ -44,6 +44,10 @@ macro_rules! store_operations {
                     self.ping_database().await
                 }
 
+                async fn schema(&self) -> Result<$crate::schema::SchemaState> {
+                    self.schema_now().await
+                }
+
                 async fn bootstrap(&self, key: NewApiKey) -> Result<Bootstrap> {
                     self.bootstrap_once(key).await
                 }

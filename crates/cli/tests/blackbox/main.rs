@@ -39,6 +39,7 @@ mod redrive;
 mod scheduler;
 mod scheduler_crash;
 mod scheduler_nodes;
+mod schema;
 mod secrets;
 mod startup;
 mod target_policy;

@@ -721,6 +721,17 @@ async fn healthz() -> axum::Json<serde_json::Value> {
 
 async fn readyz(State(app): State<Arc<App>>) -> Result<axum::Json<serde_json::Value>, Problem> {
     app.store.ping().await?;
+    // Another node (or `idem migrate`) may have moved the schema on since
+    // this one started: a node that cannot read it must leave the pool.
+    let schema = app.store.schema().await?;
+    if let Err(e) = schema.check_current() {
+        return Err(
+            Problem::unavailable(e.to_string()).with_extensions(serde_json::json!({
+                "schema_version": schema.store,
+                "binary_schema_version": idem_store::schema::VERSION,
+            })),
+        );
+    }
     let down = app.health.down();
     if !down.is_empty() {
         let p = Problem::unavailable(format!(

@@ -54,6 +54,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/014_counted_inserts.sql"),
     include_str!("migrations/015_org_usage.sql"),
 ];
+const _: () = assert!(MIGRATIONS.len() == crate::schema::MIGRATIONS.len());
+
 /// How many times a write runs when PostgreSQL aborts it for a conflict.
 const WRITE_TRIES: u32 = 4;
 /// Serializes migrations and bootstrap across nodes starting together.
@@ -241,6 +243,56 @@ impl PostgresStore {
 
     async fn migrate(&self) -> Result<()> {
         let mut client = self.pool.get().await?;
+        migrate_client(&mut client).await.map(drop)
+    }
+
+    fn now(&self) -> i64 {
+        to_micros(self.clock.now())
+    }
+}
+
+/// The schema version of the database at `url`, read without writing.
+pub async fn schema_state(url: &str) -> Result<crate::schema::SchemaState> {
+    let client = connect_one(url).await?;
+    let store = match client
+        .query_one("SELECT to_regclass('idem_schema') IS NOT NULL", &[])
+        .await?
+        .get::<_, bool>(0)
+    {
+        true => client
+            .query_opt("SELECT version FROM idem_schema", &[])
+            .await?
+            .map_or(0, |r| r.get(0)),
+        false => 0,
+    };
+    Ok(crate::schema::SchemaState { store })
+}
+
+/// Applies the migrations the database at `url` lacks (none if another
+/// node is doing so: it waits for that node's); the version before.
+pub async fn migrate(url: &str) -> Result<crate::schema::SchemaState> {
+    let mut client = connect_one(url).await?;
+    migrate_client(&mut client).await
+}
+
+async fn connect_one(url: &str) -> Result<tokio_postgres::Client> {
+    let (config, tls) = connect_params(url)?;
+    let (client, connection) = config
+        .connect(tls)
+        .await
+        .map_err(|e| Error::Unavailable(format!("connecting to PostgreSQL: {e}")))?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "a migration's connection ended");
+        }
+    });
+    Ok(client)
+}
+
+/// Brings the schema up to date in one transaction, serialized across
+/// nodes; a newer schema than this binary's is refused before any write.
+async fn migrate_client(client: &mut tokio_postgres::Client) -> Result<crate::schema::SchemaState> {
+    {
         let tx = client.transaction().await?;
         // Waiting for another node's migration, and a migration itself, may
         // take longer than any request should.
@@ -256,17 +308,17 @@ impl PostgresStore {
             .query_one("SELECT version FROM idem_schema", &[])
             .await?
             .get(0);
+        let before = crate::schema::SchemaState { store: version };
+        // Dropping the transaction rolls back: a newer store is left as
+        // it was.
+        before.refuse_newer()?;
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.batch_execute(sql).await?;
             tx.execute("UPDATE idem_schema SET version = $1", &[&(i as i64 + 1)])
                 .await?;
         }
         tx.commit().await?;
-        Ok(())
-    }
-
-    fn now(&self) -> i64 {
-        to_micros(self.clock.now())
+        Ok(before)
     }
 }
 
@@ -360,6 +412,17 @@ impl PostgresStore {
         let client = self.pool.get().await?;
         client.simple_query("SELECT 1").await?;
         Ok(())
+    }
+
+    /// The version recorded now: another node may have migrated the
+    /// database since this one started.
+    async fn schema_now(&self) -> Result<crate::schema::SchemaState> {
+        let client = self.pool.get().await?;
+        let store: i64 = client
+            .query_one("SELECT version FROM idem_schema", &[])
+            .await?
+            .get(0);
+        Ok(crate::schema::SchemaState { store })
     }
 
     /// [`Self::write_at`] now.

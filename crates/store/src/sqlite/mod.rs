@@ -224,6 +224,19 @@ impl SqliteStore {
             .map(drop)
     }
 
+    /// The version recorded now: `idem migrate` may have run beside this
+    /// node.
+    async fn schema_now(&self) -> Result<crate::schema::SchemaState> {
+        let store = self
+            .read(async |c, _| {
+                c.query_opt("PRAGMA user_version", &[], |r| crate::sql::Row::i64(r, 0))
+                    .await
+            })
+            .await?
+            .unwrap_or(0);
+        Ok(crate::schema::SchemaState { store })
+    }
+
     /// Runs `body` on a read-only connection.
     async fn read<T, F>(&self, body: F) -> Result<T>
     where
@@ -293,15 +306,43 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/015_org_usage.sql"),
 ];
 
-fn migrate(conn: &Connection) -> Result<()> {
+const _: () = assert!(MIGRATIONS.len() == crate::schema::MIGRATIONS.len());
+
+/// Applies the migrations `conn`'s database lacks; a newer schema than
+/// this binary's is refused before any write. The version before.
+fn migrate(conn: &Connection) -> Result<crate::schema::SchemaState> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let before = crate::schema::SchemaState { store: version };
+    before.refuse_newer()?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = conn.unchecked_transaction()?;
         tx.execute_batch(sql)?;
         tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))?;
         tx.commit()?;
     }
-    Ok(())
+    Ok(before)
+}
+
+/// The schema version of the database file at `path` (0 when there is
+/// none), read without writing.
+pub fn schema_state(path: &Path) -> Result<crate::schema::SchemaState> {
+    if !path.exists() {
+        return Ok(crate::schema::SchemaState { store: 0 });
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let store = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok(crate::schema::SchemaState { store })
+}
+
+/// Applies the migrations the database file at `path` lacks, creating it
+/// if needed; the version before. Safe beside a running `idem serve`: the
+/// file's write lock orders them.
+pub fn migrate_file(path: &Path) -> Result<crate::schema::SchemaState> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
+    )?;
+    migrate(&conn)
 }
 
 crate::operations::store_operations!(SqliteStore);
