@@ -7,7 +7,7 @@ mod proxy;
 mod serve;
 mod tenants;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 // Every request allocates and frees dozens of small buffers across the
@@ -39,6 +39,10 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     /// Apply the store's pending schema migrations, or list them (--check).
     Migrate(migrate::MigrateArgs),
+    /// Print the completion script of a shell: bash, zsh or fish.
+    Completions { shell: Shell },
+    /// Print the man page (roff), subcommands included.
+    Man,
     /// Queues: create, ls, get, pause, resume, purge, rm.
     #[command(after_help = commands::EXIT_CODES)]
     Queue(commands::queue::QueueArgs),
@@ -65,8 +69,65 @@ enum Command {
     Webhook(commands::webhook::WebhookArgs),
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// Writes what `idem completions` and `idem man` print: both made from the
+/// flags' own definitions, so they cannot fall behind them.
+fn print_generated(command: &Command) -> std::io::Result<()> {
+    let mut cli = Cli::command();
+    let mut out = std::io::stdout().lock();
+    match command {
+        Command::Completions { shell } => {
+            let shell = match shell {
+                Shell::Bash => clap_complete::Shell::Bash,
+                Shell::Zsh => clap_complete::Shell::Zsh,
+                Shell::Fish => clap_complete::Shell::Fish,
+            };
+            // Into a buffer first: the generator panics on a failed write
+            // (a closed pipe), where a write here is an error to report.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli, "idem", &mut script);
+            std::io::Write::write_all(&mut out, &script)
+        }
+        _ => {
+            cli.build();
+            let page = clap_mangen::Man::new(cli.clone());
+            page.render_title(&mut out)?;
+            page.render_name_section(&mut out)?;
+            page.render_synopsis_section(&mut out)?;
+            page.render_description_section(&mut out)?;
+            page.render_options_section(&mut out)?;
+            page.render_subcommands_section(&mut out)?;
+            // Each subcommand's own flags, as `idem <command> --help` lists
+            // them, under a section of its own.
+            for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {
+                let name = sub.get_name().to_uppercase();
+                let sub = sub.clone().bin_name(format!("idem {}", sub.get_name()));
+                use std::io::Write;
+                writeln!(out, ".SH \"IDEM {name}\"")?;
+                let page = clap_mangen::Man::new(sub);
+                page.render_synopsis_section(&mut out)?;
+                page.render_options_section(&mut out)?;
+            }
+            page.render_version_section(&mut out)?;
+            Ok(())
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Completions { .. } | Command::Man) {
+        return match print_generated(&cli.command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => commands::report(&e.into()),
+        };
+    }
     if !matches!(cli.command, Command::Serve(_)) {
         // reqwest is built with rustls but without a crypto provider (the
         // server picks one); building any HTTP client without a
@@ -85,6 +146,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve::run(args).await,
             Command::Proxy(args) => proxy::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
+            Command::Completions { .. } | Command::Man => unreachable!("printed above"),
             Command::Queue(args) => commands::queue::run(args).await,
             Command::Task(args) => commands::task::run(args).await,
             Command::Job(args) => commands::job::run(args).await,

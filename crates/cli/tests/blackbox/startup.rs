@@ -466,3 +466,48 @@ async fn a_serialization_failure_answers_503_with_retry_after_and_the_retry_succ
     create().await.ok(201);
     s.get("/v1/queues/contended").await.ok(200);
 }
+
+/// The completion scripts and the man page come from the flags' own
+/// definitions: every subcommand and a recent flag are in them.
+#[tokio::test]
+async fn completions_and_the_man_page_cover_every_command() {
+    use crate::harness::{Out, command};
+    for (shell, marker) in [
+        ("bash", "_idem()"),
+        ("zsh", "#compdef idem"),
+        ("fish", "complete -c idem"),
+    ] {
+        let mut cmd = command();
+        cmd.args(["completions", shell]);
+        let out = Out::of(cmd).await;
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(
+            out.stdout.contains(marker),
+            "{shell}: {}",
+            &out.stdout[..200]
+        );
+        for word in ["serve", "migrate", "max-connections-per-ip", "no-migrate"] {
+            assert!(out.stdout.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let mut cmd = command();
+    cmd.arg("man");
+    let man = Out::of(cmd).await;
+    assert_eq!(man.code, 0, "{man:?}");
+    assert!(
+        man.stdout.starts_with(".ie") || man.stdout.contains(".TH idem"),
+        "{}",
+        &man.stdout[..200]
+    );
+    for section in ["IDEM SERVE", "IDEM MIGRATE", "IDEM PROXY", "IDEM TASK"] {
+        assert!(man.stdout.contains(section), "the man page lacks {section}");
+    }
+    assert!(man.stdout.contains("IDEM_MAX_CONNECTIONS_PER_IP"));
+    let mut cmd = command();
+    cmd.args(["completions", "powershell"]);
+    assert_eq!(
+        Out::of(cmd).await.code,
+        2,
+        "an unknown shell is a usage error"
+    );
+}
