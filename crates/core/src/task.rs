@@ -431,28 +431,17 @@ impl TargetSpec {
         let oidc = self
             .oidc
             .and_then(|spec| resolve_oidc(spec, &self.url, prefix, errors));
-        let mut secret_headers = Vec::with_capacity(self.secret_headers.len());
-        if self.secret_headers.len() > MAX_TARGET_HEADERS {
-            errors.push(
-                format!("{prefix}.secret_headers"),
-                format!(
-                    "at most {MAX_TARGET_HEADERS} names, got {}",
-                    self.secret_headers.len()
-                ),
-            );
-        } else {
-            for (i, name) in self.secret_headers.iter().enumerate() {
-                if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                    errors.push(
-                        format!("{prefix}.secret_headers[{i}]"),
-                        "is not a valid header name",
-                    );
-                } else {
-                    let lower = name.to_ascii_lowercase();
-                    if !secret_headers.contains(&lower) {
-                        secret_headers.push(lower);
-                    }
-                }
+        // Repeats are kept once (a set: the request's size limit is the
+        // list's only bound); stored sorted.
+        let mut secret_headers = std::collections::BTreeSet::new();
+        for (i, name) in self.secret_headers.iter().enumerate() {
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                errors.push(
+                    format!("{prefix}.secret_headers[{i}]"),
+                    "is not a valid header name",
+                );
+            } else {
+                secret_headers.insert(name.to_ascii_lowercase());
             }
         }
         let mut headers = self.headers;
@@ -470,7 +459,7 @@ impl TargetSpec {
             headers,
             body,
             oidc,
-            secret_headers,
+            secret_headers: secret_headers.into_iter().collect(),
         })
     }
 }

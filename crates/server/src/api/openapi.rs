@@ -511,6 +511,10 @@ fn input_rules(schemas: &mut Map<String, Value>) {
         "additionalProperties": {"type": "string", "pattern": "^[\\t\\x20-\\x7E]*$"},
     });
     constrain(schemas, "TargetSpec", "headers", headers);
+    let secret_headers = json!({
+        "items": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+    });
+    constrain(schemas, "TargetSpec", "secret_headers", secret_headers);
     // Canonical padded base64, as the server decodes it: the last symbol
     // before padding leaves no bits over.
     let base64 = json!({
