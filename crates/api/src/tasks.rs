@@ -140,18 +140,12 @@ impl From<idem_core::task::Target> for Target {
         // Secrets are written once and never read back: whoever may read
         // a task (a reader included) sees that a header is there, not its
         // value.
-        let headers = t
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                let shown = if t.is_secret_header(name) {
-                    idem_core::task::REDACTED.to_string()
-                } else {
-                    value.clone()
-                };
-                (name.clone(), shown)
-            })
-            .collect();
+        let mut headers = t.headers;
+        for (name, value) in headers.iter_mut() {
+            if idem_core::task::is_secret_header(&t.secret_headers, name) {
+                *value = idem_core::task::REDACTED.to_owned();
+            }
+        }
         let mut view = Target {
             url: t.url,
             method: t.method,

@@ -230,17 +230,18 @@ pub const ALWAYS_SECRET_HEADERS: [&str; 3] = ["authorization", "cookie", "proxy-
 /// What a secret header's value is shown as.
 pub const REDACTED: &str = "<redacted>";
 
-impl Target {
-    /// Whether the value of header `name` is a secret the API and the
-    /// console never show.
-    pub fn is_secret_header(&self, name: &str) -> bool {
-        ALWAYS_SECRET_HEADERS
-            .iter()
-            .copied()
-            .chain(self.secret_headers.iter().map(String::as_str))
-            .any(|s| s.eq_ignore_ascii_case(name))
-    }
+/// Whether the value of header `name` of a target whose own secret
+/// headers are `secret_headers` is a secret the API and the console never
+/// show.
+pub fn is_secret_header(secret_headers: &[String], name: &str) -> bool {
+    ALWAYS_SECRET_HEADERS
+        .iter()
+        .copied()
+        .chain(secret_headers.iter().map(String::as_str))
+        .any(|s| s.eq_ignore_ascii_case(name))
+}
 
+impl Target {
     /// What a pull task stores in place of a target: its payload alone,
     /// with no URL, which is what tells a pull task apart.
     pub fn payload(body: Option<(BodyForm, Vec<u8>)>) -> Target {

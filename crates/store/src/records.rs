@@ -184,21 +184,18 @@ pub struct BatchRecord {
 
 impl BatchRecord {
     pub fn of(item: &BatchItem) -> BatchRecord {
-        let (status, task, errors) = match item {
-            BatchItem::Created(t) => (201, Some(t), Vec::new()),
-            BatchItem::Exists(t) => (409, Some(t), Vec::new()),
-            BatchItem::Invalid(e) => (400, None, e.0.clone()),
-            BatchItem::Refused(_) => (409, None, Vec::new()),
+        let (status, task, errors, refused) = match item {
+            BatchItem::Created(t) => (201, Some(t), Vec::new(), None),
+            BatchItem::Exists(t) => (409, Some(t), Vec::new(), None),
+            BatchItem::Invalid(e) => (400, None, e.0.clone(), None),
+            BatchItem::Refused(why) => (409, None, Vec::new(), Some(why.clone())),
         };
         BatchRecord {
             status,
             task_id: task.map(|t| t.task_id.clone()),
             uid: task.map(|t| t.uid.clone()),
             errors,
-            refused: match item {
-                BatchItem::Refused(why) => Some(why.clone()),
-                _ => None,
-            },
+            refused,
         }
     }
 }

@@ -101,3 +101,37 @@ async fn json_lines_name_the_request_task_and_run(kind: Backend) {
 }
 
 idem_testkit::store_tests!(json_lines_name_the_request_task_and_run);
+
+/// Text logs written to a pipe or a file carry no colour codes, from
+/// `idem serve` and `idem proxy` alike (their stderr here is a pipe).
+#[tokio::test]
+async fn text_logs_carry_no_colour_codes_when_not_a_terminal() {
+    let server = harness::Server::start(Backend::Sqlite).await;
+    server.create_queue("q").await;
+    let mut cmd = harness::command();
+    cmd.args([
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        server.base(),
+        "--store",
+        "memory",
+        "--insecure-no-auth",
+    ])
+    .env("IDEM_LOG", "debug");
+    let proxy = Process::run(cmd, harness::PROXY_LISTENING_PREFIX).await;
+    reqwest::get(format!("{}/healthz", proxy.base))
+        .await
+        .expect("through the proxy");
+    for (who, stderr) in [("serve", server.stderr()), ("proxy", proxy.stderr())] {
+        assert!(
+            stderr.contains("INFO") || stderr.contains("DEBUG"),
+            "{who} logged nothing to judge: {stderr}"
+        );
+        assert!(
+            !stderr.contains('\u{1b}'),
+            "{who} wrote colour codes: {stderr:?}"
+        );
+    }
+}

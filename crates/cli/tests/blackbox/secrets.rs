@@ -11,6 +11,7 @@ use std::time::Duration;
 idem_testkit::store_tests!(
     Server::start;
     secret_header_values_are_never_shown_and_always_sent,
+    an_event_body_and_a_callback_target_show_no_secret,
     a_job_target_keeps_its_secrets_too,
     bad_secret_header_names_are_refused_and_write_nothing,
 );
@@ -120,4 +121,43 @@ async fn bad_secret_header_names_are_refused_and_write_nothing(s: Server) {
     s.get("/v1/queues/q/tasks/bad")
         .await
         .problem(404, "NOT_FOUND");
+}
+
+/// A completion event carries the task as GET shows it, secrets redacted;
+/// the callback's own credentials are sent to it and shown to nobody.
+async fn an_event_body_and_a_callback_target_show_no_secret(s: Server) {
+    let target = Target::start().await;
+    let events = Target::start().await;
+    s.create_queue("q").await;
+    s.post(
+        "/v1/queues/q/tasks",
+        json!({"task_id": "t", "target": secret_target(target.url("/ok")),
+               "on_success": {"url": events.url("/ok"),
+                              "headers": {"Authorization": "Bearer s3cret-callback"}}}),
+    )
+    .await
+    .ok(201);
+    let task = s.get("/v1/queues/q/tasks/t").await.ok(200).json.clone();
+    assert_eq!(task["on_success"]["headers"]["Authorization"], "<redacted>");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let event = loop {
+        if let Some(r) = events.received().into_iter().next() {
+            break r;
+        }
+        assert!(std::time::Instant::now() < deadline, "no event delivered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        event.header("authorization"),
+        Some("Bearer s3cret-callback")
+    );
+    let body: Value = serde_json::from_slice(&event.body).expect("a JSON event");
+    let text = body.to_string();
+    assert!(
+        text.contains("\"task_id\":\"t\""),
+        "not the task's event: {text}"
+    );
+    for secret in SECRETS.iter().chain(&["s3cret-callback"]) {
+        assert!(!text.contains(secret), "the event shows {secret}: {text}");
+    }
 }

@@ -247,8 +247,6 @@ fn parse_expression(expr: &str) -> Result<Cron, ScheduleError> {
     Ok(cron)
 }
 
-/// Looks up an IANA time zone name (`Europe/Berlin`, `UTC`) in the time
-/// zone database, case-insensitively.
 /// A pattern of schedules that all parse and fire, for the OpenAPI
 /// document: a nickname, or 5 or 6 fields each `*`, `*/step` or a list of
 /// values (days of the month up to 28, so that every month has them). The
@@ -285,6 +283,8 @@ pub fn time_zone_names() -> Vec<String> {
     names
 }
 
+/// Looks up an IANA time zone name (`Europe/Berlin`, `UTC`) in the time
+/// zone database, case-insensitively.
 pub fn parse_time_zone(name: &str) -> Result<TimeZone, ScheduleError> {
     if name.is_empty() {
         return Err(ScheduleError::TimeZone("the time zone is empty".to_owned()));

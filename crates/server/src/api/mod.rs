@@ -720,9 +720,9 @@ async fn healthz() -> axum::Json<serde_json::Value> {
 }
 
 async fn readyz(State(app): State<Arc<App>>) -> Result<axum::Json<serde_json::Value>, Problem> {
-    app.store.ping().await?;
-    // Another node (or `idem migrate`) may have moved the schema on since
-    // this one started: a node that cannot read it must leave the pool.
+    // Reading the schema's version is the store's answer too. Another
+    // node (or `idem migrate`) may have moved it on since this one
+    // started: a node that cannot read it must leave the pool.
     let schema = app.store.schema().await?;
     if let Err(e) = schema.check_current() {
         return Err(

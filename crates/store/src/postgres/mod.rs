@@ -25,6 +25,7 @@ pub use clock::DatabaseClock;
 use crate::driver::{Conn, Dialect, Value};
 use crate::events::EventRenderer;
 use crate::idempotency::KeyCompletion;
+use crate::schema::migration_sql;
 use crate::tables::idempotency::Keyed;
 use crate::{Error, Result};
 use deadpool_postgres::{
@@ -36,26 +37,7 @@ use idem_postgres_tls::{MakeRustlsConnect, with_server_options};
 use std::sync::{Arc, Mutex};
 use tokio_postgres::types::ToSql;
 
-const SCHEMA: &str = include_str!("schema.sql");
-const MIGRATIONS: &[&str] = &[
-    SCHEMA,
-    include_str!("migrations/002_dispatch.sql"),
-    include_str!("migrations/003_idempotency.sql"),
-    include_str!("migrations/004_jobs.sql"),
-    include_str!("migrations/005_missed_runs.sql"),
-    include_str!("migrations/006_job_paused_reason.sql"),
-    include_str!("migrations/007_redrive.sql"),
-    include_str!("migrations/008_events.sql"),
-    include_str!("migrations/009_queue_stats.sql"),
-    include_str!("migrations/010_person_admins.sql"),
-    include_str!("migrations/011_oidc_keys.sql"),
-    include_str!("migrations/012_pull_queues.sql"),
-    include_str!("migrations/013_claim_order.sql"),
-    include_str!("migrations/014_counted_inserts.sql"),
-    include_str!("migrations/015_org_usage.sql"),
-];
-const _: () = assert!(MIGRATIONS.len() == crate::schema::MIGRATIONS.len());
-
+const MIGRATIONS: &[&str] = crate::schema::with_migrations!(migration_sql!("postgres",));
 /// How many times a write runs when PostgreSQL aborts it for a conflict.
 const WRITE_TRIES: u32 = 4;
 /// Serializes migrations and bootstrap across nodes starting together.

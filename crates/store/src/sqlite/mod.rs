@@ -17,6 +17,7 @@ mod writer;
 use crate::driver::{Conn, Dialect, Value, run_now};
 use crate::events::EventRenderer;
 use crate::idempotency::KeyCompletion;
+use crate::schema::migration_sql;
 use crate::tables::idempotency::Keyed;
 use crate::{Error, Result};
 use idem_core::Clock;
@@ -29,7 +30,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use writer::Writer;
 
-const SCHEMA: &str = include_str!("schema.sql");
 /// Idle read connections kept open.
 const MAX_IDLE_READERS: usize = 8;
 
@@ -60,6 +60,18 @@ struct Inner {
     /// The attempts each queue started in the last minute.
     dispatched: dispatched::Dispatched,
 }
+
+/// The writer's settings, on every connection that writes (the store's
+/// writer, `idem migrate`). Each job of a group commit runs in a
+/// savepoint, whose undo pages SQLite writes to a temporary file unless
+/// told to keep them in memory (`temp_store`): a third of the writer's
+/// time went to those writes. They only undo a job within its open
+/// transaction; a crash loses the transaction, which never reached the WAL.
+const WRITER_PRAGMAS: &str = "PRAGMA journal_mode = WAL;
+     PRAGMA synchronous = FULL;
+     PRAGMA busy_timeout = 5000;
+     PRAGMA foreign_keys = OFF;
+     PRAGMA temp_store = MEMORY;";
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file at `path` and brings its
@@ -96,18 +108,7 @@ impl SqliteStore {
         let counter = statements.clone();
         let conn = tokio::task::spawn_blocking(move || -> Result<Connection> {
             let mut conn = Connection::open(&p)?;
-            // Each job of a group commit runs in a savepoint, whose undo
-            // pages SQLite writes to a temporary file unless told to keep
-            // them in memory: a third of the writer's time went to those
-            // writes. They only undo a job within its open transaction; a
-            // crash loses the transaction, which never reached the WAL.
-            conn.execute_batch(
-                "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = FULL;
-                 PRAGMA busy_timeout = 5000;
-                 PRAGMA foreign_keys = OFF;
-                 PRAGMA temp_store = MEMORY;",
-            )?;
+            conn.execute_batch(WRITER_PRAGMAS)?;
             migrate(&conn)?;
             count_statements(&mut conn, counter)?;
             Ok(conn)
@@ -288,25 +289,7 @@ fn count_statements(conn: &mut Connection, counter: Option<Arc<AtomicU64>>) -> R
 
 /// Schema versions, applied in order; each runs once, recorded in
 /// `user_version`.
-const MIGRATIONS: &[&str] = &[
-    SCHEMA,
-    include_str!("migrations/002_dispatch.sql"),
-    include_str!("migrations/003_idempotency.sql"),
-    include_str!("migrations/004_jobs.sql"),
-    include_str!("migrations/005_missed_runs.sql"),
-    include_str!("migrations/006_job_paused_reason.sql"),
-    include_str!("migrations/007_redrive.sql"),
-    include_str!("migrations/008_events.sql"),
-    include_str!("migrations/009_queue_stats.sql"),
-    include_str!("migrations/010_person_admins.sql"),
-    include_str!("migrations/011_oidc_keys.sql"),
-    include_str!("migrations/012_pull_queues.sql"),
-    include_str!("migrations/013_claim_order.sql"),
-    include_str!("migrations/014_counted_inserts.sql"),
-    include_str!("migrations/015_org_usage.sql"),
-];
-
-const _: () = assert!(MIGRATIONS.len() == crate::schema::MIGRATIONS.len());
+const MIGRATIONS: &[&str] = crate::schema::with_migrations!(migration_sql!("sqlite",));
 
 /// Applies the migrations `conn`'s database lacks; a newer schema than
 /// this binary's is refused before any write. The version before.
@@ -339,9 +322,7 @@ pub fn schema_state(path: &Path) -> Result<crate::schema::SchemaState> {
 /// file's write lock orders them.
 pub fn migrate_file(path: &Path) -> Result<crate::schema::SchemaState> {
     let conn = Connection::open(path)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
-    )?;
+    conn.execute_batch(WRITER_PRAGMAS)?;
     migrate(&conn)
 }
 
