@@ -79,18 +79,21 @@ class Server:
         return idem.Client(self.base_url, self.api_key, **kw)
 
 
-def wait_ready(url: str, proc: subprocess.Popen, log: pathlib.Path, timeout: float = 60) -> None:
+def wait_ready(url: str, proc: subprocess.Popen, log: pathlib.Path, timeout: float = 60, *, name: str = "idem", any_answer: bool = False) -> None:
+    """Waits until ``url`` answers 200 (or, with ``any_answer``, anything)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"idem exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
+            answer = httpx.get(url, timeout=2)
         except httpx.HTTPError:
             pass
+        else:
+            if any_answer or answer.status_code == 200:
+                return
         time.sleep(0.1)
-    raise RuntimeError(f"idem did not become ready:\n{log.read_text()[-3000:]}")
+    raise RuntimeError(f"{name} did not become ready:\n{log.read_text()[-3000:]}")
 
 
 def start_serve(store_args: list[str], workdir: pathlib.Path, store: str) -> Server:

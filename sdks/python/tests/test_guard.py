@@ -21,7 +21,7 @@ from idem import webhooks
 from idem.guard import GuardMiddleware, MemoryStore, PostgresStore, RedisStore, RunKey
 from idem.oidc import OidcVerifier
 
-from conftest import REDIS_URL, free_port, idem_bin, stop
+from conftest import REDIS_URL, free_port, idem_bin, stop, wait_ready
 from receiver import Receiver
 from test_verify import TESTDATA, _rs256
 
@@ -210,19 +210,6 @@ def shared_store(request, guard_database):
     return request.param
 
 
-def wait_answering(url: str, proc: subprocess.Popen, log, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"idem proxy exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            httpx.get(url, timeout=2)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"idem proxy did not start:\n{log.read_text()[-3000:]}")
-
-
 async def test_a_rust_guard_and_a_python_guard_see_each_others_claims(shared_store, guard_database, workdir):
     """``idem proxy`` (idem-guard) and this guard on one store: a run either
     completes is a duplicate to the other, and the proxy's upstream is not
@@ -242,7 +229,7 @@ async def test_a_rust_guard_and_a_python_guard_see_each_others_claims(shared_sto
     try:
         # The proxy has no health route: any answer (a 400 for a request
         # without identity) says it listens.
-        wait_answering(f"http://127.0.0.1:{port}/", proxy, log)
+        wait_ready(f"http://127.0.0.1:{port}/", proxy, log, 30, name="idem proxy", any_answer=True)
         store = await backend.open()
         runs: Counter = Counter()
         python_key, rust_key = "py-" + uuid.uuid4().hex, "rs-" + uuid.uuid4().hex

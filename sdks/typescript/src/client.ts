@@ -223,24 +223,27 @@ export class IdemClient {
     const policy = this.retry;
     const started = Date.now();
     const userSignal = call.options?.signal;
+    // The same on every attempt: one key per logical call.
+    const headers: Record<string, string> = { "user-agent": this.userAgent, accept: "application/json" };
+    if (this.apiKey !== undefined) headers["authorization"] = `Bearer ${this.apiKey}`;
+    if (key !== undefined) headers["idempotency-key"] = key;
+    if (call.body?.kind === "json") headers["content-type"] = "application/json";
+    else if (call.body?.kind === "raw") headers["content-type"] = call.body.contentType;
     let attempts = 0;
+    /** The wait before another attempt, or undefined when the policy allows none. */
+    const retryWait = (retryAfterMs: number | undefined): number | undefined => {
+      if (attempts >= Math.max(1, policy.maxAttempts)) return undefined;
+      const wait = retryDelay(policy, attempts, retryAfterMs);
+      return Date.now() - started + wait > policy.maxElapsedMs ? undefined : wait;
+    };
     for (;;) {
       attempts++;
-      const headers: Record<string, string> = { "user-agent": this.userAgent, accept: "application/json" };
-      if (this.apiKey !== undefined) headers["authorization"] = `Bearer ${this.apiKey}`;
-      if (key !== undefined) headers["idempotency-key"] = key;
       let body: RequestInit["body"] | undefined;
-      if (call.body?.kind === "json") {
-        headers["content-type"] = "application/json";
-        body = call.body.text;
-      } else if (call.body?.kind === "raw") {
-        headers["content-type"] = call.body.contentType;
-        body = call.body.bytes as RequestInit["body"];
-      } else if (call.body?.kind === "form") {
-        // A form is consumed by sending: each attempt builds its own (the
-        // boundary differs, which the server's fingerprint ignores).
-        body = call.body.build();
-      }
+      if (call.body?.kind === "json") body = call.body.text;
+      else if (call.body?.kind === "raw") body = call.body.bytes as RequestInit["body"];
+      // A form is consumed by sending: each attempt builds its own (the
+      // boundary differs, which the server's fingerprint ignores).
+      else if (call.body?.kind === "form") body = call.body.build();
       const timeout = AbortSignal.timeout(policy.attemptTimeoutMs + (call.extraTimeMs ?? 0));
       const signal = userSignal ? AbortSignal.any([userSignal, timeout]) : timeout;
       let status: number;
@@ -255,8 +258,8 @@ export class IdemClient {
         bytes = new Uint8Array(await response.arrayBuffer());
       } catch (error) {
         if (userSignal?.aborted) throw userSignal.reason;
-        const wait = retryDelay(policy, attempts, undefined);
-        if (attempts >= Math.max(1, policy.maxAttempts) || Date.now() - started + wait > policy.maxElapsedMs) {
+        const wait = retryWait(undefined);
+        if (wait === undefined) {
           const cause = (error as Error)?.cause ?? error;
           throw new TransportError(
             `no answer from ${call.method} ${url.pathname} after ${attempts} attempt(s): ${(cause as Error)?.message ?? cause}`,
@@ -271,22 +274,22 @@ export class IdemClient {
       const requestId = responseHeaders.get("idem-request-id") ?? undefined;
       const text = new TextDecoder().decode(bytes);
       if (status < 200 || status >= 300) {
-        let problem: unknown;
+        let parsed: unknown;
         try {
-          problem = JSON.parse(text);
+          parsed = JSON.parse(text);
         } catch {
-          problem = undefined;
+          parsed = undefined;
         }
+        const problem = looksLikeProblem(parsed) ? parsed : undefined;
         const retryAfterMs = parseRetryAfter(responseHeaders.get("retry-after"));
-        const code = looksLikeProblem(problem) ? problem.type : undefined;
-        if (transientStatus(status, code) && attempts < Math.max(1, policy.maxAttempts)) {
-          const wait = retryDelay(policy, attempts, retryAfterMs);
-          if (Date.now() - started + wait <= policy.maxElapsedMs) {
+        if (transientStatus(status, problem?.type)) {
+          const wait = retryWait(retryAfterMs);
+          if (wait !== undefined) {
             await sleep(wait, userSignal);
             continue;
           }
         }
-        if (looksLikeProblem(problem)) {
+        if (problem) {
           throw problemError(problem, { ...(requestId ? { requestId } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
         }
         throw new UnexpectedStatusError(status, requestId, text.slice(0, 200));
@@ -329,21 +332,24 @@ export class IdemClient {
   }
 
   /** `GET /openapi.json`: the document this client's types come from. */
-  async openapi(): Promise<unknown> {
-    const r = await this.fetchImpl(new URL("openapi.json", this.baseUrl));
-    return r.json();
+  openapi(): Promise<unknown> {
+    return this.rootJson("openapi.json");
   }
 
   /** `GET /.well-known/openid-configuration` (no API key needed). */
-  async getOpenIdConfiguration(): Promise<T.OpenIdConfiguration> {
-    const r = await this.fetchImpl(new URL(".well-known/openid-configuration", this.baseUrl));
-    return (await r.json()) as T.OpenIdConfiguration;
+  getOpenIdConfiguration(): Promise<T.OpenIdConfiguration> {
+    return this.rootJson<T.OpenIdConfiguration>(".well-known/openid-configuration");
   }
 
   /** `GET /.well-known/jwks.json`: the keys Idem's ID tokens are signed with. */
-  async getJwks(): Promise<T.Jwks> {
-    const r = await this.fetchImpl(new URL(".well-known/jwks.json", this.baseUrl));
-    return (await r.json()) as T.Jwks;
+  getJwks(): Promise<T.Jwks> {
+    return this.rootJson<T.Jwks>(".well-known/jwks.json");
+  }
+
+  /** A document outside /v1, fetched once, without key or retries. */
+  private async rootJson<V>(path: string): Promise<V> {
+    const r = await this.fetchImpl(new URL(path, this.baseUrl));
+    return (await r.json()) as V;
   }
 
   // Queues -------------------------------------------------------------

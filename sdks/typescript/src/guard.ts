@@ -270,6 +270,9 @@ function sendProblem(req: Req, res: Res, status: number, code: string, detail: s
   res.end(body);
 }
 
+/** 503: the claim store could not be asked; the sender retries. */
+const storeUnavailable = (req: Req, res: Res) => sendProblem(req, res, 503, "UNAVAILABLE", "the guard store is unavailable", { "retry-after": "1" });
+
 async function readBody(req: Req, limit: number): Promise<Buffer | "too_large"> {
   if (Buffer.isBuffer(req.body)) return req.body;
   if (req.rawBody) return req.rawBody;
@@ -382,7 +385,7 @@ export function idemGuard(options: ExpressGuardOptions): (req: Req, res: Res, ne
           return sendProblem(req, res, 401, "UNAUTHENTICATED", "this ID token already opened another run: a token without idem_run opens one run, until it expires");
         }
       } catch {
-        return sendProblem(req, res, 503, "UNAVAILABLE", "the guard store is unavailable", { "retry-after": "1" });
+        return storeUnavailable(req, res);
       }
     }
 
@@ -391,7 +394,7 @@ export function idemGuard(options: ExpressGuardOptions): (req: Req, res: Res, ne
     try {
       outcome = await guard.claim(key);
     } catch {
-      return sendProblem(req, res, 503, "UNAVAILABLE", "the guard store is unavailable", { "retry-after": "1" });
+      return storeUnavailable(req, res);
     }
     if (outcome.state === "completed") {
       res.writeHead(200, { "content-type": "application/json", "idempotent-replayed": "true" });
@@ -451,6 +454,11 @@ export function idemGuard(options: ExpressGuardOptions): (req: Req, res: Res, ne
     if (attempt.state === "lease_lost") {
       swallowed = true;
       restore();
+      const detail =
+        attempt.reason === "taken"
+          ? `run ${key} stopped being this attempt's while it ran (it was taken over or is gone); this attempt was stopped and its outcome not recorded`
+          : `the guard store could not renew run ${key}'s lease before it ran out; this attempt was stopped and its outcome not recorded`;
+      if (!res.headersSent) sendProblem(req, res, 409, "LEASE_LOST", detail, { "retry-after": "1" });
       // Whatever the handler writes from now on goes nowhere.
       res.write = function (this: Res, _c: unknown, e?: unknown, cb?: unknown) {
         const done = typeof e === "function" ? e : cb;
@@ -463,18 +471,6 @@ export function idemGuard(options: ExpressGuardOptions): (req: Req, res: Res, ne
       res.writeHead = function (this: Res) {
         return this;
       } as typeof res.writeHead;
-      const detail =
-        attempt.reason === "taken"
-          ? `run ${key} stopped being this attempt's while it ran (it was taken over or is gone); this attempt was stopped and its outcome not recorded`
-          : `the guard store could not renew run ${key}'s lease before it ran out; this attempt was stopped and its outcome not recorded`;
-      if (!res.headersSent) {
-        const requestId = uuidv7();
-        original.writeHead.call(res, 409, { "content-type": "application/problem+json", "idem-request-id": requestId, "retry-after": "1" });
-        (original.end as (...a: unknown[]) => unknown).call(
-          res,
-          JSON.stringify({ type: "LEASE_LOST", title: "Conflict", status: 409, detail, request_id: requestId, instance: uri.split("?", 1)[0] }),
-        );
-      }
       return;
     }
     restore();

@@ -66,6 +66,8 @@ interface Key {
 
 const b64url = (s: string) => Buffer.from(s, "base64url");
 
+const unknownKey = (kid: string) => new OidcError("unknown_key", `no key of the issuer has ID ${JSON.stringify(kid)}`);
+
 /** The key's algorithm: the one its JWK names, or ES256 for a P-256 key and RS256 for an RSA key. */
 function algorithmOf(jwk: Record<string, unknown>): "RS256" | "ES256" | undefined {
   const byType = jwk["kty"] === "EC" && jwk["crv"] === "P-256" ? "ES256" : jwk["kty"] === "RSA" ? "RS256" : undefined;
@@ -173,7 +175,7 @@ export class OidcVerifier {
     if (this.fetchedAt !== undefined && Date.now() - this.fetchedAt < this.options.refetchIntervalMs) {
       const found = this.keys.get(kid);
       if (found) return found;
-      throw new OidcError("unknown_key", `no key of the issuer has ID ${JSON.stringify(kid)}`);
+      throw unknownKey(kid);
     }
     this.fetching = this.fetchKeys();
     try {
@@ -186,7 +188,7 @@ export class OidcVerifier {
       this.fetching = undefined;
     }
     const found = this.keys.get(kid);
-    if (!found) throw new OidcError("unknown_key", `no key of the issuer has ID ${JSON.stringify(kid)}`);
+    if (!found) throw unknownKey(kid);
     return found;
   }
 

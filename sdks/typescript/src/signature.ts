@@ -67,8 +67,9 @@ export interface VerifiedDelivery {
 }
 
 function keyOf(secret: string): Buffer {
-  const encoded = secret.trim().replace(/^whsec_/, "");
-  if (!secret.trim().startsWith("whsec_")) throw new SignatureError("invalid_secret", "a signing secret starts with whsec_");
+  const text = secret.trim();
+  if (!text.startsWith("whsec_")) throw new SignatureError("invalid_secret", "a signing secret starts with whsec_");
+  const encoded = text.slice("whsec_".length);
   const key = Buffer.from(encoded, "base64");
   if (key.length === 0 || key.toString("base64").replace(/=+$/, "") !== encoded.replace(/=+$/, "")) {
     throw new SignatureError("invalid_secret", "the part after whsec_ is not valid base64");

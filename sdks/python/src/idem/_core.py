@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import httpx
 
-from .errors import DecodeError, ProblemError, UnexpectedStatusError, problem_error
+from .errors import DecodeError, ProblemError, TransportError, UnexpectedStatusError, problem_error
 
 T = TypeVar("T")
 
@@ -202,6 +202,57 @@ def transient(answer: httpx.Response) -> bool:
 
 
 TRANSIENT_TRANSPORT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class Attempts:
+    """The retry loop of one call without its I/O, shared by both clients:
+    they send :meth:`request` and sleep for what :meth:`after` answers
+    until it answers ``None``; :meth:`result` is then the call's outcome."""
+
+    def __init__(self, call: Call, policy: RetryPolicy):
+        self.call = call
+        self.policy = policy
+        self.key = call.key()
+        self.started = time.monotonic()
+        self.count = 0
+        self.answer: httpx.Response | None = None
+        self.failure: Exception | None = None
+
+    def request(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        self.count += 1
+        return self.call.build(client, self.key, self.policy.attempt_timeout)
+
+    def after(self, answer: httpx.Response | None = None, failure: Exception | None = None) -> float | None:
+        """Given the attempt's answer (read in full) or its transport
+        failure: the wait before the next attempt, or ``None`` when none
+        follows."""
+        self.answer, self.failure = answer, failure
+        retry_after = None
+        if answer is not None:
+            if not transient(answer):
+                return None
+            retry_after = parse_retry_after(answer.headers.get("retry-after"))
+        if self.count >= max(self.policy.max_attempts, 1):
+            return None
+        wait = self.policy.delay(self.count, retry_after)
+        if time.monotonic() - self.started + wait > self.policy.max_elapsed:
+            return None
+        return wait
+
+    def result(self) -> "Response[Any]":
+        """The last answer decoded, or the transport failure raised."""
+        if self.answer is not None:
+            return decode(self.answer, self.key, self.count, self.call.raw)
+        raise TransportError(f"{self.call.method} {self.call.path()}: {self.failure}", self.count, self.key) from self.failure
+
+
+def next_page(call: Call, page: Any) -> bool:
+    """Points ``call`` at the page after ``page``; False on the last."""
+    token = page.get("next_page_token")
+    if not token:
+        return False
+    call.query["page_token"] = token
+    return True
 
 
 def decode(answer: httpx.Response, key: str | None, attempts: int, raw: bool = False) -> Response[Any]:

@@ -14,24 +14,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Iterator, TypeVar
 
 import httpx
 
-from ._core import TRANSIENT_TRANSPORT, Call, Response, RetryPolicy, decode, parse_retry_after, transient
+from ._core import TRANSIENT_TRANSPORT, Attempts, Call, Response, RetryPolicy, next_page
 from ._operations import Operations
-from .errors import TransportError
 
 __all__ = ["Client", "AsyncClient", "RetryPolicy", "Response"]
 
 USER_AGENT = "idem-client-python/0.1.0"
 
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 
-def _headers(api_key: str | None) -> dict[str, str]:
-    h = {"User-Agent": USER_AGENT}
+
+def _configured(http: H, base_url: str, api_key: str | None) -> H:
+    """``http`` pointed at ``base_url``, sending this library's headers."""
+    http.base_url = httpx.URL(base_url.rstrip("/"))
+    http.headers["User-Agent"] = USER_AGENT
     if api_key:
-        h["Authorization"] = f"Bearer {api_key}"
-    return h
+        http.headers["Authorization"] = f"Bearer {api_key}"
+    return http
 
 
 class Client(Operations):
@@ -52,9 +55,7 @@ class Client(Operations):
     ):
         self.retry = retry or RetryPolicy()
         self._own = http_client is None
-        self._http = http_client or httpx.Client(transport=transport)
-        self._http.base_url = httpx.URL(base_url.rstrip("/"))
-        self._http.headers.update(_headers(api_key))
+        self._http = _configured(http_client or httpx.Client(transport=transport), base_url, api_key)
 
     def close(self) -> None:
         if self._own:
@@ -67,43 +68,26 @@ class Client(Operations):
         self.close()
 
     def _execute(self, call: Call) -> Response[Any]:
-        key = call.key()
-        policy = self.retry
-        started = time.monotonic()
-        attempts = 0
+        attempts = Attempts(call, self.retry)
         while True:
-            attempts += 1
-            request = call.build(self._http, key, policy.attempt_timeout)
+            request = attempts.request(self._http)
             try:
                 answer = self._http.send(request)
                 answer.read()
             except TRANSIENT_TRANSPORT as e:
-                retry_after = None
-                failure: Exception | None = e
-                answer = None
+                wait = attempts.after(failure=e)
             else:
-                if not transient(answer):
-                    return decode(answer, key, attempts, call.raw)
-                retry_after = parse_retry_after(answer.headers.get("retry-after"))
-                failure = None
-            if attempts >= max(policy.max_attempts, 1):
-                break
-            wait = policy.delay(attempts, retry_after)
-            if time.monotonic() - started + wait > policy.max_elapsed:
-                break
+                wait = attempts.after(answer)
+            if wait is None:
+                return attempts.result()
             time.sleep(wait)
-        if answer is not None:
-            return decode(answer, key, attempts, call.raw)
-        raise TransportError(f"{call.method} {call.path()}: {failure}", attempts, key) from failure
 
     def _paginate(self, call: Call) -> Iterator[Any]:
         while True:
             page = self._execute(call).value
             yield from page.get("items", [])
-            token = page.get("next_page_token")
-            if not token:
+            if not next_page(call, page):
                 return
-            call.query["page_token"] = token
 
 
 class AsyncClient(Operations):
@@ -121,9 +105,7 @@ class AsyncClient(Operations):
     ):
         self.retry = retry or RetryPolicy()
         self._own = http_client is None
-        self._http = http_client or httpx.AsyncClient(transport=transport)
-        self._http.base_url = httpx.URL(base_url.rstrip("/"))
-        self._http.headers.update(_headers(api_key))
+        self._http = _configured(http_client or httpx.AsyncClient(transport=transport), base_url, api_key)
 
     async def aclose(self) -> None:
         if self._own:
@@ -136,41 +118,24 @@ class AsyncClient(Operations):
         await self.aclose()
 
     async def _execute(self, call: Call) -> Response[Any]:  # type: ignore[override]
-        key = call.key()
-        policy = self.retry
-        started = time.monotonic()
-        attempts = 0
+        attempts = Attempts(call, self.retry)
         while True:
-            attempts += 1
-            request = call.build(self._http, key, policy.attempt_timeout)
+            request = attempts.request(self._http)
             try:
                 answer = await self._http.send(request)
                 await answer.aread()
             except TRANSIENT_TRANSPORT as e:
-                retry_after = None
-                failure: Exception | None = e
-                answer = None
+                wait = attempts.after(failure=e)
             else:
-                if not transient(answer):
-                    return decode(answer, key, attempts, call.raw)
-                retry_after = parse_retry_after(answer.headers.get("retry-after"))
-                failure = None
-            if attempts >= max(policy.max_attempts, 1):
-                break
-            wait = policy.delay(attempts, retry_after)
-            if time.monotonic() - started + wait > policy.max_elapsed:
-                break
+                wait = attempts.after(answer)
+            if wait is None:
+                return attempts.result()
             await asyncio.sleep(wait)
-        if answer is not None:
-            return decode(answer, key, attempts, call.raw)
-        raise TransportError(f"{call.method} {call.path()}: {failure}", attempts, key) from failure
 
     async def _paginate(self, call: Call) -> AsyncIterator[Any]:  # type: ignore[override]
         while True:
             page = (await self._execute(call)).value
             for item in page.get("items", []):
                 yield item
-            token = page.get("next_page_token")
-            if not token:
+            if not next_page(call, page):
                 return
-            call.query["page_token"] = token

@@ -67,6 +67,13 @@ def bearer(headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> str | None
     return None
 
 
+def _required_bearer(headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> str:
+    token = bearer(headers)
+    if token is None:
+        raise OidcError("send Authorization: Bearer <OIDC ID token>")
+    return token
+
+
 def _b64(part: str) -> bytes:
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
@@ -176,7 +183,7 @@ class OidcVerifier:
             raise OidcUnavailable("the discovery document names no jwks_uri")
         return uri
 
-    def _check(self, token: str, header: Mapping[str, Any], claims: Mapping[str, Any], signed: bytes, signature: bytes) -> VerifiedToken:
+    def _check(self, header: Mapping[str, Any], claims: Mapping[str, Any], signed: bytes, signature: bytes) -> VerifiedToken:
         found = self._keys.get(header["kid"])
         if found is None:
             raise OidcError(f"no key of the issuer has ID {header['kid']!r}")
@@ -220,6 +227,13 @@ class OidcVerifier:
             claims=dict(claims),
         )
 
+    def _fetch_failed(self, e: Exception) -> None:
+        # Keys fetched before still hold while the issuer is away; the next
+        # fetch waits for the refetch interval.
+        if not self._keys:
+            raise OidcUnavailable(f"the issuer's keys could not be fetched: {e}") from e
+        self._fetched_at = time.monotonic()
+
     # --- blocking -------------------------------------------------------
 
     def _fetch(self) -> None:
@@ -228,22 +242,17 @@ class OidcVerifier:
                 uri = self._jwks_uri or self._jwks_from(http.get(self._discovery_url()).raise_for_status().json())
                 self._store_keys(http.get(uri).raise_for_status().json())
         except (httpx.HTTPError, ValueError) as e:
-            if not self._keys:
-                raise OidcUnavailable(f"the issuer's keys could not be fetched: {e}") from e
-            self._fetched_at = time.monotonic()
+            self._fetch_failed(e)
 
     def verify(self, token: str) -> VerifiedToken:
         header, claims, signed, signature = self._parse(token)
         with self._lock:
             if self._needs_fetch(header["kid"]):
                 self._fetch()
-        return self._check(token, header, claims, signed, signature)
+        return self._check(header, claims, signed, signature)
 
     def verify_headers(self, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> VerifiedToken:
-        token = bearer(headers)
-        if token is None:
-            raise OidcError("send Authorization: Bearer <OIDC ID token>")
-        return self.verify(token)
+        return self.verify(_required_bearer(headers))
 
     # --- asyncio --------------------------------------------------------
 
@@ -253,19 +262,14 @@ class OidcVerifier:
                 uri = self._jwks_uri or self._jwks_from((await http.get(self._discovery_url())).raise_for_status().json())
                 self._store_keys((await http.get(uri)).raise_for_status().json())
         except (httpx.HTTPError, ValueError) as e:
-            if not self._keys:
-                raise OidcUnavailable(f"the issuer's keys could not be fetched: {e}") from e
-            self._fetched_at = time.monotonic()
+            self._fetch_failed(e)
 
     async def verify_async(self, token: str) -> VerifiedToken:
         header, claims, signed, signature = self._parse(token)
         if self._needs_fetch(header["kid"]):
             await self._fetch_async()
-        return self._check(token, header, claims, signed, signature)
+        return self._check(header, claims, signed, signature)
 
     async def verify_headers_async(self, headers: Mapping[str, str] | Sequence[tuple[str, str]]) -> VerifiedToken:
-        token = bearer(headers)
-        if token is None:
-            raise OidcError("send Authorization: Bearer <OIDC ID token>")
-        return await self.verify_async(token)
+        return await self.verify_async(_required_bearer(headers))
 

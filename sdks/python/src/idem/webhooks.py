@@ -106,6 +106,11 @@ def verify(secrets: Sequence[Union[str, bytes]], headers: Headers, body: bytes, 
     """Checks the Standard Webhooks signature of a delivery; returns its
     signed ``webhook-id`` (the run key Idem sent) or raises
     :class:`SignatureError`."""
+    return _verify(secrets, headers, body, tolerance, now)[0]
+
+
+def _verify(secrets: Sequence[Union[str, bytes]], headers: Headers, body: bytes, tolerance: float, now: float | None) -> tuple[str, str]:
+    """:func:`verify`, answering the signed id and timestamp text."""
     msg_id = _single(headers, "webhook-id")
     timestamp = _single(headers, "webhook-timestamp")
     signatures = _single(headers, "webhook-signature")
@@ -117,7 +122,7 @@ def verify(secrets: Sequence[Union[str, bytes]], headers: Headers, body: bytes, 
     # The timestamp is signed as the text it was sent as.
     if not _matches((_key(s) for s in secrets), f"{msg_id}.{timestamp}.".encode() + body, tags):
         raise SignatureError("no valid signature")
-    return msg_id
+    return msg_id, timestamp
 
 
 def verify_target(secrets: Sequence[Union[str, bytes]], headers: Headers, method: str, path_and_query: str, body: bytes, *, required: bool = True, tolerance: float = DEFAULT_TOLERANCE, now: float | None = None) -> str:
@@ -126,14 +131,13 @@ def verify_target(secrets: Sequence[Union[str, bytes]], headers: Headers, method
     query as received (``/hooks/charge?x=1``). Without ``required`` a
     delivery lacking the header passes on its first signature alone.
     Returns the signed ``webhook-id``."""
-    msg_id = verify(secrets, headers, body, tolerance=tolerance, now=now)
+    msg_id, timestamp = _verify(secrets, headers, body, tolerance, now)
     try:
         signatures = _single(headers, "idem-target-signature")
     except SignatureError:
         if required:
             raise
         return msg_id
-    timestamp = _single(headers, "webhook-timestamp")
     tags = _candidates(signatures)
     if not _matches((_key(s) for s in secrets), _target_message(msg_id, timestamp, method, path_and_query or "/", body), tags):
         raise SignatureError("Idem-Target-Signature does not match this request's method, path and query")

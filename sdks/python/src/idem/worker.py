@@ -39,6 +39,24 @@ def _passing(e: IdemError) -> bool:
     return not isinstance(e, ProblemError) or e.status >= 500 or e.status == 429
 
 
+def _batch(first: dict[str, Any] | None, more: Callable[[], dict[str, Any] | None]) -> tuple[list[dict[str, Any]], bool]:
+    """``first`` and whatever else is ready (``more`` raises once nothing
+    is), up to :data:`MAX_ENDS`, for one ``tasks:end`` call; and whether the
+    end marker (``None``) came."""
+    done = first is None
+    batch = [] if first is None else [first]
+    while len(batch) < MAX_ENDS:
+        try:
+            item = more()
+        except (_queue.Empty, asyncio.QueueEmpty):
+            break
+        if item is None:
+            done = True
+        else:
+            batch.append(item)
+    return batch, done
+
+
 def _end_of(task: dict[str, Any], ok: bool, value: Any) -> dict[str, Any]:
     end = {"task_id": task["task_id"], "attempt_id": task["lease"]["attempt_id"]}
     if ok:
@@ -213,22 +231,7 @@ class Worker(_Base):
     def _report_loop(self) -> None:
         done = False
         while not done:
-            first = self._ends.get()
-            batch = []
-            if first is None:
-                done = True
-            else:
-                batch.append(first)
-            # Whatever else is ready goes in the same call.
-            while len(batch) < MAX_ENDS:
-                try:
-                    more = self._ends.get_nowait()
-                except _queue.Empty:
-                    break
-                if more is None:
-                    done = True
-                    continue
-                batch.append(more)
+            batch, done = _batch(self._ends.get(), self._ends.get_nowait)
             if batch:
                 self._send(batch)
 
@@ -348,18 +351,7 @@ class AsyncWorker(_Base):
     async def _report_loop(self) -> None:
         done = False
         while not done:
-            first = await self._ends.get()
-            batch = []
-            if first is None:
-                done = True
-            else:
-                batch.append(first)
-            while len(batch) < MAX_ENDS and not self._ends.empty():
-                more = self._ends.get_nowait()
-                if more is None:
-                    done = True
-                    continue
-                batch.append(more)
+            batch, done = _batch(await self._ends.get(), self._ends.get_nowait)
             if batch:
                 try:
                     self._record((await self.client.end_tasks(self.queue, batch)).value, batch)

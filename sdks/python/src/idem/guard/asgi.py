@@ -51,6 +51,10 @@ class _Answer(Exception):
         self.status, self.code, self.detail, self.headers = status, code, detail, list(headers)
 
 
+def _store_unavailable() -> _Answer:
+    return _Answer(503, "UNAVAILABLE", "the guard store is unavailable", [("Retry-After", "1")])
+
+
 _TITLES = {400: "Bad Request", 401: "Unauthorized", 409: "Conflict", 413: "Payload Too Large", 503: "Service Unavailable"}
 
 
@@ -120,7 +124,7 @@ class GuardMiddleware:
             result = await self.guard.run(key, work, lambda status: 200 <= status < 300)
         except StoreError as e:
             log.error("run %s: guard store unavailable: %s", key, e)
-            await _problem(send, path, _Answer(503, "UNAVAILABLE", "the guard store is unavailable", [("Retry-After", "1")]))
+            await _problem(send, path, _store_unavailable())
             return
         if result.ended is Ended.DUPLICATE:
             await _send_json(send, 200, {"status": "duplicate", "run_key": str(key)}, [("Idempotent-Replayed", "true")], "application/json")
@@ -185,7 +189,7 @@ class GuardMiddleware:
             try:
                 bound = await self.guard.store.bind_token(unbound_token.digest, key, ttl)
             except StoreError as e:
-                raise _Answer(503, "UNAVAILABLE", "the guard store is unavailable", [("Retry-After", "1")]) from e
+                raise _store_unavailable() from e
             if bound != key:
                 raise _Answer(401, "UNAUTHENTICATED", "this token already opened another run")
         return key, receive

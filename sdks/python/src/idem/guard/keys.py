@@ -122,22 +122,23 @@ def _schedule_instant(value: bytes) -> bytes:
     the fraction only as long as it needs: spellings of one instant are one
     run, and the usual ``…T12:00:00Z`` stays as it came."""
     text = value.decode("ascii", errors="replace")
+    invalid = f"X-CloudScheduler-ScheduleTime {text!r} is not an RFC 3339 instant"
     m = _RFC3339.match(text)
     if not m:
-        raise InvalidScheduleTime(f"X-CloudScheduler-ScheduleTime {text!r} is not an RFC 3339 instant")
+        raise InvalidScheduleTime(invalid)
     year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
     fraction = m.group(7) or ""
     nanos = int(fraction.ljust(9, "0")) if fraction else 0
     try:
         local = _dt.datetime(year, month, day, hour, minute, second)
     except ValueError as e:
-        raise InvalidScheduleTime(f"X-CloudScheduler-ScheduleTime {text!r} is not an RFC 3339 instant") from e
+        raise InvalidScheduleTime(invalid) from e
     offset = 0
     if not m.group(8):
         sign = -1 if m.group(9) == "-" else 1
         oh, om = int(m.group(10)), int(m.group(11))
         if oh > 23 or om > 59:
-            raise InvalidScheduleTime(f"X-CloudScheduler-ScheduleTime {text!r} is not an RFC 3339 instant")
+            raise InvalidScheduleTime(invalid)
         offset = sign * (oh * 3600 + om * 60)
     utc = local - _dt.timedelta(seconds=offset)
     out = utc.strftime("%Y-%m-%dT%H:%M:%S")
@@ -154,13 +155,10 @@ def _percent_decode(s: str) -> bytes:
         b = raw[i]
         if b == 0x25:  # '%'
             h = raw[i + 1 : i + 3]
-            try:
-                if len(h) == 2 and all(c in b"0123456789abcdefABCDEF" for c in h):
-                    out.append(int(h, 16))
-                    i += 3
-                    continue
-            except ValueError:
-                pass
+            if len(h) == 2 and all(c in b"0123456789abcdefABCDEF" for c in h):
+                out.append(int(h, 16))
+                i += 3
+                continue
             out.append(b)
             i += 1
         elif b == 0x2B:  # '+', form encoding
