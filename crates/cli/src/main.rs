@@ -2,10 +2,12 @@
 //! library crates and in one module per command.
 
 mod commands;
+mod logs;
 mod migrate;
 mod proxy;
 mod serve;
 mod tenants;
+mod traces;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -128,12 +130,10 @@ fn main() -> ExitCode {
             Err(e) => commands::report(&e.into()),
         };
     }
-    if !matches!(cli.command, Command::Serve(_)) {
-        // reqwest is built with rustls but without a crypto provider (the
-        // server picks one); building any HTTP client without a
-        // process-wide provider panics. `idem serve` installs its own.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    // reqwest is built with rustls but without a crypto provider; building
+    // any HTTP client (a command's, the dispatcher's, the span exporter's)
+    // without a process-wide provider panics.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -14,6 +14,10 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ProxyArgs {
+    #[command(flatten)]
+    logs: crate::logs::LogArgs,
+    #[command(flatten)]
+    traces: crate::traces::TraceArgs,
     /// Address to listen on.
     #[arg(long, env = "IDEM_LISTEN", default_value = "127.0.0.1:7071")]
     listen: String,
@@ -219,18 +223,9 @@ fn parse_secret(s: &str) -> Result<SigningSecret, String> {
     SigningSecret::parse(s).map_err(|e| e.to_string())
 }
 
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("IDEM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .init();
-}
-
 pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
-    init_logging();
+    let (exporter, spans) = args.traces.exporter()?.unzip();
+    args.logs.init(spans);
     // The store is opened only once the configuration passed its checks;
     // until then an in-memory one holds its place.
     let mut config = ProxyConfig::new(args.upstream, Arc::new(idem_guard::MemoryStore::new()));
@@ -261,6 +256,9 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     config.connections = args.connections.limits();
     config.request_timeout = args.request_timeout;
     config.require_target_signature = args.require_target_signature;
+    if exporter.is_some() {
+        config.tracing = Some(Arc::new(crate::traces::ProxyTracing));
+    }
     config.upstream_auth = idem_guard::UpstreamAuth {
         forward_authorization: args.forward_authorization,
         headers: args.upstream_headers,
@@ -282,6 +280,9 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<()> {
     std::io::stdout().flush()?;
     serve(config, listener, crate::serve::shutdown_signal()).await?;
     tracing::info!("stopped");
+    if let Some(exporter) = exporter {
+        exporter.shutdown();
+    }
     Ok(())
 }
 

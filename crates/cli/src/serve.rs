@@ -64,6 +64,11 @@ pub struct ServeArgs {
     /// long after the deadline a silent node's attempt is presumed lost.
     #[arg(long, env = "IDEM_LEASE_GRACE", default_value = "30s", value_parser = parse_duration)]
     lease_grace: Duration,
+    /// On SIGTERM, how long running deliveries and open requests get to
+    /// finish; deliveries still running then are given back without
+    /// counting an attempt, so another node starts them at once.
+    #[arg(long, env = "IDEM_SHUTDOWN_GRACE", default_value = "30s", value_parser = parse_duration)]
+    shutdown_grace: Duration,
     /// How late a cron instant may fire and still count as on time; older
     /// instants were missed (every node down) and follow the job's
     /// `catch_up` policy.
@@ -150,9 +155,10 @@ pub struct ServeArgs {
     /// scrape.
     #[arg(long, env = "IDEM_METRICS_REFRESH", default_value = "10s", value_parser = parse_duration)]
     metrics_refresh: Duration,
-    /// Log line format.
-    #[arg(long, env = "IDEM_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
+    #[command(flatten)]
+    logs: crate::logs::LogArgs,
+    #[command(flatten)]
+    traces: crate::traces::TraceArgs,
     #[command(flatten)]
     tenant_limits: crate::tenants::TenantLimits,
     #[command(flatten)]
@@ -295,12 +301,6 @@ enum TargetPolicyMode {
     DenyPrivate,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
 fn parse_public_url(s: &str) -> Result<String, String> {
     idem_server::oidc::parse_issuer(s)
 }
@@ -328,21 +328,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|e| format!("{s:?} is not a duration like 500ms, 30s, 5m or 24h ({e})"))?;
     Duration::try_from(d).map_err(|_| format!("{s:?} must not be negative"))
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("IDEM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    // Colour codes only for a person at a terminal: in a file or a
-    // journal they are noise in every line.
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
 }
 
 /// The store, writing its events with the API's views: a receiver reads a
@@ -420,7 +405,8 @@ async fn bootstrap(store: &dyn Store, given: Option<&str>) -> anyhow::Result<()>
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_format);
+    let (exporter, spans) = args.traces.exporter()?.unzip();
+    args.logs.init(spans);
     if let Some(key) = &args.bootstrap_key {
         check_bootstrap_key(key)?;
     }
@@ -485,6 +471,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             max_body_bytes: args.max_body_bytes,
             sweep_interval: args.sweep_interval,
             lease_grace: args.lease_grace,
+            shutdown_grace: args.shutdown_grace,
             misfire_grace: args.misfire_grace,
             schedule_lookahead: args.schedule_lookahead,
             idempotency: idem_server::api::idempotency::IdempotencyOptions {
@@ -522,6 +509,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     std::io::stdout().flush()?;
     idem_server::serve(app, listener, shutdown_signal()).await?;
     tracing::info!("stopped");
+    if let Some(exporter) = exporter {
+        exporter.shutdown();
+    }
     Ok(())
 }
 

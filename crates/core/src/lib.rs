@@ -17,6 +17,7 @@ pub mod secrets;
 pub mod target_policy;
 pub mod task;
 pub mod tenancy;
+pub mod trace;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use field::{FieldError, FieldErrors};

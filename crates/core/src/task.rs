@@ -221,6 +221,10 @@ pub struct Target {
     /// [`Target::is_secret_header`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_headers: Vec<String>,
+    /// The trace context of the request that created the task: its
+    /// attempts join that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TraceContext>,
 }
 
 /// Headers whose values are credentials whatever the target says: never
@@ -252,6 +256,7 @@ impl Target {
             body,
             oidc: None,
             secret_headers: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -461,6 +466,7 @@ impl TargetSpec {
             body,
             oidc,
             secret_headers: secret_headers.into_iter().collect(),
+            trace: None,
         })
     }
 }

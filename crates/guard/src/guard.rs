@@ -13,6 +13,7 @@ use futures_util::FutureExt;
 use http::request::Parts;
 use http::{Request, Response};
 use tower::{Layer, Service, ServiceExt};
+use tracing::Instrument;
 
 use crate::key::{KeyConfig, KeyError, RunKey};
 use crate::response;
@@ -214,7 +215,11 @@ impl Guard {
                 Err(_) => HandlerOutcome::Failure,
             };
             let held_until = *held_until.lock().unwrap_or_else(|e| e.into_inner());
-            if let Err(error) = guard.finish_while_held(&claim, outcome, held_until).await {
+            let finished = guard
+                .finish_while_held(&claim, outcome, held_until)
+                .instrument(tracing::info_span!("finish"))
+                .await;
+            if let Err(error) = finished {
                 tracing::error!(
                     run_key = %claim.key,
                     %error,
@@ -227,7 +232,9 @@ impl Guard {
                 Ok(value) => Attempt::Done(value),
                 Err(_) => Attempt::Panicked,
             }
-        });
+        }
+        // The caller's span (a proxied request's) goes on with the work.
+        .instrument(tracing::Span::current()));
         task.await.unwrap_or(Attempt::Panicked)
     }
 

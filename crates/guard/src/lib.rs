@@ -104,7 +104,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use guard::{Guard, GuardLayer, GuardService};
 pub use key::{IdentitySource, KeyConfig, KeyError, RunKey, Scope};
 pub use oidc::{OidcError, OidcVerifier, VerifiedToken, VerifyOidcLayer};
-pub use proxy::{ProxyConfig, ProxyError, serve};
+pub use proxy::{ProxyConfig, ProxyError, ProxyTracing, serve};
 pub use response::IDEMPOTENT_REPLAYED;
 pub use signature::{
     SecretError, SignatureError, SignedHead, SigningSecret, VerifiedMessage, VerifySignatureLayer,

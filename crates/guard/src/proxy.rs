@@ -13,6 +13,7 @@ use http::request::Parts;
 use http::{Response, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use crate::guard::{Attempt, Guard};
 use crate::key::{IDEMPOTENCY_KEY, IdentitySource, KeyConfig, RunKey, Scope, inject_run_key_json};
@@ -92,6 +93,21 @@ pub struct ProxyConfig {
     /// of its method, path and query; without it the header is checked
     /// when present.
     pub require_target_signature: bool,
+    /// Carries trace context across the proxy when spans are exported:
+    /// each request's span continues the sender's trace, and the upstream
+    /// is sent the `traceparent` of the proxy's upstream call. Without it
+    /// the sender's `traceparent` goes upstream unchanged.
+    pub tracing: Option<Arc<dyn ProxyTracing>>,
+}
+
+/// Trace context across the proxy, from the binary that exports spans (the
+/// guard depends on no tracing backend).
+pub trait ProxyTracing: Send + Sync + std::fmt::Debug {
+    /// Makes `span`, not yet entered, continue the trace `headers` carry
+    /// (or start one).
+    fn continue_from(&self, span: &tracing::Span, headers: &HeaderMap);
+    /// Sets the `traceparent` and `tracestate` of `headers` to `span`'s.
+    fn inject(&self, span: &tracing::Span, headers: &mut HeaderMap);
 }
 
 impl ProxyConfig {
@@ -121,6 +137,7 @@ impl ProxyConfig {
             request_timeout: Duration::from_secs(60),
             upstream_auth: UpstreamAuth::default(),
             require_target_signature: false,
+            tracing: None,
         }
     }
 }
@@ -225,6 +242,7 @@ struct ProxyState {
     request_timeout: Duration,
     credentials: Credentials,
     require_target_signature: bool,
+    tracing: Option<Arc<dyn ProxyTracing>>,
     /// Never sent on: `serve` waits for every clone of the state (the
     /// router's, and each forwarding task's) to be dropped.
     _in_flight: mpsc::Sender<()>,
@@ -277,6 +295,7 @@ pub async fn serve(
         request_timeout: config.request_timeout,
         credentials,
         require_target_signature: config.require_target_signature,
+        tracing: config.tracing,
         _in_flight: in_flight,
     });
     let sweeper = tokio::spawn({
@@ -384,7 +403,20 @@ fn upstream_url(base: &reqwest::Url, parts: &Parts) -> reqwest::Url {
 
 async fn handle(State(state): State<Arc<ProxyState>>, request: Request) -> Response<Body> {
     let path = request.uri().path().to_owned();
-    response::stamped(&path, respond(state, request).await)
+    // Every line logged for the request, and its trace's spans (claim,
+    // upstream, finish), are under this one.
+    let span = tracing::info_span!(
+        "proxy",
+        otel.kind = "server",
+        http.request.method = %request.method(),
+        url.path = %path,
+        trace_id = tracing::field::Empty,
+        span_id = tracing::field::Empty,
+    );
+    if let Some(tracing) = &state.tracing {
+        tracing.continue_from(&span, request.headers());
+    }
+    response::stamped(&path, respond(state, request).instrument(span).await)
 }
 
 async fn respond(state: Arc<ProxyState>, request: Request) -> Response<Body> {
@@ -536,7 +568,12 @@ async fn run(state: Arc<ProxyState>, parts: Parts, body: Bytes, key: RunKey) -> 
         None => body,
     };
     let claimed_at = tokio::time::Instant::now();
-    let claim = match state.guard.claim(&key).await {
+    let claim = match state
+        .guard
+        .claim(&key)
+        .instrument(tracing::info_span!("claim"))
+        .await
+    {
         Ok(ClaimOutcome::Claimed(claim)) => claim,
         Ok(ClaimOutcome::Completed) => return response::duplicate(&key),
         Ok(ClaimOutcome::InProgress) => return response::in_progress(&key),
@@ -601,15 +638,30 @@ async fn forward(
     headers.insert(IDEMPOTENCY_KEY, key);
     headers.insert(IDEM_FENCE, HeaderValue::from(claim.fence.0));
     let url = upstream_url(&state.upstream, &parts);
-    let sent = state
-        .client
-        .request(parts.method.clone(), url)
-        .headers(headers)
-        .body(body)
-        // Counts to the end of the body, which `bytes` below reads.
-        .timeout(state.upstream_timeout)
-        .send()
-        .await;
+    let span = tracing::info_span!(
+        "upstream",
+        otel.kind = "client",
+        http.response.status_code = tracing::field::Empty,
+    );
+    if let Some(tracing) = &state.tracing {
+        tracing.inject(&span, &mut headers);
+    }
+    let answered = async {
+        let sent = state
+            .client
+            .request(parts.method.clone(), url)
+            .headers(headers)
+            .body(body)
+            // Counts to the end of the body, which `bytes` below reads.
+            .timeout(state.upstream_timeout)
+            .send()
+            .await;
+        if let Ok(answer) = &sent {
+            tracing::Span::current().record("http.response.status_code", answer.status().as_u16());
+        }
+        sent
+    };
+    let sent = answered.instrument(span).await;
     let answer = match sent {
         Ok(answer) => answer,
         Err(error) => {

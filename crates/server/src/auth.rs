@@ -160,10 +160,28 @@ pub async fn authenticate(
             if let Some(refused) = crate::api::refuse_path_params(&params) {
                 return refused;
             }
+            name_in_logs(&caller, &params);
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
         Err(p) => p.into_response(),
+    }
+}
+
+/// Names the request's organization, queue and task in its span, so that
+/// every line it logs carries them.
+fn name_in_logs(
+    caller: &Caller,
+    params: &Result<axum::extract::RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+) {
+    let span = tracing::Span::current();
+    span.record("org", caller.org.as_str());
+    if let Ok(params) = params {
+        for (name, value) in params {
+            if matches!(name, "queue" | "task_id") {
+                span.record(name, value);
+            }
+        }
     }
 }
 

@@ -45,7 +45,15 @@ pub async fn with_context(limit: std::time::Duration, req: Request, next: Next) 
         request_id = %ctx.request_id,
         method = %req.method(),
         path = %ctx.path,
+        // Recorded once known (`crate::auth::authenticate`).
+        org = tracing::field::Empty,
+        queue = tracing::field::Empty,
+        task_id = tracing::field::Empty,
+        trace_id = tracing::field::Empty,
+        span_id = tracing::field::Empty,
+        otel.kind = "server",
     );
+    crate::traces::continue_trace(&span, crate::traces::from_headers(req.headers()).as_ref());
     let started = std::time::Instant::now();
     let mut response = CONTEXT
         .scope(ctx.clone(), within(limit, next.run(req)))

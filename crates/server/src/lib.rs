@@ -12,6 +12,7 @@ pub mod scheduler;
 pub mod supervise;
 pub mod sweeper;
 pub mod telemetry;
+pub mod traces;
 pub mod ui;
 
 use axum::Router;
@@ -42,7 +43,7 @@ pub struct Options {
     /// (`idem_store::dispatch::fair_share_cap`).
     pub dispatch_max_in_flight_per_org: Option<u32>,
     /// How long a stopping node lets running attempts finish.
-    pub dispatch_shutdown_grace: Duration,
+    pub shutdown_grace: Duration,
     /// Idempotency-Key handling.
     pub idempotency: api::idempotency::IdempotencyOptions,
     /// Origins allowed to call the API from a browser.
@@ -88,7 +89,7 @@ impl Default for Options {
             lease_grace: Duration::from_secs(30),
             dispatch_max_in_flight: 2000,
             dispatch_max_in_flight_per_org: None,
-            dispatch_shutdown_grace: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
             idempotency: Default::default(),
             cors_origins: Vec::new(),
             request_id_header: http::HeaderName::from_static("x-fc-request-id"),
@@ -256,12 +257,26 @@ pub async fn serve(
         shutdown.await;
         signal.send_replace(true);
     });
-    let mut http_stop = stop_rx;
+    let mut http_stop = stop_rx.clone();
     let limits = app.options.connections;
-    let result = idem_edge::serve(listener, router(app), limits, async move {
+    let grace = app.options.shutdown_grace;
+    let http = idem_edge::serve(listener, router(app), limits, async move {
         let _ = http_stop.wait_for(|stop| *stop).await;
-    })
-    .await;
+    });
+    // Requests get the grace that attempts get: a long poll still open
+    // after it must not keep the node from stopping (the service manager
+    // would kill it, attempts and all).
+    let mut grace_over = stop_rx;
+    let result = tokio::select! {
+        result = http => result,
+        () = async {
+            let _ = grace_over.wait_for(|stop| *stop).await;
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!("requests still open after the shutdown grace were cut off");
+            Ok(())
+        }
+    };
     stop_tx.send_replace(true);
     shutdown_watch.abort();
     let _ = sweeper.await;

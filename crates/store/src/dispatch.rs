@@ -250,6 +250,16 @@ pub trait DispatchStore: Send + Sync {
     /// in one transaction; answers in the order given.
     async fn dispatch_complete(&self, results: Vec<AttemptResult>) -> Result<Vec<AttemptOutcome>>;
 
+    /// Gives back leases the caller holds, `(task uid, lease token)`,
+    /// without counting their attempts: each task still running under that
+    /// token goes back to pending, due now, its attempt row removed and its
+    /// attempt number the next claim's (the retry window starts afresh if
+    /// it was the first). A node that stops with attempts still in flight
+    /// does this so that another node starts them at once rather than once
+    /// the lease expires. One transaction; answers how many were released
+    /// (a lease lost meanwhile to a cancel or a takeover is skipped).
+    async fn dispatch_release(&self, attempts: Vec<(String, u32)>) -> Result<u64>;
+
     /// Tells every node that new work may be claimable. A no-op where only
     /// one node can run (SQLite).
     async fn dispatch_notify_work(&self) -> Result<()>;

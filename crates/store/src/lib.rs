@@ -44,6 +44,7 @@ mod sql;
 pub mod sqlite;
 mod tables;
 mod task_row;
+pub mod usage;
 
 pub use dispatch::DispatchStore;
 pub use error::Error;

@@ -32,6 +32,19 @@ macro_rules! store_operations {
                 fn quotas(&self) -> $crate::Quotas {
                     *self.quotas_cell().read().expect("quotas")
                 }
+
+                /// Checks the task quotas of `org` for `count` new tasks of
+                /// about `bytes` bytes ([`crate::usage`]).
+                async fn admit_tasks(&self, org: &str, count: u64, bytes: u64) -> Result<()> {
+                    let quotas = self.quotas();
+                    let org_name = org.to_string();
+                    self.task_usage()
+                        .admit(&quotas, org, count, bytes, async || {
+                            self.read(async move |c, _| tasks::usage(c, &org_name).await)
+                                .await
+                        })
+                        .await
+                }
             }
 
             #[async_trait]
@@ -340,10 +353,16 @@ macro_rules! store_operations {
                 }
 
                 async fn task_create(&self, p: TaskCreate) -> Result<Task> {
+                    let bytes = $crate::usage::estimated_bytes(&p.target);
+                    self.admit_tasks(&p.org, 1, bytes).await?;
                     self.create_task(p).await
                 }
 
                 async fn task_create_batch(&self, batch: TaskBatch) -> Result<BatchCreated> {
+                    let (count, bytes) = batch.tasks.iter().flatten().fold((0, 0), |(n, b), t| {
+                        (n + 1, b + $crate::usage::estimated_bytes(&t.target))
+                    });
+                    self.admit_tasks(&batch.org, count, bytes).await?;
                     self.create_tasks(batch).await
                 }
 

@@ -27,6 +27,12 @@ pub struct Quotas {
     pub signing_secrets: u32,
     /// Event webhooks.
     pub webhooks: u32,
+    /// Live tasks (pending or running), over all queues; see
+    /// [`crate::usage`] for how they are counted.
+    pub tasks: u64,
+    /// Bytes of stored tasks (their targets and payloads), finished ones
+    /// kept for deduplication included.
+    pub task_bytes: u64,
 }
 
 impl Default for Quotas {
@@ -38,6 +44,8 @@ impl Default for Quotas {
             api_keys: 1000,
             signing_secrets: 5,
             webhooks: 20,
+            tasks: 10_000_000,
+            task_bytes: 10 << 30,
         }
     }
 }
@@ -51,6 +59,8 @@ pub enum Quota {
     ApiKeys,
     SigningSecrets,
     Webhooks,
+    Tasks,
+    TaskBytes,
 }
 
 impl Quota {
@@ -63,6 +73,8 @@ impl Quota {
             Quota::ApiKeys => "api_keys_per_org",
             Quota::SigningSecrets => "signing_secrets_per_org",
             Quota::Webhooks => "webhooks_per_org",
+            Quota::Tasks => "tasks_per_org",
+            Quota::TaskBytes => "task_bytes_per_org",
         }
     }
 
@@ -76,12 +88,17 @@ impl Quota {
             Quota::ApiKeys => "--max-api-keys-per-org",
             Quota::SigningSecrets => "--max-signing-secrets-per-org",
             Quota::Webhooks => "--max-webhooks-per-org",
+            Quota::Tasks => "--max-tasks-per-org",
+            Quota::TaskBytes => "--max-task-bytes-per-org",
         }
     }
 
-    /// Its counter's name in `org_usage`.
+    /// Its counter's name in `org_usage` (the task quotas are counted in
+    /// `task_counts` instead, see [`crate::usage`]).
     pub fn resource(self) -> &'static str {
         match self {
+            Quota::Tasks => "tasks",
+            Quota::TaskBytes => "task_bytes",
             Quota::Queues => "queues",
             Quota::Jobs => "jobs",
             Quota::Principals => "principals",
@@ -99,17 +116,21 @@ impl Quota {
             Quota::ApiKeys => "API keys",
             Quota::SigningSecrets => "signing secrets",
             Quota::Webhooks => "event webhooks",
+            Quota::Tasks => "live tasks (pending or running)",
+            Quota::TaskBytes => "bytes of stored tasks",
         }
     }
 
-    pub(crate) fn of(self, quotas: &Quotas) -> u32 {
+    pub(crate) fn of(self, quotas: &Quotas) -> u64 {
         match self {
-            Quota::Queues => quotas.queues,
-            Quota::Jobs => quotas.jobs,
-            Quota::Principals => quotas.principals,
-            Quota::ApiKeys => quotas.api_keys,
-            Quota::SigningSecrets => quotas.signing_secrets,
-            Quota::Webhooks => quotas.webhooks,
+            Quota::Queues => quotas.queues.into(),
+            Quota::Jobs => quotas.jobs.into(),
+            Quota::Principals => quotas.principals.into(),
+            Quota::ApiKeys => quotas.api_keys.into(),
+            Quota::SigningSecrets => quotas.signing_secrets.into(),
+            Quota::Webhooks => quotas.webhooks.into(),
+            Quota::Tasks => quotas.tasks,
+            Quota::TaskBytes => quotas.task_bytes,
         }
     }
 }
@@ -124,16 +145,16 @@ impl Quota {
 )]
 pub struct QuotaExceeded {
     pub quota: Quota,
-    pub limit: u32,
+    pub limit: u64,
 }
 
 /// The count below which `limit` allows one more: the bound a creation's
 /// upsert compares the counter with, in SQL, where 0 cannot mean unlimited.
-pub(crate) fn ceiling(limit: u32) -> i64 {
+pub(crate) fn ceiling(limit: u64) -> i64 {
     if limit == 0 {
         i64::MAX
     } else {
-        i64::from(limit)
+        i64::try_from(limit).unwrap_or(i64::MAX)
     }
 }
 

@@ -29,6 +29,7 @@ macro_rules! with_migrations {
             "013_claim_order",
             "014_counted_inserts",
             "015_org_usage",
+            "016_task_bytes",
         )
     };
 }

@@ -140,6 +140,8 @@ pub(crate) struct StoredTarget {
     pub oidc: Option<idem_core::task::Oidc>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_headers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<idem_core::trace::TraceContext>,
 }
 
 fn is_idem(style: &HeaderStyle) -> bool {
@@ -174,6 +176,7 @@ pub(crate) fn target_with_callbacks(
         body,
         oidc: stored.oidc,
         secret_headers: stored.secret_headers,
+        trace: stored.trace,
     };
     Ok((target, stored.callbacks, stored.header_style))
 }
@@ -197,6 +200,7 @@ pub(crate) fn task_target_columns(
         header_style,
         oidc: t.oidc.clone(),
         secret_headers: t.secret_headers.clone(),
+        trace: t.trace.clone(),
     };
     (
         to_json(&stored),

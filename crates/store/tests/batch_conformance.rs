@@ -27,6 +27,7 @@ fn create(task_id: &str) -> TaskCreate {
             body: Some((idem_core::task::BodyForm::Text, b"hello".to_vec())),
             oidc: None,
             secret_headers: Vec::new(),
+            trace: None,
         },
         schedule_time: None,
         dispatch_deadline_s: None,

@@ -111,6 +111,10 @@ fn target() -> Target {
             audience: "https://hook.example".into(),
         }),
         secret_headers: vec!["x-trace".into()],
+        trace: Some(idem_core::trace::TraceContext {
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+            tracestate: Some("congo=t61rcWkgMzE".into()),
+        }),
     }
 }
 

@@ -89,6 +89,7 @@ fn task(queue: &str, task_id: &str, due_in: Option<i64>, pull: bool) -> TaskCrea
                 body,
                 oidc: None,
                 secret_headers: Vec::new(),
+                trace: None,
             }
         },
         schedule_time: due_in.map(|s| start() + jiff::SignedDuration::from_secs(s)),

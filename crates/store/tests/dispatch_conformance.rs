@@ -60,6 +60,7 @@ impl Harness {
                     body: None,
                     oidc: None,
                     secret_headers: Vec::new(),
+                    trace: None,
                 },
                 schedule_time,
                 dispatch_deadline_s: Some(1),
@@ -873,6 +874,7 @@ async fn every_way_a_task_is_made_is_counted(h: Harness) {
             body: None,
             oidc: None,
             secret_headers: Vec::new(),
+            trace: None,
         },
         schedule_time: None,
         dispatch_deadline_s: Some(1),
@@ -988,6 +990,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
                 body: None,
                 oidc: None,
                 secret_headers: Vec::new(),
+                trace: None,
             },
             schedule_time: None,
             dispatch_deadline_s: None,
@@ -1102,6 +1105,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
         body: None,
         oidc: None,
         secret_headers: Vec::new(),
+        trace: None,
     };
     let mut writers = Vec::new();
     for w in 0..8u32 {

@@ -24,6 +24,7 @@ fn target(url: &str) -> Target {
         body: None,
         oidc: None,
         secret_headers: Vec::new(),
+        trace: None,
     }
 }
 

@@ -9,6 +9,7 @@ use idem_core::event::EventType;
 use idem_core::job::{CreateJob, JobConfig};
 use idem_core::queue::QueueConfig;
 use idem_core::tenancy::{ADMIN_PRINCIPAL, DEFAULT_ORGANIZATION, PrincipalKind, Role};
+use idem_store::dispatch::{AttemptResult, DispatchClaim};
 use idem_store::*;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -32,7 +33,10 @@ fn only(quota: Quota, limit: u32) -> Quotas {
         api_keys: 0,
         signing_secrets: 0,
         webhooks: 0,
+        tasks: 0,
+        task_bytes: 0,
     };
+    let tasks = |quota| unreachable!("{quota:?} is counted in task_counts, not org_usage");
     *match quota {
         Quota::Queues => &mut q.queues,
         Quota::Jobs => &mut q.jobs,
@@ -40,6 +44,7 @@ fn only(quota: Quota, limit: u32) -> Quotas {
         Quota::ApiKeys => &mut q.api_keys,
         Quota::SigningSecrets => &mut q.signing_secrets,
         Quota::Webhooks => &mut q.webhooks,
+        Quota::Tasks | Quota::TaskBytes => tasks(quota),
     } = limit;
     q
 }
@@ -55,7 +60,7 @@ fn set_quotas(h: &Harness, quotas: Quotas) {
 }
 
 #[track_caller]
-fn refused<T: Debug>(r: Result<T>, quota: Quota, limit: u32) {
+fn refused<T: Debug>(r: Result<T>, quota: Quota, limit: u64) {
     match r {
         Err(Error::ResourceExhausted(e)) => assert_eq!(e, QuotaExceeded { quota, limit }),
         other => panic!("expected {quota:?} refused at {limit}, got {other:?}"),
@@ -101,6 +106,7 @@ fn real_count(quota: Quota, org: &str) -> String {
         Quota::ApiKeys => "api_keys WHERE",
         Quota::SigningSecrets => "signing_secrets WHERE",
         Quota::Webhooks => "webhooks WHERE",
+        Quota::Tasks | Quota::TaskBytes => unreachable!("see the_task_counters_match_the_rows"),
     };
     format!("SELECT count(*) FROM {rows} org = '{org}'")
 }
@@ -399,6 +405,7 @@ async fn create(s: &dyn Store, quota: Quota, i: usize) -> Result<()> {
             )
             .await
             .map(drop),
+        Quota::Tasks | Quota::TaskBytes => unreachable!("not an org_usage quota"),
     }
 }
 
@@ -424,7 +431,7 @@ async fn concurrent_creations_stop_at_the_limit(h: Harness) {
         for t in tries {
             match t.await.unwrap() {
                 Ok(()) => made += 1,
-                refusal => refused(refusal, quota, limit),
+                refusal => refused(refusal, quota, limit.into()),
             }
         }
         assert_eq!(made, ROOM, "{quota:?}");
@@ -495,13 +502,24 @@ async fn the_counters_migration_counts_what_the_database_holds(h: Harness) {
     )
     .await;
 
+    // Tasks, whose bytes migration 016 counts.
+    for i in 0..3 {
+        s.task_create(task("q1", &format!("t{i}"), 10 * i))
+            .await
+            .unwrap();
+    }
+    let before = task_usage(&h).await;
+
     let version_14 = if h.postgres_url().is_some() {
-        "UPDATE idem_schema SET version = 14"
+        "UPDATE idem_schema SET version = 14; ALTER TABLE task_counts DROP COLUMN bytes"
     } else {
-        "PRAGMA user_version = 14"
+        "PRAGMA user_version = 14; DROP TRIGGER task_counts_insert; \
+         DROP TRIGGER task_counts_update; DROP TRIGGER task_counts_delete; \
+         ALTER TABLE task_counts DROP COLUMN bytes"
     };
     h.raw(&format!("DROP TABLE org_usage; {version_14}")).await;
     let reopened = h.reopen().await;
+    assert_eq!(task_usage(&h).await, before, "the bytes counted again");
 
     assert_eq!(counted(&h, ORG).await, [2, 2, 2, 2, 2, 1]);
     assert_eq!(counted(&h, "other").await, [1, 1, 1, 1, 1, 0]);
@@ -514,6 +532,154 @@ async fn the_counters_migration_counts_what_the_database_holds(h: Harness) {
     reopened.queue_delete(ORG, "q1").await.unwrap();
     reopened.queue_create(ORG, "q3", &q, None).await.unwrap();
     counted(&h, ORG).await;
+}
+
+/// A task of `body_len` payload bytes.
+fn task(queue: &str, task_id: &str, body_len: usize) -> TaskCreate {
+    let mut target = idem_core::task::Target::payload(Some((
+        idem_core::task::BodyForm::Text,
+        vec![b'x'; body_len],
+    )));
+    target.url = "http://127.0.0.1:9/hook".into();
+    target.method = "POST".into();
+    TaskCreate {
+        header_style: None,
+        org: ORG.into(),
+        queue: queue.into(),
+        task_id: task_id.into(),
+        target,
+        schedule_time: None,
+        dispatch_deadline_s: None,
+        retry_config: Default::default(),
+        completion: None,
+        pull: false,
+        tag: None,
+        callbacks: Default::default(),
+    }
+}
+
+/// [`ORG`]'s live tasks and stored bytes as `task_counts` holds them,
+/// checked against its rows.
+async fn task_usage(h: &Harness) -> (i64, i64) {
+    let live = "status IN ('pending', 'running')";
+    let held_live = h
+        .raw_i64(&format!(
+            "SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM task_counts \
+             WHERE org = '{ORG}' AND {live}"
+        ))
+        .await;
+    let real_live = h
+        .raw_i64(&format!(
+            "SELECT count(*) FROM tasks WHERE org = '{ORG}' AND {live}"
+        ))
+        .await;
+    assert_eq!(held_live, real_live, "live tasks against the rows");
+    let held_bytes = h
+        .raw_i64(&format!(
+            "SELECT CAST(coalesce(sum(bytes), 0) AS BIGINT) FROM task_counts \
+             WHERE org = '{ORG}'"
+        ))
+        .await;
+    let real_bytes = h
+        .raw_i64(&format!(
+            "SELECT CAST(coalesce(sum(octet_length(target) + coalesce(octet_length(body), 0)), 0) \
+             AS BIGINT) FROM tasks WHERE org = '{ORG}'"
+        ))
+        .await;
+    assert_eq!(held_bytes, real_bytes, "stored bytes against the rows");
+    (held_live, held_bytes)
+}
+
+/// The task quotas' counters follow every way a task comes, changes state
+/// and goes: creates alone and batched, claims, completions, a cancel, a
+/// queue's deletion; and the quotas refuse what would pass them.
+async fn the_task_counters_match_the_rows(h: Harness) {
+    let s = &h.store;
+    set_quotas(&h, unlimited());
+    let q = QueueConfig::default();
+    s.queue_create(ORG, "a", &q, None).await.unwrap();
+    s.queue_create(ORG, "b", &q, None).await.unwrap();
+    for i in 0..5 {
+        s.task_create(task("a", &format!("t{i}"), i * 100))
+            .await
+            .unwrap();
+    }
+    s.task_create_batch(TaskBatch {
+        org: ORG.into(),
+        queue: "b".into(),
+        tasks: (0..4)
+            .map(|i| Ok(task("b", &format!("b{i}"), 50)))
+            .collect(),
+        atomic: false,
+        completion: None,
+    })
+    .await
+    .unwrap();
+    let (live, bytes) = task_usage(&h).await;
+    assert_eq!(live, 9);
+    assert!(bytes > 1000 + 200, "{bytes}");
+
+    let claimed = s
+        .dispatch_claim(DispatchClaim {
+            max_tasks: 3,
+            lease_grace: std::time::Duration::from_secs(30),
+            attempts_kept: 10,
+            fair_share: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(claimed.tasks.len(), 3);
+    assert_eq!(task_usage(&h).await, (9, bytes), "running tasks are live");
+    let results = claimed.tasks[..2]
+        .iter()
+        .map(|c| AttemptResult {
+            task_uid: c.task.uid.clone(),
+            attempt: c.attempt,
+            status_code: Some(200),
+            error: None,
+            duration: std::time::Duration::from_millis(1),
+            retry_after: None,
+            give_up: false,
+        })
+        .collect();
+    s.dispatch_complete(results).await.unwrap();
+    assert_eq!(task_usage(&h).await, (7, bytes), "finished, kept");
+    s.task_cancel(ORG, "a", "t4").await.unwrap();
+    assert_eq!(task_usage(&h).await.0, 6);
+    s.queue_delete(ORG, "b").await.unwrap();
+    let (live, left) = task_usage(&h).await;
+    assert!(
+        left < bytes,
+        "a deleted queue's tasks give their bytes back"
+    );
+
+    set_quotas(
+        &h,
+        Quotas {
+            tasks: u64::try_from(live).unwrap(),
+            ..unlimited()
+        },
+    );
+    refused(
+        s.task_create(task("a", "over", 0)).await,
+        Quota::Tasks,
+        live as u64,
+    );
+    not_found(s.task_get(ORG, "a", "over").await);
+    set_quotas(
+        &h,
+        Quotas {
+            task_bytes: u64::try_from(left).unwrap() + 100,
+            ..unlimited()
+        },
+    );
+    refused(
+        s.task_create(task("a", "big", 1000)).await,
+        Quota::TaskBytes,
+        left as u64 + 100,
+    );
+    s.task_create(task("a", "small", 0)).await.unwrap();
+    task_usage(&h).await;
 }
 
 idem_testkit::backend_tests! {
@@ -530,4 +696,5 @@ idem_testkit::backend_tests! {
     concurrent_creations_stop_at_the_limit,
     deletions_racing_creations_of_one_name_keep_the_count,
     the_counters_migration_counts_what_the_database_holds,
+    the_task_counters_match_the_rows,
 }

@@ -695,6 +695,7 @@ async fn ends_of_what_is_not_leased_pull_work_are_refused(h: Harness) {
                 body: None,
                 oidc: None,
                 secret_headers: Vec::new(),
+                trace: None,
             },
             pull: false,
             ..pull_task("pushed")

@@ -1,5 +1,6 @@
 //! SIGTERM: the node stops claiming, lets the attempt in flight finish
-//! within the bound, records it, and exits.
+//! within `--shutdown-grace`, records it, and exits; what outlives the
+//! grace is given back without counting an attempt.
 
 use crate::harness;
 use crate::harness::target::*;
@@ -44,4 +45,54 @@ async fn sigterm_lets_the_attempt_in_flight_finish(kind: Backend) {
     assert_eq!(s.get_task("q", "later").await["state"], "scheduled");
 }
 
-idem_testkit::store_tests!(sigterm_lets_the_attempt_in_flight_finish);
+async fn sigterm_gives_back_what_outlives_the_grace(kind: Backend) {
+    let target = Target::start().await;
+    let grace = ["--shutdown-grace", "1s"];
+    let s = Server::start_on(Backing::new(kind).await, harness::fresh_key(), &grace).await;
+    // A lease of 60 s + 30 s: were it left to expire, the next node would
+    // start the task a minute and a half later.
+    s.create_queue_with(json!({"name": "q", "dispatch_deadline_s": 60}))
+        .await;
+    s.create_task(
+        "q",
+        json!({"task_id": "stuck", "target": {"url": target.url("/block-first")}}),
+    )
+    .await;
+    let first = target.wait_for("stuck", 1, Duration::from_secs(10)).await;
+    let (backing, key, status, took) = s.terminate().await;
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(8),
+        "the node waited out the grace, no longer: {took:?}"
+    );
+
+    let s = Server::start_on(backing, key, &[]).await;
+    let got = target.wait_for("stuck", 2, Duration::from_secs(10)).await;
+    let (a, b) = (&first[0], &got[1]);
+    assert!(
+        b.at.duration_since(a.at) < Duration::from_secs(30),
+        "started again at once, not after the lease"
+    );
+    assert_eq!(a.header("idempotency-key"), b.header("idempotency-key"));
+    assert_eq!(
+        b.header("idem-retry-count"),
+        Some("0"),
+        "the abandoned attempt was not counted"
+    );
+    let done = wait_state(&s, "q", "stuck", "succeeded", Duration::from_secs(10)).await;
+    assert_eq!(done["attempt_count"], 1, "{done}");
+    let attempts = s
+        .get("/v1/queues/q/tasks/stuck/attempts")
+        .await
+        .ok(200)
+        .json
+        .clone();
+    let items = attempts["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "no failed attempt recorded: {attempts}");
+    assert_eq!(items[0]["status_code"], 200);
+}
+
+idem_testkit::store_tests!(
+    sigterm_lets_the_attempt_in_flight_finish,
+    sigterm_gives_back_what_outlives_the_grace
+);

@@ -7,17 +7,13 @@ use crate::harness::{Backend, Backing, Process, install_tls_provider};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-/// The JSON lines of the server's stderr that carry `field` = `value` in
-/// one of their spans.
+/// The JSON lines of the server's stderr that carry `field` = `value` at
+/// their top level, where the fields of the spans they were logged in are.
 fn lines_with(stderr: &str, field: &str, value: &str) -> Vec<Value> {
     stderr
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .filter(|line| {
-            line["spans"]
-                .as_array()
-                .is_some_and(|spans| spans.iter().any(|s| s[field] == value))
-        })
+        .filter(|line| line[field] == value)
         .collect()
 }
 
@@ -75,23 +71,26 @@ async fn json_lines_name_the_request_task_and_run(kind: Backend) {
         if (!request.is_empty() && !task.is_empty() && !runs.is_empty())
             || Instant::now() > deadline
         {
+            let served = request
+                .iter()
+                .find(|l| l["message"] == "request served" && l["status"] == 200)
+                .unwrap_or_else(|| panic!("no access line for request {request_id}:\n{stderr}"));
+            assert_eq!(served["org"], "default", "{served}");
+            assert_eq!(served["level"], "DEBUG", "{served}");
+            let at = served["timestamp"].as_str().expect("a timestamp");
             assert!(
-                request
-                    .iter()
-                    .any(|l| l["fields"]["message"] == "request served"
-                        && l["fields"]["status"] == 200),
-                "no access line for request {request_id}:\n{stderr}"
+                at.parse::<jiff::Timestamp>().is_ok(),
+                "an RFC 3339 timestamp: {served}"
             );
+            let attempt = task
+                .iter()
+                .find(|l| l["status_code"] == 200)
+                .unwrap_or_else(|| panic!("no attempt line for task t-logged:\n{stderr}"));
+            assert_eq!(attempt["org"], "default", "{attempt}");
+            assert_eq!(attempt["queue"], "q", "{attempt}");
+            assert_eq!(attempt["attempt"], 1, "{attempt}");
             assert!(
-                task.iter().any(|l| l["fields"]["status_code"] == 200),
-                "no attempt line for task t-logged:\n{stderr}"
-            );
-            assert!(
-                runs.iter().any(|l| l["spans"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|s| s["job"] == "logged")),
+                runs.iter().any(|l| l["job"] == "logged"),
                 "no attempt line for run {run_id}:\n{stderr}"
             );
             break;

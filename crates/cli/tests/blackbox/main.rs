@@ -47,4 +47,5 @@ mod tasks;
 mod tenancy;
 mod tenants;
 mod tls;
+mod traces;
 mod wait;

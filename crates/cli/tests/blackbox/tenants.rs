@@ -224,7 +224,81 @@ async fn deliveries_carry_at_most_the_cap_of_signatures(kind: Backend) {
         .problem(429, "RESOURCE_EXHAUSTED");
 }
 
+/// Live tasks and stored bytes per organization: a create past either is
+/// refused 429 and writes nothing, a batch as a whole; finished tasks stop
+/// counting as live (but their bytes stay, until they are deleted); each
+/// organization has its own count.
+async fn task_quotas_hold_live_tasks_and_stored_bytes(kind: Backend) {
+    let target = Target::start().await;
+    let s = Server::start_with(
+        kind,
+        &[
+            "--max-tasks-per-org",
+            "3",
+            "--max-task-bytes-per-org",
+            "4KiB",
+        ],
+    )
+    .await;
+    let task = |id: &str| json!({"task_id": id, "target": {"url": target.url("/ok")}});
+    s.create_paused_queue("held").await;
+    for id in ["t0", "t1", "t2"] {
+        s.create_task("held", task(id)).await;
+    }
+    exhausted(
+        &s.post("/v1/queues/held/tasks", task("t3")).await,
+        "tasks_per_org",
+        "--max-tasks-per-org",
+        3,
+    );
+    s.get("/v1/queues/held/tasks/t3")
+        .await
+        .problem(404, "NOT_FOUND");
+    exhausted(
+        &s.post(
+            "/v1/queues/held/tasks:batch",
+            json!({"tasks": [task("b0"), task("b1")]}),
+        )
+        .await,
+        "tasks_per_org",
+        "--max-tasks-per-org",
+        3,
+    );
+    s.get("/v1/queues/held/tasks/b0")
+        .await
+        .problem(404, "NOT_FOUND");
+
+    // Another organization's tasks are its own.
+    let other = organization(&s).await;
+    other.create_queue_with(json!({"name": "q"})).await;
+    other.post("/v1/queues/q/tasks", task("o0")).await.ok(201);
+
+    // Delivered, they are no longer live: room again once the count is
+    // read anew (at most a second later).
+    s.post_empty("/v1/queues/held/resume").await.ok(200);
+    for id in ["t0", "t1", "t2"] {
+        wait_state(&s, "held", id, "succeeded", WITHIN).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    s.post("/v1/queues/held/tasks", task("t3")).await.ok(201);
+
+    // Bytes count what is stored, finished tasks included: a payload
+    // larger than what is left is refused.
+    let big = json!({"task_id": "big",
+                     "target": {"url": target.url("/ok"), "body": "x".repeat(4000)}});
+    exhausted(
+        &s.post("/v1/queues/held/tasks", big).await,
+        "task_bytes_per_org",
+        "--max-task-bytes-per-org",
+        4096,
+    );
+    s.get("/v1/queues/held/tasks/big")
+        .await
+        .problem(404, "NOT_FOUND");
+}
+
 idem_testkit::store_tests!(
+    task_quotas_hold_live_tasks_and_stored_bytes,
     a_slow_organization_cannot_take_another_organizations_slots,
     each_quota_answers_429_naming_it_and_writes_nothing,
     deliveries_carry_at_most_the_cap_of_signatures,

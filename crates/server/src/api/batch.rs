@@ -18,6 +18,7 @@ use super::tasks::resolve_create;
 use super::views;
 use crate::App;
 use crate::auth::{Auth, Writer};
+use crate::traces::Traced;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
@@ -37,6 +38,7 @@ pub async fn create(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     keyed: Keyed,
+    Traced(trace): Traced,
     Path(queue): Path<String>,
     RawQuery(query): RawQuery,
     body: Unparsed<CreateTasks, OrNdjson<CreateTask>>,
@@ -86,6 +88,10 @@ pub async fn create(
             .clone()
             .and_then(parse_item)
             .and_then(|body| resolve_create(&app, &org, &queue, body))
+            .map(|mut task| {
+                task.target.trace = trace.clone();
+                task
+            })
             .map_err(|e| e.under(&format!("tasks[{index}]")));
         if atomic && let Err(errors) = &task {
             return Err(lines(

@@ -284,6 +284,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 problems: &[
                     ProblemCode::TaskAlreadyExists,
                     ProblemCode::FailedPrecondition,
+                    ProblemCode::ResourceExhausted,
                 ],
                 example: Some(
                     r#"{"task_id": "payment-12345", "target": {"url": "https://pay.internal/charge", "json": {"amount": 100}}, "retry_config": {"max_attempts": 5}}"#,
@@ -298,6 +299,7 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
                 problems: &[
                     ProblemCode::TaskAlreadyExists,
                     ProblemCode::FailedPrecondition,
+                    ProblemCode::ResourceExhausted,
                 ],
                 ..op!(POST "/v1/queues/{queue}/tasks:batch", "createTasks", "Create up to 1000 tasks with one commit (JSON or NDJSON), answered item by item", idempotent: true)
             },

@@ -189,6 +189,7 @@ pub trait Input {
 impl<T> Input for State<T> {}
 impl<R: MinRole> Input for Auth<R> {}
 impl Input for Keyed {}
+impl Input for crate::traces::Traced {}
 impl<T> Input for Path<T> {}
 impl Input for RawQuery {}
 

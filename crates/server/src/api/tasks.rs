@@ -9,6 +9,7 @@ use super::views;
 use super::{Created, MayWait, location};
 use crate::App;
 use crate::auth::{Auth, Reader, Writer};
+use crate::traces::Traced;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, RawQuery, Request, State};
 use axum::response::{IntoResponse, Response};
@@ -346,6 +347,7 @@ pub async fn create(
     State(app): State<Arc<App>>,
     auth: Auth<Writer>,
     keyed: Keyed,
+    Traced(trace): Traced,
     Path(queue): Path<String>,
     RawQuery(query): RawQuery,
     body: Unparsed<CreateTask, OrMultipart>,
@@ -355,6 +357,7 @@ pub async fn create(
     // A header-given ID is in the body by now (`task_id_into_body`).
     let mut params =
         resolve_create(&app, &auth.caller.org, &queue, body).map_err(Problem::fields)?;
+    params.target.trace = trace;
     // A waiting create's replay answers by the task's state at that time.
     let status = if wait.is_some() {
         StatusCode::ACCEPTED

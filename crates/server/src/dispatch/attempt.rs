@@ -10,7 +10,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
-const ABANDONED: &str = "dispatcher shut down before the target answered";
+/// How an attempt ended.
+pub(super) enum Ended {
+    /// With a result to record.
+    Reported(AttemptResult),
+    /// Aborted by a cancel, which recorded the attempt already.
+    Cancelled,
+    /// Abandoned when the node stopped (shutdown grace over): its lease is
+    /// to be given back without counting the attempt.
+    Abandoned,
+}
 
 /// One attempt of one claimed task.
 pub(super) struct Attempt {
@@ -76,25 +85,33 @@ impl Attempt {
             Some(_) => (None, Some(task.task_id.as_str())),
             None => (Some(task.task_id.as_str()), None),
         };
-        tracing::info_span!(
+        let span = tracing::info_span!(
             "attempt",
+            org = self.claimed.org.as_str(),
             queue = run.is_none().then_some(task.queue.as_str()),
             task_id,
             job = run.map(|r| r.job.as_str()),
             run_id,
             attempt = self.claimed.attempt,
-        )
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+            http.response.status_code = tracing::field::Empty,
+            otel.kind = "client",
+        );
+        // A task's attempts join the trace of the request that created
+        // it; a job's run has none and starts its own.
+        crate::traces::continue_trace(&span, task.target.trace.as_ref());
+        span
     }
 
     /// Delivers the task, unless `abandon` turns true first (shutdown grace
-    /// over): then the attempt counts as failed. A cancel that aborts it
-    /// drops the request, closing its connection, and ends it with `None`:
-    /// the cancel recorded the attempt already.
+    /// over) or a cancel aborts it; either drops the request, closing its
+    /// connection.
     pub(super) async fn run(
         self,
         mut abandon: watch::Receiver<bool>,
         mut registration: Registration,
-    ) -> Option<AttemptResult> {
+    ) -> Ended {
         let started = Instant::now();
         let task = &self.claimed.task;
         if task.run.is_some() && self.claimed.attempt == 1 {
@@ -106,23 +123,32 @@ impl Attempt {
         }
         let answer = tokio::select! {
             answer = self.exchange() => answer,
-            _ = abandon.wait_for(|a| *a) => client::Answer::failed(ABANDONED),
+            _ = abandon.wait_for(|a| *a) => {
+                tracing::info!(
+                    duration_ms = started.elapsed().as_millis() as u64,
+                    "attempt abandoned: the node is stopping"
+                );
+                return Ended::Abandoned;
+            }
             _ = registration.aborted() => {
                 tracing::debug!(
                     duration_ms = started.elapsed().as_millis() as u64,
                     "attempt aborted by a cancel"
                 );
-                return None;
+                return Ended::Cancelled;
             }
         };
         let duration = started.elapsed();
+        if let Some(code) = answer.status_code {
+            tracing::Span::current().record("http.response.status_code", code);
+        }
         tracing::debug!(
             status_code = answer.status_code,
             error = answer.error.as_deref(),
             duration_ms = duration.as_millis() as u64,
             "attempt ended"
         );
-        Some(AttemptResult {
+        Ended::Reported(AttemptResult {
             task_uid: self.claimed.task.uid.clone(),
             attempt: self.claimed.attempt,
             status_code: answer.status_code,
@@ -181,6 +207,9 @@ impl Attempt {
             let value = reqwest::header::HeaderValue::try_from(format!("Bearer {token}"))
                 .map_err(|_| "the OIDC token is not a header value".to_string())?;
             headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        if let Some(trace) = crate::traces::for_delivery(target.trace.as_ref()) {
+            crate::traces::insert(&mut headers, &trace);
         }
         let mut request = reqwest::Request::new(method, url);
         *request.headers_mut() = headers;

@@ -1,7 +1,7 @@
 //! The claim loop: claims due tasks as far as free slots allow, starts one
 //! attempt per task, sleeps until there may be more, and drains on shutdown.
 
-use super::attempt::Attempt;
+use super::attempt::{Attempt, Ended};
 use super::completer::{self, Reported};
 use super::{POLL_INTERVAL, client, headers, signals};
 use crate::App;
@@ -147,6 +147,7 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     let org = attempt.claimed.org.clone();
                     let queue = attempt.claimed.task.queue.clone();
                     let task_id = attempt.claimed.task.task_id.clone();
+                    let (uid, lease) = (attempt.claimed.task.uid.clone(), attempt.claimed.attempt);
                     let mut attempt = attempt;
                     attempt.executions =
                         super::attempt::executions(app.store.as_ref(), &attempt.claimed).await;
@@ -159,22 +160,32 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
                     // counts the task as done once the completer commits.
                     drop((slot, org_slot));
                     match result {
-                        Some(result) => {
+                        Ended::Reported(result) => {
                             let _ = results.send(Reported {
                                 org,
                                 queue,
                                 task_id,
                                 result,
                             });
+                            None
                         }
                         // The cancel that aborted it recorded the attempt.
-                        None => app.metrics.count(
-                            "idem_dispatch_attempts_total",
-                            &org,
-                            &queue,
-                            Some(("outcome", "cancelled")),
-                            1,
-                        ),
+                        Ended::Cancelled => {
+                            app.metrics.count(
+                                "idem_dispatch_attempts_total",
+                                &org,
+                                &queue,
+                                Some(("outcome", "cancelled")),
+                                1,
+                            );
+                            None
+                        }
+                        Ended::Abandoned => Some(Abandoned {
+                            org,
+                            queue,
+                            uid,
+                            attempt: lease,
+                        }),
                     }
                 }
                 .instrument(span),
@@ -196,10 +207,11 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
         }
     }
 
-    let grace = app.options.dispatch_shutdown_grace;
+    let grace = app.options.shutdown_grace;
     if !attempts.is_empty() {
         tracing::info!(
             in_flight = attempts.len(),
+            grace_s = grace.as_secs_f64(),
             "waiting for running attempts before stopping"
         );
     }
@@ -208,16 +220,62 @@ pub async fn run(app: Arc<App>, mut stop: watch::Receiver<bool>) {
     })
     .await;
     if drained.is_err() {
-        tracing::warn!(
-            abandoned = attempts.len(),
-            "attempts still running after the shutdown grace are recorded as failed"
-        );
         let _ = abandon_tx.send(true);
-        while attempts.join_next().await.is_some() {}
+        let mut abandoned = Vec::new();
+        while let Some(ended) = attempts.join_next().await {
+            abandoned.extend(ended.ok().flatten());
+        }
+        release(&app, abandoned).await;
     }
     drop(results_tx);
     let _ = completer.await;
     drop(background);
+}
+
+/// An attempt still running when the shutdown grace ran out.
+struct Abandoned {
+    org: String,
+    queue: String,
+    uid: String,
+    attempt: u32,
+}
+
+/// Gives back the leases of abandoned attempts without counting them, so
+/// that another node (or this one, restarted) starts those tasks at once
+/// instead of after their leases expire; the targets may have seen the
+/// requests, exactly as when a node dies. Should the store refuse, the
+/// leases expire as they would after a crash.
+async fn release(app: &App, abandoned: Vec<Abandoned>) {
+    if abandoned.is_empty() {
+        return;
+    }
+    let leases = abandoned
+        .iter()
+        .map(|a| (a.uid.clone(), a.attempt))
+        .collect();
+    match app.store.dispatch_release(leases).await {
+        Ok(released) => {
+            tracing::warn!(
+                abandoned = abandoned.len(),
+                released,
+                "attempts still running after the shutdown grace were given back"
+            );
+            for a in &abandoned {
+                app.metrics.count(
+                    "idem_dispatch_attempts_total",
+                    &a.org,
+                    &a.queue,
+                    Some(("outcome", "released")),
+                    1,
+                );
+            }
+        }
+        Err(e) => tracing::error!(
+            error = %e,
+            abandoned = abandoned.len(),
+            "could not give back the leases of abandoned attempts: they expire instead"
+        ),
+    }
 }
 
 /// Tasks aborted when this is dropped.

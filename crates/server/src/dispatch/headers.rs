@@ -228,6 +228,7 @@ mod tests {
                     body: None,
                     oidc: None,
                     secret_headers: Vec::new(),
+                    trace: None,
                 },
                 schedule_time: now,
                 next_attempt_at: now,

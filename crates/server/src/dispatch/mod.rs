@@ -35,9 +35,10 @@
 //! signals (a queue resumed, a limit raised on another node).
 //!
 //! On shutdown the loop stops claiming, lets running attempts finish for up
-//! to [`Options::dispatch_shutdown_grace`](crate::Options), then abandons the
-//! rest: each is recorded as a failed attempt (the target may have seen the
-//! request, exactly as when a node dies) and retried by the backoff.
+//! to [`Options::shutdown_grace`](crate::Options), then abandons the rest and
+//! gives back their leases without counting the attempts, so that another
+//! node starts those tasks at once (the target may have seen the request,
+//! exactly as when a node dies).
 
 mod attempt;
 mod claim_loop;

@@ -28,7 +28,7 @@ use crate::Error;
 use crate::idempotency::{IdempotencyRecord, KeyCompletion};
 use crate::records::{Task, TaskSummary};
 use crate::tables::idempotency::{RECORD_COLUMNS, live_record, micros, record};
-use crate::tables::stats::{count_inserted, counted_inserts};
+use crate::tables::stats::{count_inserted, counted_inserts, task_bytes};
 use crate::tables::tasks;
 use crate::task_row::{
     self, NewTask, NewTaskArrays, insert_new_task, task_columns, unnest_new_tasks,
@@ -155,7 +155,9 @@ const SQL_INSERT_TASKS_KEYED: &str = concat!(
     " FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
      AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
      ORDER BY v.ord \
-     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid, org, queue), ",
+     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid, org, queue, ",
+    task_bytes!(),
+    " AS size), ",
     counted_inserts!(),
     " SELECT uid FROM ins UNION ALL SELECT ('",
     raced!(),
@@ -966,6 +968,7 @@ mod tests {
                 body: None,
                 oidc: None,
                 secret_headers: Vec::new(),
+                trace: None,
             },
             schedule_time: None,
             dispatch_deadline_s: None,

@@ -106,6 +106,22 @@ impl DispatchStore for PostgresStore {
         .await
     }
 
+    async fn dispatch_release(&self, attempts: Vec<(String, u32)>) -> Result<u64> {
+        if attempts.is_empty() {
+            return Ok(0);
+        }
+        let released = self
+            .write(None, async |c, now, _| {
+                table::release(c, now, &attempts).await
+            })
+            .await?;
+        if released > 0 {
+            // Committed: wake the other nodes for what is due again.
+            self.dispatch_notify_work().await?;
+        }
+        Ok(released)
+    }
+
     async fn dispatch_notify_work(&self) -> Result<()> {
         self.read(async |c, _| {
             c.execute("SELECT pg_notify($1, '')", &args![WORK_CHANNEL])

@@ -71,6 +71,7 @@ pub struct PostgresStore {
     /// transaction with `SET LOCAL`.
     lock_pool: Pool,
     quotas: Arc<std::sync::RwLock<crate::Quotas>>,
+    task_usage: Arc<crate::usage::TaskUsage>,
     /// Whether the database orders task IDs byte by byte (collation `C`
     /// or `C.UTF-8`), so that an ID prefix is one range of the primary
     /// key; with a linguistic collation, where `-` and `_` may weigh
@@ -187,6 +188,7 @@ impl PostgresStore {
             queue_configs: Arc::default(),
             lock_pool,
             quotas: Arc::default(),
+            task_usage: Arc::default(),
             ids_bytewise: false,
         };
         store.migrate().await?;
@@ -357,6 +359,10 @@ impl<C: GenericClient> Conn for Pg<'_, C> {
 impl PostgresStore {
     fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
         &self.quotas
+    }
+
+    fn task_usage(&self) -> &crate::usage::TaskUsage {
+        &self.task_usage
     }
 
     /// The renderer of events, for an operation's body.

@@ -65,6 +65,16 @@ impl DispatchStore for SqliteStore {
         .await
     }
 
+    async fn dispatch_release(&self, attempts: Vec<(String, u32)>) -> Result<u64> {
+        if attempts.is_empty() {
+            return Ok(0);
+        }
+        self.write(None, async move |c, now, _| {
+            table::release(c, now, &attempts).await
+        })
+        .await
+    }
+
     async fn dispatch_notify_work(&self) -> Result<()> {
         Ok(())
     }

@@ -57,6 +57,7 @@ struct Inner {
     /// through this store and drops the entry.
     queue_configs: tasks::QueueCache,
     quotas: std::sync::RwLock<crate::Quotas>,
+    task_usage: crate::usage::TaskUsage,
     /// The attempts each queue started in the last minute.
     dispatched: dispatched::Dispatched,
 }
@@ -126,6 +127,7 @@ impl SqliteStore {
                 locks: Mutex::new(HashMap::new()),
                 queue_configs: Arc::default(),
                 quotas: Default::default(),
+                task_usage: Default::default(),
                 dispatched: Default::default(),
             }),
         })
@@ -137,6 +139,10 @@ impl SqliteStore {
 
     fn quotas_cell(&self) -> &std::sync::RwLock<crate::Quotas> {
         &self.inner.quotas
+    }
+
+    fn task_usage(&self) -> &crate::usage::TaskUsage {
+        &self.inner.task_usage
     }
 
     /// The renderer of events, for an operation's body.

@@ -407,6 +407,35 @@ pub(crate) async fn leases_lost<C: Conn>(
         .collect())
 }
 
+/// Gives back the leases `attempts` names (task uid, lease token), as
+/// [`DispatchStore::dispatch_release`] says. Two statements per task: this
+/// runs once, when a node stops, never on the dispatch path.
+pub(crate) async fn release<C: Conn>(c: &C, now: i64, attempts: &[(String, u32)]) -> Result<u64> {
+    let mut released = 0;
+    for (uid, attempt) in attempts {
+        let lease = args![now, uid.as_str(), i64::from(*attempt)];
+        let n = c
+            .execute(
+                "UPDATE tasks SET status = 'pending', next_attempt_at = $1, \
+                 lease_expires_at = NULL, attempt_count = attempt_count - 1, \
+                 first_attempt_at = CASE WHEN attempt_count - 1 <= attempts_before_redrive \
+                 THEN NULL ELSE first_attempt_at END \
+                 WHERE uid = $2 AND status = 'running' AND attempt_count = $3",
+                &lease,
+            )
+            .await?;
+        if n > 0 {
+            c.execute(
+                "DELETE FROM attempts WHERE task_uid = $1 AND attempt = $2",
+                &args![uid.as_str(), i64::from(*attempt)],
+            )
+            .await?;
+            released += n;
+        }
+    }
+    Ok(released)
+}
+
 /// Records the attempt and moves the task on; the caller checked the lease
 /// (under a row lock, on PostgreSQL).
 async fn apply<C: Conn>(

@@ -151,6 +151,7 @@ pub(crate) async fn on_final<C: Conn>(
                 body: None,
                 oidc: None,
                 secret_headers: Vec::new(),
+                trace: None,
             };
             deliveries.push((webhook_run_key(&source_key, event, &hook.id), target));
         }

@@ -20,6 +20,17 @@
 //!
 //! Everything is one statement, so that all figures come from one snapshot.
 
+/// The bytes a task row counts in its organization's stored bytes (the
+/// task-bytes quota): its target and payload as created, which no later
+/// statement changes, so that a status change moves them between counter
+/// rows without reading them again. Migration 016 uses the same expression.
+macro_rules! task_bytes {
+    () => {
+        "octet_length(target) + COALESCE(octet_length(body), 0)"
+    };
+}
+pub(crate) use task_bytes;
+
 /// Common table expressions adding the rows of `ins` (the `org` and
 /// `queue` of tasks just inserted, all pending) to this connection's own
 /// `task_counts` rows, as migration 009's statement triggers count the
@@ -34,15 +45,18 @@
 /// a concurrent insert left.
 macro_rules! counted_inserts {
     () => {
-        "ins_counts AS (SELECT org, queue, count(*) AS n FROM ins GROUP BY org, queue), \
-         bumped AS (UPDATE task_counts c SET n = c.n + k.n FROM ins_counts k \
+        "ins_counts AS (SELECT org, queue, count(*) AS n, sum(size) AS bytes FROM ins \
+         GROUP BY org, queue), \
+         bumped AS (UPDATE task_counts c SET n = c.n + k.n, bytes = c.bytes + k.bytes \
+         FROM ins_counts k \
          WHERE c.org = k.org AND c.queue = k.queue AND c.status = 'pending' \
          AND c.shard = pg_backend_pid() RETURNING c.org, c.queue), \
-         counted AS (INSERT INTO task_counts AS c (org, queue, status, shard, n) \
-         SELECT org, queue, 'pending', pg_backend_pid(), n FROM ins_counts k \
+         counted AS (INSERT INTO task_counts AS c (org, queue, status, shard, n, bytes) \
+         SELECT org, queue, 'pending', pg_backend_pid(), n, bytes FROM ins_counts k \
          WHERE NOT EXISTS (SELECT 1 FROM bumped b WHERE b.org = k.org AND b.queue = k.queue) \
          ORDER BY org, queue \
-         ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n)"
+         ON CONFLICT (org, queue, status, shard) \
+         DO UPDATE SET n = c.n + EXCLUDED.n, bytes = c.bytes + EXCLUDED.bytes)"
     };
 }
 pub(crate) use counted_inserts;
@@ -58,7 +72,9 @@ macro_rules! count_inserted {
         concat!(
             "WITH ins AS (",
             $insert,
-            " RETURNING org, queue",
+            " RETURNING org, queue, ",
+            $crate::tables::stats::task_bytes!(),
+            " AS size",
             $returning,
             "), ",
             $crate::tables::stats::counted_inserts!(),

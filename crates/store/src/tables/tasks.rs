@@ -3,7 +3,7 @@
 //! whose time has passed.
 
 use super::idempotency::Keyed;
-use super::stats::counted_inserts;
+use super::stats::{counted_inserts, task_bytes};
 use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::events::EventRenderer;
@@ -194,7 +194,8 @@ fn insert_sql(rows: usize, dialect: Dialect) -> String {
     match dialect {
         Dialect::Sqlite => sql + " RETURNING uid",
         Dialect::Postgres => format!(
-            "WITH ins AS ({sql} RETURNING org, queue, uid), {} SELECT uid FROM ins",
+            "WITH ins AS ({sql} RETURNING org, queue, uid, {} AS size), {} SELECT uid FROM ins",
+            task_bytes!(),
             counted_inserts!()
         ),
     }
@@ -848,11 +849,32 @@ pub(crate) async fn sweep_tombstones<C: Conn>(c: &C, limit: u32, now: i64) -> Re
 /// of them wait for each other at worst.
 const SQL_FOLD_TASK_COUNTS: &str = "WITH moved AS (DELETE FROM task_counts \
      WHERE (org, queue, status, shard) IN (SELECT org, queue, status, shard FROM task_counts \
-     WHERE shard <> 0 LIMIT 10000 FOR UPDATE SKIP LOCKED) RETURNING org, queue, status, n) \
-     INSERT INTO task_counts AS c (org, queue, status, shard, n) \
-     SELECT org, queue, status, 0, sum(n) FROM moved GROUP BY org, queue, status \
+     WHERE shard <> 0 LIMIT 10000 FOR UPDATE SKIP LOCKED) \
+     RETURNING org, queue, status, n, bytes) \
+     INSERT INTO task_counts AS c (org, queue, status, shard, n, bytes) \
+     SELECT org, queue, status, 0, sum(n), sum(bytes) FROM moved GROUP BY org, queue, status \
      ORDER BY org, queue, status \
-     ON CONFLICT (org, queue, status, shard) DO UPDATE SET n = c.n + EXCLUDED.n";
+     ON CONFLICT (org, queue, status, shard) \
+     DO UPDATE SET n = c.n + EXCLUDED.n, bytes = c.bytes + EXCLUDED.bytes";
+
+/// An organization's live tasks (pending or running) and the bytes its
+/// stored tasks hold, summed over its counter rows: a few per queue, however
+/// many tasks it has.
+pub(crate) async fn usage<C: Conn>(c: &C, org: &str) -> Result<crate::usage::OrgTasks> {
+    c.query_opt(
+        "SELECT CAST(COALESCE(sum(CASE WHEN status IN ('pending', 'running') THEN n END), 0) \
+         AS BIGINT), CAST(COALESCE(sum(bytes), 0) AS BIGINT) FROM task_counts WHERE org = $1",
+        &args![org],
+        |r| {
+            Ok(crate::usage::OrgTasks {
+                live: u64::try_from(r.i64(0)?).unwrap_or(0),
+                bytes: u64::try_from(r.i64(1)?).unwrap_or(0),
+            })
+        },
+    )
+    .await
+    .map(Option::unwrap_or_default)
+}
 
 pub(crate) async fn counts_by_state<C: Conn>(c: &C) -> Result<Vec<TaskCount>> {
     c.query(SQL_TASK_COUNTS, &[], |r| task_count(r)).await

@@ -13,6 +13,7 @@ mod cli;
 pub mod fault;
 mod http;
 pub mod jobs;
+pub mod otlp;
 pub mod target;
 
 use std::process::Stdio;

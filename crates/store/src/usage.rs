@@ -1,0 +1,160 @@
+//! The tenant storage quotas: live tasks (pending or running) and stored
+//! task bytes per organization (`--max-tasks-per-org`,
+//! `--max-task-bytes-per-org`).
+//!
+//! Their counters are `task_counts`' rows, kept in the same transaction as
+//! every task insert, status change and delete (migrations 009 and 016),
+//! so they never count rows. A create does not read them, though: on
+//! PostgreSQL an organization's counters are a few rows per queue and
+//! connection, and summing them on every create would cost the create path
+//! more than the rest of its reads. Each node reads an organization's sum
+//! at most once a second ([`FRESH`]) and counts what it admits since, so a
+//! create is checked in memory, in constant time. The bound is soft by
+//! what other nodes admit within that second (each node's own creates are
+//! counted at once): at the default limits a fraction of a percent.
+
+use crate::quotas::{Quota, QuotaExceeded, Quotas};
+use crate::{Error, Result};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long an organization's counters, once read, answer its creates.
+pub const FRESH: Duration = Duration::from_secs(1);
+
+/// An organization's live tasks and stored task bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrgTasks {
+    pub live: u64,
+    pub bytes: u64,
+}
+
+/// Each organization's counters as last read, plus what was admitted since.
+#[derive(Default)]
+pub(crate) struct TaskUsage {
+    orgs: Mutex<HashMap<String, (OrgTasks, Instant)>>,
+}
+
+impl TaskUsage {
+    /// Admits `tasks` new tasks of about `bytes` bytes for `org`, or refuses
+    /// them with the quota they would pass; `read` reads the counters when
+    /// the last reading is older than [`FRESH`].
+    pub(crate) async fn admit(
+        &self,
+        quotas: &Quotas,
+        org: &str,
+        tasks: u64,
+        bytes: u64,
+        read: impl AsyncFnOnce() -> Result<OrgTasks>,
+    ) -> Result<()> {
+        if quotas.tasks == 0 && quotas.task_bytes == 0 {
+            return Ok(());
+        }
+        let cached = self
+            .orgs
+            .lock()
+            .expect("task usage")
+            .get(org)
+            .filter(|(_, at)| at.elapsed() < FRESH)
+            .map(|(usage, _)| *usage);
+        let usage = match cached {
+            Some(usage) => usage,
+            None => {
+                let usage = read().await?;
+                self.orgs
+                    .lock()
+                    .expect("task usage")
+                    .insert(org.to_string(), (usage, Instant::now()));
+                usage
+            }
+        };
+        let over = |limit: u64, used: u64, adding: u64| limit > 0 && used + adding > limit;
+        let refused = if over(quotas.tasks, usage.live, tasks) {
+            Some((Quota::Tasks, quotas.tasks))
+        } else if over(quotas.task_bytes, usage.bytes, bytes) {
+            Some((Quota::TaskBytes, quotas.task_bytes))
+        } else {
+            None
+        };
+        if let Some((quota, limit)) = refused {
+            return Err(Error::ResourceExhausted(QuotaExceeded { quota, limit }));
+        }
+        if let Some((usage, _)) = self.orgs.lock().expect("task usage").get_mut(org) {
+            usage.live += tasks;
+            usage.bytes += bytes;
+        }
+        Ok(())
+    }
+}
+
+/// About the bytes a task will hold in its organization's count: its
+/// payload, URL and headers (the stored count is exact; this only stands
+/// for it until the next reading).
+pub(crate) fn estimated_bytes(target: &idem_core::task::Target) -> u64 {
+    const ENVELOPE: usize = 64;
+    let headers: usize = target
+        .headers
+        .iter()
+        .map(|(name, value)| name.len() + value.len() + 6)
+        .sum();
+    let body = target.body.as_ref().map_or(0, |(_, bytes)| bytes.len());
+    (ENVELOPE + target.url.len() + headers + body) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quotas(tasks: u64, task_bytes: u64) -> Quotas {
+        Quotas {
+            tasks,
+            task_bytes,
+            ..Quotas::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn admits_up_to_the_limit_counting_what_it_admitted() {
+        let usage = TaskUsage::default();
+        let q = quotas(3, 0);
+        let read = async || Ok(OrgTasks { live: 1, bytes: 0 });
+        usage.admit(&q, "a", 2, 10, read).await.unwrap();
+        let refused = usage
+            .admit(&q, "a", 1, 10, async || panic!("read within FRESH"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                Error::ResourceExhausted(QuotaExceeded {
+                    quota: Quota::Tasks,
+                    limit: 3
+                })
+            ),
+            "{refused:?}"
+        );
+        // Another organization has its own count.
+        let other = async || Ok(OrgTasks::default());
+        usage.admit(&q, "b", 3, 10, other).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn bytes_have_their_own_limit_and_zero_means_none() {
+        let usage = TaskUsage::default();
+        let read = async || Ok(OrgTasks { live: 0, bytes: 90 });
+        let refused = usage.admit(&quotas(0, 100), "a", 1, 20, read).await;
+        assert!(matches!(
+            refused,
+            Err(Error::ResourceExhausted(QuotaExceeded {
+                quota: Quota::TaskBytes,
+                limit: 100
+            }))
+        ));
+        usage
+            .admit(&quotas(0, 0), "a", 1_000_000, 1 << 40, async || {
+                panic!("no limit, no read")
+            })
+            .await
+            .unwrap();
+    }
+}
