@@ -1,6 +1,7 @@
 //! The `idem` binary: flag parsing and dispatch; the work lives in the
 //! library crates and in one module per command.
 
+mod backup;
 mod commands;
 mod logs;
 mod migrate;
@@ -41,6 +42,12 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     /// Apply the store's pending schema migrations, or list them (--check).
     Migrate(migrate::MigrateArgs),
+    /// Copy the SQLite store to a file while it serves (PostgreSQL: pg_dump -Fc).
+    #[command(long_about = backup::BACKUP_HELP)]
+    Backup(backup::BackupArgs),
+    /// Replace a stopped node's SQLite store with a backup.
+    #[command(long_about = backup::RESTORE_HELP)]
+    Restore(backup::RestoreArgs),
     /// Print the completion script of a shell: bash, zsh or fish.
     Completions { shell: Shell },
     /// Print the man page (roff), subcommands included.
@@ -146,6 +153,8 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve::run(args).await,
             Command::Proxy(args) => proxy::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
+            Command::Backup(args) => backup::backup(args).await,
+            Command::Restore(args) => backup::restore(args).await,
             Command::Completions { .. } | Command::Man => unreachable!("printed above"),
             Command::Queue(args) => commands::queue::run(args).await,
             Command::Task(args) => commands::task::run(args).await,

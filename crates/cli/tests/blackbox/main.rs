@@ -6,6 +6,7 @@
 mod harness;
 
 mod api_basics;
+mod backup;
 mod batch;
 mod callbacks;
 mod cli_jobs;

@@ -70,9 +70,13 @@ struct Inner {
 /// transaction; a crash loses the transaction, which never reached the WAL.
 const WRITER_PRAGMAS: &str = "PRAGMA journal_mode = WAL;
      PRAGMA synchronous = FULL;
-     PRAGMA busy_timeout = 5000;
      PRAGMA foreign_keys = OFF;
      PRAGMA temp_store = MEMORY;";
+
+/// How long any connection to the file waits for a lock another holds
+/// (the writer's, a checkpoint's) before it gives up: the store's own
+/// connections, `idem migrate`'s and `idem backup`'s.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file at `path` and brings its
@@ -109,6 +113,7 @@ impl SqliteStore {
         let counter = statements.clone();
         let conn = tokio::task::spawn_blocking(move || -> Result<Connection> {
             let mut conn = Connection::open(&p)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
             conn.execute_batch(WRITER_PRAGMAS)?;
             migrate(&conn)?;
             count_statements(&mut conn, counter)?;
@@ -274,7 +279,7 @@ fn open_reader(path: &Path, statements: Option<Arc<AtomicU64>>) -> Result<Connec
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.execute_batch("PRAGMA busy_timeout = 5000;")?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     count_statements(&mut conn, statements)?;
     Ok(conn)
 }
@@ -328,6 +333,7 @@ pub fn schema_state(path: &Path) -> Result<crate::schema::SchemaState> {
 /// file's write lock orders them.
 pub fn migrate_file(path: &Path) -> Result<crate::schema::SchemaState> {
     let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.execute_batch(WRITER_PRAGMAS)?;
     migrate(&conn)
 }
