@@ -13,17 +13,17 @@ use std::time::Duration;
 
 /// `idem backup --help`.
 pub const BACKUP_HELP: &str = "\
-Copies the embedded SQLite store (DATA_DIR/idem.db) to OUT: one consistent
+Copies the embedded SQLite store (DATA_DIR/idem.db) to FILE (--to): one consistent
 snapshot holding every write committed before the copy began and none
 after, taken while a node serves and keeps writing. The copy reads in one
 read transaction and never holds the write lock, so the node's writes go
 on; until it ends the node's write-ahead log (idem.db-wal) cannot be
 checkpointed past the snapshot and grows.
 
-The copy is written to a temporary file in OUT's directory, checked with
-SQLite's integrity check, flushed to disk and only then renamed to OUT, so
-that OUT is either the whole previous file or the whole new backup, never
-part of one. An existing OUT is refused unless --force is given.
+The copy is written to a temporary file in FILE's directory, checked with
+SQLite's integrity check, flushed to disk and only then renamed to FILE, so
+that FILE is either the whole previous file or the whole new backup, never
+part of one. An existing FILE is refused unless --force is given.
 
 Prints the file written, its size in bytes and the schema version it holds.
 The backup is a single self-contained SQLite file (no -wal or -shm beside
@@ -34,18 +34,19 @@ this command: use `pg_dump -Fc` (and `pg_restore` to put it back).";
 
 /// `idem restore --help`.
 pub const RESTORE_HELP: &str = "\
-Replaces the embedded SQLite store (DATA_DIR/idem.db) with BACKUP, a file
-`idem backup` wrote. Stop every node serving DATA_DIR first: the restore
+Restores the embedded SQLite store (DATA_DIR/idem.db) from FILE (--from), a
+file `idem backup` wrote, into an empty DATA_DIR: a folder that holds
+anything is refused unless --force is given. Stop every node serving DATA_DIR first: the restore
 refuses while any process has the store open.
 
-BACKUP is copied to a temporary file in DATA_DIR and checked there (SQLite's
+FILE is copied to a temporary file in DATA_DIR and checked there (SQLite's
 integrity check, an Idem schema, a schema version not newer than this
 idem's) before anything in DATA_DIR changes; a file that fails is refused
 and the current store left as it was. The old idem.db-wal and idem.db-shm
 are removed, the copy is flushed to disk and renamed over idem.db, and the
-directory is flushed. A store already in DATA_DIR holding any schema is
-replaced only with --force (take a backup of it first). DATA_DIR is created
-if it does not exist.
+directory is flushed. With --force, a store DATA_DIR already holds is
+replaced (take a backup of it first). DATA_DIR is created if it does not
+exist.
 
 A backup from an older idem is restored as it is: the next `idem serve`
 migrates it (or run `idem migrate`).
@@ -56,10 +57,10 @@ this command: use `pg_restore` on a dump taken with `pg_dump -Fc`.";
 #[derive(Args, Debug)]
 pub struct BackupArgs {
     /// The file to write the backup to; its directory must exist.
-    #[arg(value_name = "OUT")]
+    #[arg(long = "to", value_name = "FILE")]
     out: PathBuf,
-    /// Replace OUT if it exists (atomically: OUT stays the old file until
-    /// the new one is complete).
+    /// Replace FILE if it exists (atomically: FILE stays the old file
+    /// until the new one is complete).
     #[arg(long)]
     force: bool,
     /// Folder of the embedded SQLite store whose idem.db is copied.
@@ -73,9 +74,10 @@ pub struct BackupArgs {
 #[derive(Args, Debug)]
 pub struct RestoreArgs {
     /// The backup file to restore (one `idem backup` wrote).
-    #[arg(value_name = "BACKUP")]
+    #[arg(long = "from", value_name = "FILE")]
     backup: PathBuf,
-    /// Replace a store DATA_DIR already holds.
+    /// Restore into a DATA_DIR that is not empty, replacing the store it
+    /// holds.
     #[arg(long)]
     force: bool,
     /// Folder of the embedded SQLite store whose idem.db is replaced.
@@ -211,6 +213,21 @@ fn restore_file(args: &RestoreArgs) -> anyhow::Result<()> {
         bail!("{}: no such file", backup.display());
     }
     let dir = &args.data_dir;
+    // A restore into a folder that holds anything would overwrite what
+    // an operator may not have meant to lose: only into an empty one,
+    // unless told.
+    if !args.force
+        && let Ok(mut entries) = std::fs::read_dir(dir)
+        && let Some(entry) = entries.next()
+    {
+        let name = entry.map(|e| e.file_name().to_string_lossy().into_owned());
+        bail!(
+            "{} is not empty (it holds {}): restore into an empty folder, or pass --force to \
+             replace the store it holds (`idem backup` it first)",
+            dir.display(),
+            name.unwrap_or_else(|_| "entries".into())
+        );
+    }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let target = dir.join("idem.db");
 

@@ -22,6 +22,7 @@ async fn backup(data_dir: &Path, out: &Path, extra: &[&str]) -> Out {
         .arg("--data-dir")
         .arg(data_dir)
         .args(extra)
+        .arg("--to")
         .arg(out);
     Out::of(cmd).await
 }
@@ -32,6 +33,7 @@ async fn restore(data_dir: &Path, file: &Path, extra: &[&str]) -> Out {
         .arg("--data-dir")
         .arg(data_dir)
         .args(extra)
+        .arg("--from")
         .arg(file);
     Out::of(cmd).await
 }
@@ -292,6 +294,7 @@ async fn restore_refuses_while_a_node_serves_the_store_and_without_force() {
     let (backing, key, _, _) = s.terminate().await;
     let kept = restore(&dir, &file, &[]).await.fails(1, "");
     assert!(kept.stderr.contains("--force"), "{}", kept.stderr);
+    assert!(kept.stderr.contains("not empty"), "{}", kept.stderr);
     let s = Server::start_on(backing, key, &[]).await;
     s.get_task("q", "still-serving").await;
     let (backing, key, _, _) = s.terminate().await;
@@ -309,20 +312,24 @@ async fn a_postgresql_store_is_refused_with_pg_dump_and_pg_restore_named() {
     let out = files.path().join("idem.backup");
     let url = "postgres://idem@127.0.0.1:9/idem";
     let mut cmd = command();
-    cmd.args(["backup", "--database-url", url]).arg(&out);
+    cmd.args(["backup", "--database-url", url, "--to"])
+        .arg(&out);
     let refused = Out::of(cmd).await.fails(1, "");
     assert!(refused.stderr.contains("pg_dump -Fc"), "{}", refused.stderr);
     assert!(!out.exists());
 
     let mut cmd = command();
-    cmd.env("IDEM_DATABASE_URL", url).arg("backup").arg(&out);
+    cmd.env("IDEM_DATABASE_URL", url)
+        .args(["backup", "--to"])
+        .arg(&out);
     let refused = Out::of(cmd).await.fails(1, "");
     assert!(refused.stderr.contains("pg_dump -Fc"), "{}", refused.stderr);
     assert!(!out.exists());
 
     std::fs::write(&out, b"a dump").unwrap();
     let mut cmd = command();
-    cmd.args(["restore", "--database-url", url]).arg(&out);
+    cmd.args(["restore", "--database-url", url, "--from"])
+        .arg(&out);
     let refused = Out::of(cmd).await.fails(1, "");
     assert!(refused.stderr.contains("pg_restore"), "{}", refused.stderr);
 }
@@ -332,12 +339,13 @@ async fn help_says_what_backup_and_restore_do() {
     for (sub, words) in [
         (
             "backup",
-            &["OUT", "--force", "--data-dir", "integrity", "pg_dump -Fc"][..],
+            &["--to", "--force", "--data-dir", "integrity", "pg_dump -Fc"][..],
         ),
         (
             "restore",
             &[
-                "BACKUP",
+                "--from",
+                "empty",
                 "--force",
                 "--data-dir",
                 "Stop every node",
