@@ -6134,6 +6134,21 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description Too Many Requests: RESOURCE_EXHAUSTED */
+            429: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        type?: "RESOURCE_EXHAUSTED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description Service Unavailable: UNAVAILABLE */
             503: {
                 headers: {
@@ -6319,6 +6334,21 @@ export interface operations {
                         status?: 422;
                         /** @enum {unknown} */
                         type?: "IDEMPOTENCY_KEY_MISMATCH";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests: RESOURCE_EXHAUSTED */
+            429: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 429;
+                        /** @enum {unknown} */
+                        type?: "RESOURCE_EXHAUSTED";
                     } & components["schemas"]["Problem"];
                 };
             };
