@@ -17,7 +17,7 @@ use crate::App;
 use crate::api::problem::Problem;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use idem_store::{MetricScopes, Status, TaskCount};
+use idem_store::{MetricScopes, QueueOldestDue, Status, TaskCount};
 use metrics_exporter_prometheus::formatting::sanitize_label_value;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use sha2::{Digest, Sha256};
@@ -172,6 +172,8 @@ impl Default for MetricsOptions {
 /// The tasks by state and the names that exist, as of one count.
 struct Depth {
     counts: Vec<TaskCount>,
+    /// The running queues with tasks due, and their oldest due time.
+    oldest: Vec<QueueOldestDue>,
     scopes: MetricScopes,
     /// Unix time of the count, in seconds.
     counted_at: f64,
@@ -454,6 +456,7 @@ impl Metrics {
             labels.push(("state", state));
             sample(out, name, &labels, None, n);
         }
+        self.render_oldest(depth, out);
         let name = "idem_queue_tasks_counted_at_seconds";
         let _ = writeln!(
             out,
@@ -461,6 +464,60 @@ impl Metrics {
              # TYPE {name} gauge\n{name} {}\n",
             depth.counted_at
         );
+    }
+}
+
+impl Metrics {
+    /// How long the oldest due task has waited, as of the count: the
+    /// largest of the queues under each label set, 0 where none is due, so
+    /// that an alert on it fires for a backlog that ages (targets down,
+    /// limits too low, no worker claiming), never for a queue merely busy.
+    fn render_oldest(&self, depth: &Depth, out: &mut String) {
+        let mut ages: BTreeMap<(Option<&str>, Option<&str>), f64> = BTreeMap::new();
+        match self.labels {
+            MetricsLabels::None => {
+                ages.insert((None, None), 0.0);
+            }
+            MetricsLabels::Org => {
+                for org in &depth.scopes.organizations {
+                    ages.insert((Some(org.as_str()), None), 0.0);
+                }
+            }
+            MetricsLabels::OrgQueue => {
+                for (org, queue) in &depth.scopes.queues {
+                    ages.insert((Some(org.as_str()), Some(queue.as_str())), 0.0);
+                }
+            }
+        }
+        for q in &depth.oldest {
+            let due = q.oldest_due.as_millisecond() as f64 / 1000.0;
+            let age = (depth.counted_at - due).max(0.0);
+            let key = match self.labels {
+                MetricsLabels::None => (None, None),
+                MetricsLabels::Org => (Some(q.org.as_str()), None),
+                MetricsLabels::OrgQueue => (Some(q.org.as_str()), Some(q.queue.as_str())),
+            };
+            let slot = ages.entry(key).or_insert(0.0);
+            *slot = slot.max(age);
+        }
+        let name = "idem_queue_oldest_due_age_seconds";
+        let _ = writeln!(
+            out,
+            "\n# HELP {name} How long the oldest due task of a running queue has waited for \
+             its attempt, the largest over the queues of each label set; 0 when none is \
+             due. Paused queues are left out. Counted with idem_queue_tasks.\n\
+             # TYPE {name} gauge"
+        );
+        for ((org, queue), age) in ages {
+            let mut labels: Vec<(&str, &str)> = Vec::new();
+            if let Some(org) = org {
+                labels.push(("org", org));
+            }
+            if let Some(queue) = queue {
+                labels.push(("queue", queue));
+            }
+            sample(out, name, &labels, None, format!("{age:.3}"));
+        }
     }
 }
 
@@ -554,9 +611,11 @@ pub async fn render(State(app): State<Arc<App>>, headers: http::HeaderMap) -> Re
             let mark = metrics.epoch.fetch_add(1, Ordering::AcqRel);
             let scopes = app.store.metric_scopes().await?;
             let counts = app.store.task_counts_by_state().await?;
+            let oldest = app.store.queue_oldest_due().await?;
             metrics.retain(&scopes, mark);
             Ok::<_, idem_store::Error>(Depth {
                 counts,
+                oldest,
                 scopes,
                 counted_at: app.clock.now().as_millisecond() as f64 / 1000.0,
             })
@@ -730,8 +789,20 @@ mod tests {
                     count: 3,
                 },
             ],
+            oldest: vec![
+                QueueOldestDue {
+                    org: "acme".into(),
+                    queue: "a".into(),
+                    oldest_due: jiff::Timestamp::from_second(90).unwrap(),
+                },
+                QueueOldestDue {
+                    org: "acme".into(),
+                    queue: "b".into(),
+                    oldest_due: jiff::Timestamp::from_second(70).unwrap(),
+                },
+            ],
             scopes: scopes(&["acme", "idle"], &[("acme", "a"), ("acme", "b")]),
-            counted_at: 1.5,
+            counted_at: 100.0,
         };
         let text = |labels| {
             let mut out = String::new();
@@ -748,14 +819,26 @@ mod tests {
             "{none}"
         );
         assert!(none.contains("idem_queue_tasks{state=\"failed\"} 0\n"));
-        assert!(none.contains("idem_queue_tasks_counted_at_seconds 1.5\n"));
+        assert!(
+            none.contains("idem_queue_tasks_counted_at_seconds 100\n"),
+            "{none}"
+        );
+        assert!(
+            none.contains("idem_queue_oldest_due_age_seconds 30.000\n"),
+            "the oldest of all: {none}"
+        );
         assert!(!none.contains("acme"));
         let org = text(MetricsLabels::Org);
         assert!(org.contains("idem_queue_tasks{org=\"acme\",state=\"pending\"} 5\n"));
         assert!(org.contains("idem_queue_tasks{org=\"idle\",state=\"pending\"} 0\n"));
         assert!(!org.contains("queue=\""));
+        assert!(org.contains("idem_queue_oldest_due_age_seconds{org=\"acme\"} 30.000\n"));
+        assert!(org.contains("idem_queue_oldest_due_age_seconds{org=\"idle\"} 0.000\n"));
         let queue = text(MetricsLabels::OrgQueue);
         assert!(queue.contains("idem_queue_tasks{org=\"acme\",queue=\"b\",state=\"pending\"} 3\n"));
         assert!(queue.contains("idem_queue_tasks{org=\"acme\",queue=\"a\",state=\"running\"} 0\n"));
+        assert!(
+            queue.contains("idem_queue_oldest_due_age_seconds{org=\"acme\",queue=\"a\"} 10.000\n")
+        );
     }
 }

@@ -284,6 +284,12 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// metric.
     async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>>;
 
+    /// The oldest due time of each running queue with tasks due (pending
+    /// and due, not yet attempted or waiting for a retry): one index seek
+    /// per queue, for the queue age metric. Paused queues are left out:
+    /// their backlog waits on purpose.
+    async fn queue_oldest_due(&self) -> Result<Vec<QueueOldestDue>>;
+
     /// Claims up to `claim.max_tasks` due tasks of a pull queue in schedule
     /// order, in one statement and one commit (API.md §11). Concurrent
     /// claims never take one task twice.

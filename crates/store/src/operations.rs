@@ -530,6 +530,11 @@ macro_rules! store_operations {
                     Ok(self.work_ends(org, queue, ends).await)
                 }
 
+                async fn queue_oldest_due(&self) -> Result<Vec<QueueOldestDue>> {
+                    self.read(async |c, now| stats::oldest_due(c, now).await)
+                        .await
+                }
+
                 async fn metric_scopes(&self) -> Result<MetricScopes> {
                     self.read(async |c, _| queues::metric_scopes(c).await).await
                 }

@@ -210,6 +210,14 @@ pub struct TaskCount {
     pub count: u64,
 }
 
+/// The oldest due task of a running queue ([`crate::Store::queue_oldest_due`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueOldestDue {
+    pub org: String,
+    pub queue: String,
+    pub oldest_due: Timestamp,
+}
+
 /// A queue's statistics at one instant (API.md §12): its tasks per state
 /// (final tasks still held as tombstones included), since when its
 /// longest-waiting due task has been due, the attempts started in the last

@@ -504,9 +504,62 @@ mod tenancy {
     idem_testkit::store_tests!(Server::start; no_tenant_names_without_the_label_flag);
 }
 
+/// The queue age: how long a running queue's oldest due task has waited
+/// (a pull queue's, with no worker claiming, ages); paused queues and
+/// queues with nothing due read 0.
+async fn the_oldest_due_task_gives_the_queue_its_age(kind: harness::Backend) {
+    let s = Server::start_with(
+        kind,
+        &["--metrics-labels", "org-queue", "--metrics-refresh", "0s"],
+    )
+    .await;
+    s.create_queue_with(json!({"name": "waiting", "mode": "pull"}))
+        .await;
+    s.create_task("waiting", json!({"task_id": "w1"})).await;
+    held(&s, "paused", &["p1"]).await;
+    s.create_queue("empty").await;
+    let waited = Instant::now();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let scrape = Scrape::take(&s).await;
+    let age = |queue| {
+        scrape.value(
+            "idem_queue_oldest_due_age_seconds",
+            &[("org", "default"), ("queue", queue)],
+        )
+    };
+    let bound = waited.elapsed().as_secs_f64() + 1.0;
+    assert!(
+        (1.4..bound).contains(&age("waiting")),
+        "the waiting task's age: {}",
+        age("waiting")
+    );
+    assert_eq!(age("paused"), 0.0);
+    assert_eq!(age("empty"), 0.0);
+    assert!(
+        scrape
+            .0
+            .iter()
+            .any(|x| x.name == "idem_queue_oldest_due_age_seconds"
+                && x.labels.get("queue").map(String::as_str) == Some("empty"))
+    );
+
+    // Claimed, it no longer waits.
+    s.post("/v1/queues/waiting/tasks:claim", json!({"max_tasks": 1}))
+        .await
+        .ok(200);
+    assert_eq!(
+        Scrape::take(&s).await.value(
+            "idem_queue_oldest_due_age_seconds",
+            &[("org", "default"), ("queue", "waiting")]
+        ),
+        0.0
+    );
+}
+
 mod exposure {
     use super::*;
     idem_testkit::store_tests!(
+        the_oldest_due_task_gives_the_queue_its_age,
         org_labels_name_organizations_only,
         a_deleted_queues_series_disappear,
         a_metrics_token_guards_the_scrape,

@@ -88,7 +88,7 @@ pub(crate) use count_inserted;
 use super::not_found;
 use crate::Result;
 use crate::driver::{Conn, args};
-use crate::records::QueueStats;
+use crate::records::{QueueOldestDue, QueueStats};
 use crate::sql::Row;
 use idem_core::clock::from_micros;
 
@@ -129,6 +129,31 @@ pub(crate) async fn queue<C: Conn>(c: &C, org: &str, name: &str, now: i64) -> Re
     .await?
     .flatten()
     .ok_or_else(|| not_found("queue", name))
+}
+
+/// Every running queue's oldest due time, as [`SQL_QUEUE_STATS`] reads one
+/// queue's: one index seek per queue. Parameter: now.
+const SQL_OLDEST_DUE: &str = "SELECT q.org, q.name, (SELECT t.next_attempt_at FROM tasks t \
+     WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
+     AND t.next_attempt_at <= $1 ORDER BY t.next_attempt_at LIMIT 1) \
+     FROM queues q WHERE q.state = 'running'";
+
+pub(crate) async fn oldest_due<C: Conn>(c: &C, now: i64) -> Result<Vec<QueueOldestDue>> {
+    let rows = c
+        .query(SQL_OLDEST_DUE, &args![now], |r| {
+            Ok(r.opt_i64(2)?.map(|at| (r.text(0), r.text(1), at)))
+        })
+        .await?;
+    rows.into_iter()
+        .flatten()
+        .map(|(org, queue, at)| {
+            Ok(QueueOldestDue {
+                org: org?,
+                queue: queue?,
+                oldest_due: from_micros(at),
+            })
+        })
+        .collect()
 }
 
 /// Reads [`SQL_QUEUE_STATS`]'s row; `None` when the queue does not exist.
