@@ -37,10 +37,10 @@ macro_rules! store_operations {
                 /// about `bytes` bytes ([`crate::usage`]).
                 async fn admit_tasks(&self, org: &str, count: u64, bytes: u64) -> Result<()> {
                     let quotas = self.quotas();
-                    let org_name = org.to_string();
                     self.task_usage()
                         .admit(&quotas, org, count, bytes, async || {
-                            self.read(async move |c, _| tasks::usage(c, &org_name).await)
+                            let org = org.to_string();
+                            self.read(async move |c, _| tasks::usage(c, &org).await)
                                 .await
                         })
                         .await

@@ -50,41 +50,45 @@ impl TaskUsage {
         if quotas.tasks == 0 && quotas.task_bytes == 0 {
             return Ok(());
         }
-        let cached = self
+        // One lock for the common case: a fresh reading, checked and added
+        // to at once.
+        if let Some((usage, _)) = self
             .orgs
             .lock()
             .expect("task usage")
-            .get(org)
+            .get_mut(org)
             .filter(|(_, at)| at.elapsed() < FRESH)
-            .map(|(usage, _)| *usage);
-        let usage = match cached {
-            Some(usage) => usage,
-            None => {
-                let usage = read().await?;
-                self.orgs
-                    .lock()
-                    .expect("task usage")
-                    .insert(org.to_string(), (usage, Instant::now()));
-                usage
-            }
-        };
-        let over = |limit: u64, used: u64, adding: u64| limit > 0 && used + adding > limit;
-        let refused = if over(quotas.tasks, usage.live, tasks) {
-            Some((Quota::Tasks, quotas.tasks))
-        } else if over(quotas.task_bytes, usage.bytes, bytes) {
-            Some((Quota::TaskBytes, quotas.task_bytes))
-        } else {
-            None
-        };
-        if let Some((quota, limit)) = refused {
-            return Err(Error::ResourceExhausted(QuotaExceeded { quota, limit }));
+        {
+            return take(usage, quotas, tasks, bytes);
         }
-        if let Some((usage, _)) = self.orgs.lock().expect("task usage").get_mut(org) {
-            usage.live += tasks;
-            usage.bytes += bytes;
-        }
-        Ok(())
+        let read = read().await?;
+        let mut orgs = self.orgs.lock().expect("task usage");
+        // Another create of the organization may have read and admitted
+        // meanwhile; the newer reading replaces it.
+        let entry = orgs
+            .entry(org.to_string())
+            .or_insert((read, Instant::now()));
+        *entry = (read, Instant::now());
+        take(&mut entry.0, quotas, tasks, bytes)
     }
+}
+
+/// Refuses what would pass a limit; otherwise counts it in `usage`.
+fn take(usage: &mut OrgTasks, quotas: &Quotas, tasks: u64, bytes: u64) -> Result<()> {
+    let over = |limit: u64, used: u64, adding: u64| limit > 0 && used + adding > limit;
+    let refused = if over(quotas.tasks, usage.live, tasks) {
+        Some((Quota::Tasks, quotas.tasks))
+    } else if over(quotas.task_bytes, usage.bytes, bytes) {
+        Some((Quota::TaskBytes, quotas.task_bytes))
+    } else {
+        None
+    };
+    if let Some((quota, limit)) = refused {
+        return Err(Error::ResourceExhausted(QuotaExceeded { quota, limit }));
+    }
+    usage.live += tasks;
+    usage.bytes += bytes;
+    Ok(())
 }
 
 /// About the bytes a task will hold in its organization's count: its
