@@ -375,8 +375,8 @@ async fn a_job_whose_stored_schedule_no_longer_parses_is_paused_while_others_fir
     let warned = p.stderr().lines().any(|l| {
         let line: Value = serde_json::from_str(l).unwrap_or_default();
         line["level"] == "WARN"
-            && line["fields"]["job"] == "broken"
-            && line["fields"]["message"]
+            && line["job"] == "broken"
+            && line["message"]
                 .as_str()
                 .is_some_and(|m| m.contains("job paused"))
     });
