@@ -67,41 +67,36 @@ pub fn continue_trace(span: &Span, parent: Option<&TraceContext>) {
 /// The context a task created by the current request keeps: the request's
 /// span when spans are exported, else the request's own `traceparent`.
 pub fn for_task(headers: Option<TraceContext>) -> Option<TraceContext> {
-    if exporting() {
-        let current = Span::current().context();
-        let span = current.span();
-        let own = span.span_context();
-        if own.is_valid() {
-            return Some(of(own));
-        }
-    }
-    headers
+    current().or(headers)
 }
 
 /// The context a delivery sends: the current span's (the attempt's) when
 /// spans are exported, else the one the task kept.
 pub fn for_delivery(kept: Option<&TraceContext>) -> Option<TraceContext> {
-    if exporting() {
-        let current = Span::current().context();
-        let span = current.span();
-        let own = span.span_context();
-        if own.is_valid() {
-            return Some(of(own));
-        }
+    current().or_else(|| kept.cloned())
+}
+
+/// The current span's context, when spans are exported.
+fn current() -> Option<TraceContext> {
+    context_of(&Span::current())
+}
+
+/// `span`'s own context, when spans are exported.
+fn context_of(span: &Span) -> Option<TraceContext> {
+    if !exporting() {
+        return None;
     }
-    kept.cloned()
+    let cx = span.context();
+    let otel = cx.span();
+    let own = otel.span_context();
+    own.is_valid().then(|| of(own))
 }
 
 /// Sets `headers`' `traceparent` and `tracestate` to `span`'s, when spans
 /// are exported (the proxy's upstream call).
 pub fn inject(span: &Span, headers: &mut HeaderMap) {
-    if !exporting() {
-        return;
-    }
-    let cx = span.context();
-    let own = cx.span().span_context().clone();
-    if own.is_valid() {
-        insert(headers, &of(&own));
+    if let Some(own) = context_of(span) {
+        insert(headers, &own);
     }
 }
 
