@@ -1213,9 +1213,10 @@ async fn concurrent_claims_share_the_due_tasks_without_overlap(s: Server) {
             assert_eq!(t["lease"]["claimant"], "admin");
         }
         // Each claim's share is in schedule order.
-        let times: Vec<&str> = tasks
+        // As instants, not as text (fractional digits vary).
+        let times: Vec<jiff::Timestamp> = tasks
             .iter()
-            .map(|t| t["schedule_time"].as_str().unwrap())
+            .map(|t| t["schedule_time"].as_str().unwrap().parse().unwrap())
             .collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
     }

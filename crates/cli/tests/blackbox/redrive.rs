@@ -479,9 +479,11 @@ async fn task_lists_filter_by_state_id_prefix_and_creation_time(s: Server) {
         ["inv-3", "ord-2", "inv", "inv_x"],
         "as created"
     );
-    let created: Vec<&str> = newer
+    // As instants: RFC 3339 text with a varying count of fractional digits
+    // does not sort as its instants do ("…50.706Z" after "…50.706931Z").
+    let created: Vec<jiff::Timestamp> = newer
         .iter()
-        .map(|t| t["created_at"].as_str().unwrap())
+        .map(|t| t["created_at"].as_str().unwrap().parse().unwrap())
         .collect();
     assert!(created.windows(2).all(|w| w[0] <= w[1]), "{created:?}");
     let older = list(format!("created_before={at}")).await;
