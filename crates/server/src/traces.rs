@@ -56,11 +56,10 @@ pub fn continue_trace(span: &Span, parent: Option<&TraceContext>) {
     };
     // Only fails for a span already started, which a new one is not.
     let _ = span.set_parent(parent);
-    let own = span.context();
-    let own = own.span().span_context().clone();
-    if own.is_valid() {
-        span.record("trace_id", own.trace_id().to_string());
-        span.record("span_id", own.span_id().to_string());
+    if let Some(own) = context_of(span) {
+        span.record("trace_id", own.trace_id());
+        // A context names its span as the parent its receivers see.
+        span.record("span_id", own.parent_id());
     }
 }
 

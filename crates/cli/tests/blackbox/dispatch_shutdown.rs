@@ -92,7 +92,36 @@ async fn sigterm_gives_back_what_outlives_the_grace(kind: Backend) {
     assert_eq!(items[0]["status_code"], 200);
 }
 
+/// A request still open when the grace runs out (a create waiting for its
+/// task's end) does not keep the node from stopping.
+async fn sigterm_cuts_off_requests_that_outlive_the_grace(kind: Backend) {
+    let s = Server::start_on(
+        Backing::new(kind).await,
+        harness::fresh_key(),
+        &["--shutdown-grace", "1s"],
+    )
+    .await;
+    s.create_paused_queue("held").await;
+    let waiting = s.admin.clone();
+    let open = tokio::spawn(async move {
+        waiting
+            .request(reqwest::Method::POST, "/v1/queues/held/tasks?wait_ms=30000")
+            .json(&json!({"task_id": "waits", "target": {"url": "http://127.0.0.1:9/"}}))
+            .try_send()
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, _, status, took) = s.terminate().await;
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(8),
+        "the open request held the node for the grace, no longer: {took:?}"
+    );
+    open.abort();
+}
+
 idem_testkit::store_tests!(
     sigterm_lets_the_attempt_in_flight_finish,
-    sigterm_gives_back_what_outlives_the_grace
+    sigterm_gives_back_what_outlives_the_grace,
+    sigterm_cuts_off_requests_that_outlive_the_grace
 );

@@ -4,6 +4,7 @@
 //! decoding what a real OTLP/HTTP receiver is sent.
 
 use crate::harness;
+use crate::harness::jobs::wait_runs_of;
 use crate::harness::otlp::{Collector, SpanSeen};
 use crate::harness::target::*;
 use crate::harness::{
@@ -11,7 +12,7 @@ use crate::harness::{
 };
 use reqwest::Method;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER: &str = "00f067aa0ba902b7";
@@ -79,18 +80,7 @@ async fn attempts_are_spans_in_the_trace_of_the_creating_request(kind: Backend) 
     )
     .await
     .ok(201);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let run = loop {
-        if let Some(r) = target
-            .received()
-            .into_iter()
-            .find(|r| r.header("idem-job") == Some("traced-job"))
-        {
-            break r;
-        }
-        assert!(Instant::now() < deadline, "the job did not fire");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let run = wait_runs_of(&target, "traced-job", 1, Duration::from_secs(10)).await[0].clone();
     api.post_empty("/v1/jobs/traced-job/pause").await.ok(200);
     let (run_trace, run_attempt_id) = parent_of(&run);
     assert_ne!(run_trace, TRACE, "a run starts a trace of its own");
