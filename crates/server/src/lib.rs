@@ -42,7 +42,8 @@ pub struct Options {
     /// Most of those one organization may hold; `None` for a fair share
     /// (`idem_store::dispatch::fair_share_cap`).
     pub dispatch_max_in_flight_per_org: Option<u32>,
-    /// How long a stopping node lets running attempts finish.
+    /// How long a stopping node lets open requests and running attempts
+    /// finish; attempts still running then are given back.
     pub shutdown_grace: Duration,
     /// Idempotency-Key handling.
     pub idempotency: api::idempotency::IdempotencyOptions,
