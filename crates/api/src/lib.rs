@@ -34,7 +34,9 @@ pub use jobs::{Job, Preview, PreviewRequest, Run};
 pub use list::List;
 pub use oidc::{Jwk, Jwks, OpenIdConfiguration};
 pub use problem::{Problem, ProblemCode};
-pub use queues::{CreateQueue, Purged, Queue, QueueStats, RedriveTasks, Redriven, TaskCounts};
+pub use queues::{
+    CreateQueue, Group, Purged, Queue, QueueStats, RedriveTasks, Redriven, TaskCounts,
+};
 pub use tasks::{BatchResult, BatchResults, CreateTask, CreateTasks, Lease, Payload, Target, Task};
 pub use tenancy::{
     ApiKey, CreateOrganization, CreatePrincipal, NewApiKey, Organization, Principal, SigningSecret,
@@ -50,7 +52,7 @@ pub use idem_core::job::{
     CreateJob, HeaderStyle, JobRetryConfig, JobRetryConfigPatch, JobState, RunKind, UpdateJob,
 };
 pub use idem_core::queue::{
-    QueueConfigPatch, QueueMode, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
+    GroupOrder, QueueConfigPatch, QueueMode, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
     RetryConfigPatch,
 };
 pub use idem_core::schedule::CatchUp;

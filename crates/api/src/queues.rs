@@ -3,7 +3,7 @@
 use crate::Target;
 use idem_core::job::HeaderStyle;
 use idem_core::queue::{
-    QueueConfigPatch, QueueMode, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
+    GroupOrder, QueueConfigPatch, QueueMode, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
     RetryConfigPatch,
 };
 use idem_core::task::TargetSpec;
@@ -49,6 +49,15 @@ pub struct CreateQueue {
     /// headers, unless a task names its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header_style: Option<HeaderStyle>,
+    /// Most tasks of one group running at once, across nodes (1–10000);
+    /// absent or null: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10000))]
+    pub group_concurrency: Option<u32>,
+    /// `none` (the default) or `fifo`: each group's tasks one at a time in
+    /// (schedule time, creation) order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_order: Option<GroupOrder>,
 }
 
 impl CreateQueue {
@@ -66,6 +75,8 @@ impl CreateQueue {
             on_success: config.on_success.flatten(),
             on_failure: config.on_failure.flatten(),
             header_style: config.header_style,
+            group_concurrency: config.group_concurrency.flatten(),
+            group_order: config.group_order,
         }
     }
 
@@ -82,6 +93,8 @@ impl CreateQueue {
             on_success: self.on_success.clone().map(Some),
             on_failure: self.on_failure.clone().map(Some),
             header_style: self.header_style,
+            group_concurrency: self.group_concurrency.map(Some),
+            group_order: self.group_order,
         }
     }
 }
@@ -120,6 +133,13 @@ pub struct Queue {
     /// The compatibility headers of its tasks' deliveries, unless a task
     /// names its own: `idem` or `cloud_tasks`.
     pub header_style: HeaderStyle,
+    /// Most tasks of one group running at once, across nodes; null: no
+    /// limit (a FIFO queue runs one whatever it says).
+    #[serde(default)]
+    pub group_concurrency: Option<u32>,
+    /// `none` or `fifo`.
+    #[serde(default)]
+    pub group_order: GroupOrder,
     /// When the queue was created.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
@@ -146,6 +166,23 @@ pub struct QueueStats {
     pub dispatched_last_minute: u64,
     /// Attempts in flight: the tasks `running` now.
     pub in_flight: u64,
+    /// Groups with at least one task due now.
+    #[serde(default)]
+    pub groups_with_due: u64,
+}
+
+/// A group's live tasks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = GroupView))]
+pub struct Group {
+    /// The group's name, as its tasks carry it.
+    pub group: String,
+    /// Tasks of the group running now (a pull lease holds its slot).
+    pub running: u64,
+    /// Tasks due now, waiting for a slot or a turn.
+    pub due: u64,
+    /// Tasks waiting for their schedule time or a retry's backoff.
+    pub scheduled: u64,
 }
 
 /// Tasks per state.

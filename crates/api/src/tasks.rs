@@ -49,6 +49,19 @@ pub struct CreateTask {
     /// carry; absent takes the queue's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header_style: Option<HeaderStyle>,
+    /// The group it takes turns and counts its queue's
+    /// `group_concurrency` in (a customer, an account, a domain); absent:
+    /// the queue's ungrouped tasks, one group for fairness, with no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = "^[A-Za-z0-9_.:@-]+$")
+    )]
+    pub group: Option<String>,
+    /// −100…100, default 0: higher runs first within its group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = -100, maximum = 100))]
+    pub priority: Option<i32>,
 }
 
 /// `POST /v1/queues/{queue}/tasks:batch` as JSON: 1–1000 creates, each as
@@ -193,6 +206,12 @@ pub struct Task {
     /// A pull queue's task: its tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+    /// Its group; null when it has none.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Higher runs first within its group.
+    #[serde(default)]
+    pub priority: i32,
     /// A pull queue's task: the worker's lease while it is running, else
     /// null (always present, so a client reads "not leased" rather than
     /// guessing at a missing member).

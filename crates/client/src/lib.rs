@@ -121,11 +121,12 @@ pub use work::ClaimOptions;
 /// `idem-api`: what the calls return, and the parts of what they send.
 pub use idem_api::{
     ApiKey, Attempt, BatchResult, BatchResults, CatchUp, ClaimedTasks, CreateTask, EndTask,
-    EventType, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch, JobRunEvent, JobState, Lease,
-    List, NewApiKey, Organization, Payload, Preview, Principal, PrincipalKind, ProblemCode, Purged,
-    Queue, QueueConfigPatch, QueueMode, QueueState, QueueStats, RateLimits, RateLimitsPatch,
-    Redriven, RetryConfig, RetryConfigPatch, Role, Run, RunKind, SigningSecret, SigningSecrets,
-    Target, TargetSpec, Task, TaskCounts, TaskEvent, TaskState, Webhook,
+    EventType, Group, GroupOrder, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch,
+    JobRunEvent, JobState, Lease, List, NewApiKey, Organization, Payload, Preview, Principal,
+    PrincipalKind, ProblemCode, Purged, Queue, QueueConfigPatch, QueueMode, QueueState, QueueStats,
+    RateLimits, RateLimitsPatch, Redriven, RetryConfig, RetryConfigPatch, Role, Run, RunKind,
+    SigningSecret, SigningSecrets, Target, TargetSpec, Task, TaskCounts, TaskEvent, TaskState,
+    Webhook,
 };
 /// Request bodies under the names this client has always given them.
 pub use idem_api::{CreatePrincipal as NewPrincipal, PreviewRequest as SchedulePreview};

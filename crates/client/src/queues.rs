@@ -3,7 +3,7 @@
 use crate::client::{Call, Client, Payload, Response};
 use crate::error::Error;
 use crate::list::ListOptions;
-use idem_api::{CreateQueue, List, Purged, Queue, QueueConfigPatch};
+use idem_api::{CreateQueue, Group, List, Purged, Queue, QueueConfigPatch};
 use reqwest::Method;
 
 /// A queue to create: a name, and any settings that differ from the
@@ -40,6 +40,20 @@ impl Client {
     pub async fn list_queues(&self, page: &ListOptions) -> Result<Response<List<Queue>>, Error> {
         self.execute(page.apply(Call::new(Method::GET, ["queues"])))
             .await
+    }
+
+    /// `GET /v1/queues/{queue}/groups`: one page of the queue's groups with
+    /// live tasks, by name; with `id_prefix`, those whose name starts with
+    /// it.
+    pub async fn list_queue_groups(
+        &self,
+        queue: &str,
+        id_prefix: Option<&str>,
+        page: &ListOptions,
+    ) -> Result<Response<List<Group>>, Error> {
+        let call =
+            Call::new(Method::GET, ["queues", queue, "groups"]).query("id_prefix", id_prefix);
+        self.execute(page.apply(call)).await
     }
 
     /// `GET /v1/queues/{queue}`.

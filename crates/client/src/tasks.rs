@@ -44,6 +44,12 @@ pub struct NewTask {
     /// `Idem` or `CloudTasks`: the compatibility headers its deliveries
     /// carry; the queue's when unset.
     pub header_style: Option<idem_api::HeaderStyle>,
+    /// The group it takes turns and counts its queue's group limit in
+    /// (1–200 of `[A-Za-z0-9_.:@-]`); the queue's ungrouped tasks when
+    /// unset.
+    pub group: Option<String>,
+    /// −100…100: higher runs first within its group; 0 when unset.
+    pub priority: Option<i32>,
 }
 
 impl NewTask {
@@ -69,12 +75,27 @@ impl NewTask {
             on_success: None,
             on_failure: None,
             header_style: None,
+            group: None,
+            priority: None,
         }
     }
 
     /// Tags a pull queue's task, for claims that filter on it.
     pub fn tag(mut self, tag: impl Into<String>) -> Self {
         self.tag = Some(tag.into());
+        self
+    }
+
+    /// Puts the task in `group` of its queue: the group takes turns with
+    /// the others and counts the queue's `group_concurrency`.
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.group = Some(group.into());
+        self
+    }
+
+    /// Orders the task within its group: higher first (−100…100).
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = Some(priority);
         self
     }
 
@@ -374,6 +395,8 @@ impl NewTask {
                 .map(NewTarget::wire_inline)
                 .transpose()?,
             header_style: self.header_style,
+            group: self.group.clone(),
+            priority: self.priority,
         })
     }
 

@@ -51,9 +51,47 @@ pub fn check_principal_name(field: &str, value: &str) -> Result<(), FieldError> 
     check_identifier(field, value, PRINCIPAL_NAME_MAX)
 }
 
+pub const GROUP_MAX: usize = 200;
+
+/// Checks a task's group: 1..=200 characters of `[A-Za-z0-9_.:@-]`, wider
+/// than an identifier because producers stamp groups from their own data
+/// (a domain, an account `acct:42`, an address).
+pub fn check_group(field: &str, value: &str) -> Result<(), FieldError> {
+    if value.is_empty() || value.len() > GROUP_MAX {
+        return Err(FieldError::new(
+            field,
+            format!(
+                "must be 1 to {GROUP_MAX} characters long, got {}",
+                value.chars().count()
+            ),
+        ));
+    }
+    if let Some(bad) = value
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "_-.:@".contains(*c)))
+    {
+        return Err(FieldError::new(
+            field,
+            format!("may contain only letters, digits and '_', '-', '.', ':', '@', found {bad:?}"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_take_a_wider_alphabet_and_name_the_field() {
+        assert!(check_group("group", "acct:42@eu.example-1_x").is_ok());
+        assert!(check_group("group", &"g".repeat(GROUP_MAX)).is_ok());
+        let e = check_group("tasks[2].group", "").unwrap_err();
+        assert_eq!(e.field, "tasks[2].group");
+        assert!(check_group("group", &"g".repeat(GROUP_MAX + 1)).is_err());
+        assert!(check_group("group", "a b").is_err());
+        assert!(check_group("group", "a/b").is_err());
+    }
 
     #[test]
     fn accepts_the_allowed_alphabet_up_to_the_limit() {

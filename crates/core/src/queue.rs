@@ -265,6 +265,41 @@ impl QueueMode {
     }
 }
 
+/// The order of a group's tasks (API.md §13).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GroupOrder {
+    /// A group's tasks start as its limit allows, by priority.
+    #[default]
+    None,
+    /// A group's tasks run one at a time in (schedule time, creation)
+    /// order; the next waits while the one before is running or waiting for
+    /// its retry.
+    Fifo,
+}
+
+impl GroupOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Fifo => "fifo",
+        }
+    }
+}
+
+fn is_unordered(order: &GroupOrder) -> bool {
+    *order == GroupOrder::None
+}
+
+/// Bounds of a queue's `group_concurrency`.
+pub const MIN_GROUP_CONCURRENCY: u32 = 1;
+pub const MAX_GROUP_CONCURRENCY: u32 = 10_000;
+
+/// Bounds of a task's `priority`.
+pub const MIN_PRIORITY: i32 = -100;
+pub const MAX_PRIORITY: i32 = 100;
+
 fn is_push(mode: &QueueMode) -> bool {
     *mode == QueueMode::Push
 }
@@ -299,9 +334,24 @@ pub struct QueueConfig {
     /// names its own: `idem` or `cloud_tasks`.
     #[serde(default)]
     pub header_style: HeaderStyle,
+    /// Most tasks of one group running at once, across nodes; `None`: no
+    /// limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_concurrency: Option<u32>,
+    /// The order of a group's tasks.
+    #[serde(default, skip_serializing_if = "is_unordered")]
+    pub group_order: GroupOrder,
 }
 
 impl QueueConfig {
+    /// The most tasks of one group a claim lets run at once: FIFO runs one.
+    pub fn group_limit(&self) -> Option<u32> {
+        match self.group_order {
+            GroupOrder::Fifo => Some(1),
+            GroupOrder::None => self.group_concurrency,
+        }
+    }
+
     /// How long a task that ended in `failed` (`true`) or another final
     /// state is kept, in microseconds: its dedup window, and for a failed
     /// task at least its retention, so that it waits to be redriven whatever
@@ -330,6 +380,8 @@ impl Default for QueueConfig {
             failed_retention_s: DEFAULT_FAILED_RETENTION_S,
             callbacks: Callbacks::default(),
             header_style: HeaderStyle::Idem,
+            group_concurrency: None,
+            group_order: GroupOrder::None,
         }
     }
 }
@@ -386,6 +438,19 @@ pub struct QueueConfigPatch {
     /// its tasks' deliveries, unless a task names its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header_style: Option<HeaderStyle>,
+    /// Most tasks of one group running at once, across nodes (1–10000);
+    /// `null` removes the limit.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u32>, minimum = 1, maximum = 10000))]
+    pub group_concurrency: Option<Option<u32>>,
+    /// `none` or `fifo`: a FIFO queue runs each group's tasks one at a time
+    /// in (schedule time, creation) order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_order: Option<GroupOrder>,
 }
 
 /// A task's (or a queue's) header style: `cloud_scheduler` is a job's.
@@ -483,6 +548,20 @@ impl QueueConfig {
                 Ok(()) => next.header_style = style,
                 Err(e) => errors.0.push(e),
             }
+        }
+        if let Some(limit) = patch.group_concurrency {
+            next.group_concurrency = limit;
+        }
+        if let Some(order) = patch.group_order {
+            next.group_order = order;
+        }
+        if let Some(limit) = next.group_concurrency {
+            errors.range(
+                "group_concurrency",
+                limit,
+                MIN_GROUP_CONCURRENCY,
+                MAX_GROUP_CONCURRENCY,
+            );
         }
         next.rate_limits.validate("rate_limits", &mut errors);
         next.retry_config.validate("retry_config", &mut errors);

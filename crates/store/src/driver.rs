@@ -45,6 +45,8 @@ impl Dialect {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Value<'a> {
     Int(i64),
+    /// A two-byte integer: a task's priority.
+    Small(i16),
     OptInt(Option<i64>),
     Real(f64),
     Text(&'a str),
@@ -105,6 +107,7 @@ impl rusqlite::ToSql for Value<'_> {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
         match self {
             Value::Int(v) => v.to_sql(),
+            Value::Small(v) => v.to_sql(),
             Value::OptInt(v) => v.to_sql(),
             Value::Real(v) => v.to_sql(),
             Value::Text(v) => v.to_sql(),
@@ -123,6 +126,7 @@ impl tokio_postgres::types::ToSql for Value<'_> {
     {
         match self {
             Value::Int(v) => v.to_sql(ty, out),
+            Value::Small(v) => v.to_sql(ty, out),
             Value::OptInt(v) => v.to_sql(ty, out),
             Value::Real(v) => v.to_sql(ty, out),
             Value::Text(v) => v.to_sql(ty, out),
@@ -144,6 +148,7 @@ impl tokio_postgres::types::ToSql for Value<'_> {
     {
         match self {
             Value::Int(v) => v.to_sql_checked(ty, out),
+            Value::Small(v) => v.to_sql_checked(ty, out),
             Value::OptInt(v) => v.to_sql_checked(ty, out),
             Value::Real(v) => v.to_sql_checked(ty, out),
             Value::Text(v) => v.to_sql_checked(ty, out),

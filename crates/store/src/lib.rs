@@ -279,6 +279,16 @@ pub trait Store: DispatchStore + IdempotencyStore + JobStore + Send + Sync + 'st
     /// of a task's state and a few index ranges, never a scan of its tasks.
     async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats>;
 
+    /// One page of a queue's groups with live tasks (pending or running),
+    /// by name, those that start with `prefix`.
+    async fn queue_groups(
+        &self,
+        org: &str,
+        queue: &str,
+        prefix: &str,
+        page: &PageRequest,
+    ) -> Result<Page<GroupStats>>;
+
     /// The number of tasks per organization, queue and state, from the
     /// counts kept with every change of a task's state, for the queue depth
     /// metric.

@@ -483,6 +483,25 @@ macro_rules! store_operations {
                     Ok(found)
                 }
 
+                async fn queue_groups(
+                    &self,
+                    org: &str,
+                    queue: &str,
+                    prefix: &str,
+                    page: &PageRequest,
+                ) -> Result<Page<GroupStats>> {
+                    let (org, queue, prefix, page) = (
+                        org.to_string(),
+                        queue.to_string(),
+                        prefix.to_string(),
+                        page.clone(),
+                    );
+                    self.read(async move |c, now| {
+                        stats::groups(c, &org, &queue, &prefix, &page, now).await
+                    })
+                    .await
+                }
+
                 async fn task_counts_by_state(&self) -> Result<Vec<TaskCount>> {
                     self.read(async |c, _| tasks::counts_by_state(c).await)
                         .await

@@ -118,6 +118,11 @@ pub struct TaskCreate {
     pub pull: bool,
     /// A pull task's tag, which claims may filter on.
     pub tag: Option<String>,
+    /// The group it takes turns and counts its limit in; `None`: the
+    /// queue's ungrouped tasks.
+    pub group: Option<String>,
+    /// Higher first within its group (−100…100).
+    pub priority: i32,
     /// The Idempotency-Key record to complete with the task.
     pub completion: Option<crate::idempotency::KeyCompletion>,
 }
@@ -234,6 +239,17 @@ pub struct QueueStats {
     /// schedule time, or the end of its backoff for a retry.
     pub oldest_due_time: Option<Timestamp>,
     pub dispatched_last_minute: u64,
+    /// Groups with a task due now.
+    pub groups_with_due: u64,
+}
+
+/// A group's live tasks (`GET /v1/queues/{queue}/groups`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupStats {
+    pub group: String,
+    pub running: u64,
+    pub due: u64,
+    pub scheduled: u64,
 }
 
 /// Every organization and queue that exists (job queues included): what
@@ -316,6 +332,10 @@ pub struct Task {
     pub ended_claim: Option<EndedClaim>,
     /// What the worker reported on completing a pull task (JSON text).
     pub result: Option<String>,
+    /// Its group, if it has one.
+    pub group: Option<String>,
+    /// Its priority within its group.
+    pub priority: i32,
 }
 
 /// A pull task's claim after it ended: see [`Task::ended_claim`].

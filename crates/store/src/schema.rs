@@ -30,6 +30,7 @@ macro_rules! with_migrations {
             "014_counted_inserts",
             "015_org_usage",
             "016_task_bytes",
+            "017_groups",
         )
     };
 }

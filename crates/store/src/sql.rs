@@ -44,6 +44,11 @@ impl Row for rusqlite::Row<'_> {
 
 impl Row for tokio_postgres::Row {
     fn i64(&self, i: usize) -> Result<i64> {
+        // A task's priority is stored in two bytes; every other integer in
+        // eight.
+        if self.columns()[i].type_() == &tokio_postgres::types::Type::INT2 {
+            return Ok(i64::from(self.try_get::<_, i16>(i)?));
+        }
         Ok(self.try_get(i)?)
     }
     fn opt_i64(&self, i: usize) -> Result<Option<i64>> {

@@ -36,7 +36,7 @@ macro_rules! with_columns {
             queue task_id uid status target body_form body schedule_time next_attempt_at
             dispatch_deadline_s retry_config attempt_count cancel_requested created_at
             finished_at last_attempt dedup_expires_at job run_kind header_style tag
-            attempt_id claimant lease_expires_at result
+            attempt_id claimant lease_expires_at result group_key priority
         }
     };
 }
@@ -162,6 +162,8 @@ pub(crate) fn read(r: &impl Row) -> Result<Task> {
         lease,
         ended_claim,
         result: r.opt_text(col::result)?,
+        group: Some(r.text(col::group_key)?).filter(|g| !g.is_empty()),
+        priority: r.i64(col::priority)? as i32,
     })
 }
 
@@ -175,7 +177,8 @@ macro_rules! insert_task {
      target: $target:expr, body_form: $body_form:expr, body: $body:expr,
      schedule_time: $schedule_time:expr, dispatch_deadline_s: $deadline:expr,
      retry_config: $retry:expr, created_at: $created_at:expr, tag: $tag:expr,
-     job: $job:expr, run_kind: $run_kind:expr, header_style: $style:expr $(,)?) => {
+     job: $job:expr, run_kind: $run_kind:expr, header_style: $style:expr,
+     group_key: $group:expr, priority: $priority:expr $(,)?) => {
         $crate::task_row::insert_task!(@$verb
             org = $org,
             queue = $queue,
@@ -195,7 +198,9 @@ macro_rules! insert_task {
             tag = $tag,
             job = $job,
             run_kind = $run_kind,
-            header_style = $style)
+            header_style = $style,
+            group_key = $group,
+            priority = $priority)
     };
     (@VALUES $c0:ident = $v0:expr $(, $c:ident = $v:expr)*) => {
         concat!(
@@ -212,7 +217,7 @@ macro_rules! insert_task {
 }
 pub(crate) use insert_task;
 
-/// [`insert_task!`] of a create, its values the parameters $1–$12 in the
+/// [`insert_task!`] of a create, its values the parameters $1–$14 in the
 /// order of [`NewTask::args`]: `insert_new_task!(VALUES)` as they are,
 /// `insert_new_task!(SELECT typed)` cast to their types (PostgreSQL infers
 /// none in a select list), `insert_new_task!(SELECT v)` from the columns of
@@ -224,7 +229,8 @@ macro_rules! insert_new_task {
             org: "$1", queue: "$2", task_id: "$3", uid: "$4", target: "$5",
             body_form: "$6", body: "$7", schedule_time: "$8", dispatch_deadline_s: "$9",
             retry_config: "$10", created_at: "$11", tag: "$12",
-            job: "NULL", run_kind: "NULL", header_style: "NULL")
+            job: "NULL", run_kind: "NULL", header_style: "NULL",
+            group_key: "$13", priority: "$14")
     };
     (SELECT typed) => {
         $crate::task_row::insert_task!(SELECT;
@@ -232,7 +238,8 @@ macro_rules! insert_new_task {
             target: "$5::text", body_form: "$6::text", body: "$7::bytea",
             schedule_time: "$8::bigint", dispatch_deadline_s: "$9::bigint",
             retry_config: "$10::text", created_at: "$11::bigint", tag: "$12::text",
-            job: "NULL", run_kind: "NULL", header_style: "NULL")
+            job: "NULL", run_kind: "NULL", header_style: "NULL",
+            group_key: "$13::text", priority: "$14::smallint")
     };
     (SELECT v) => {
         $crate::task_row::insert_task!(SELECT;
@@ -240,13 +247,14 @@ macro_rules! insert_new_task {
             target: "v.target", body_form: "v.body_form", body: "v.body",
             schedule_time: "v.schedule_time", dispatch_deadline_s: "v.dispatch_deadline_s",
             retry_config: "v.retry_config", created_at: "v.created_at", tag: "v.tag",
-            job: "NULL", run_kind: "NULL", header_style: "NULL")
+            job: "NULL", run_kind: "NULL", header_style: "NULL",
+            group_key: "v.group_key", priority: "v.priority")
     };
 }
 pub(crate) use insert_new_task;
 
 /// Many creates as a relation `v`, one row per element of the array
-/// parameters $1–$12 ([`NewTaskArrays`]), numbered `ord` in array order:
+/// parameters $1–$14 ([`NewTaskArrays`]), numbered `ord` in array order:
 /// `unnest_new_tasks!()`, or with more arrays after them,
 /// `unnest_new_tasks!(", $13::text[]", ", more")` naming their columns.
 macro_rules! unnest_new_tasks {
@@ -256,10 +264,12 @@ macro_rules! unnest_new_tasks {
     ($arrays:expr, $names:expr) => {
         concat!(
             "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-             $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[]",
+             $7::bytea[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], \
+             $13::text[], $14::smallint[]",
             $arrays,
             ") WITH ORDINALITY AS v(org, queue, task_id, uid, target, body_form, body, \
-             schedule_time, dispatch_deadline_s, retry_config, created_at, tag",
+             schedule_time, dispatch_deadline_s, retry_config, created_at, tag, group_key, \
+             priority",
             $names,
             ", ord)"
         )
@@ -267,8 +277,14 @@ macro_rules! unnest_new_tasks {
 }
 pub(crate) use unnest_new_tasks;
 
+/// A priority as stored: validated to −100…100 by the API, so within two
+/// bytes; anything past them is held at the bound.
+pub(crate) fn priority(p: i32) -> i16 {
+    p.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
+}
+
 /// How many parameters a create's row takes.
-pub(crate) const NEW_TASK_PARAMS: usize = 12;
+pub(crate) const NEW_TASK_PARAMS: usize = 14;
 
 /// A create's column values, as resolved against its queue.
 #[derive(Clone, Copy)]
@@ -286,6 +302,9 @@ pub(crate) struct NewTask<'a> {
     pub created_at: i64,
     /// A pull task's tag.
     pub tag: Option<&'a str>,
+    /// Its group, `''` for none.
+    pub group_key: &'a str,
+    pub priority: i16,
 }
 
 impl<'a> NewTask<'a> {
@@ -304,6 +323,8 @@ impl<'a> NewTask<'a> {
             Value::Text(self.retry_config),
             Value::Int(self.created_at),
             Value::OptText(self.tag),
+            Value::Text(self.group_key),
+            Value::Small(self.priority),
         ]
     }
 }
@@ -325,7 +346,7 @@ impl<'a> NewTaskArrays<'a> {
         NewTaskArrays(arrays)
     }
 
-    /// The arrays as PostgreSQL parameters $1–$12.
+    /// The arrays as PostgreSQL parameters $1–$14.
     pub(crate) fn params(
         &self,
     ) -> impl Iterator<Item = &(dyn tokio_postgres::types::ToSql + Sync)> {
@@ -378,8 +399,9 @@ mod tests {
             insert_new_task!(VALUES),
             "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, body, \
              schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, attempt_count, \
-             cancel_requested, created_at, tag, job, run_kind, header_style) VALUES ($1, $2, $3, \
-             $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11, $12, NULL, NULL, NULL)"
+             cancel_requested, created_at, tag, job, run_kind, header_style, group_key, priority) \
+             VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11, $12, NULL, \
+             NULL, NULL, $13, $14)"
         );
     }
 }

@@ -35,6 +35,8 @@ fn create(task_id: &str) -> TaskCreate {
         completion: None,
         pull: false,
         tag: None,
+        group: None,
+        priority: 0,
         callbacks: Default::default(),
         header_style: None,
     }

@@ -131,6 +131,8 @@ fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
         completion: None,
         pull: false,
         tag: None,
+        group: None,
+        priority: 0,
         callbacks: Default::default(),
     }
 }

@@ -5,7 +5,9 @@
 //! before it, so this test measures, for a fixed workload on each store,
 //! what the database is asked to do per operation — keyless creates, keyed
 //! creates, tagged creates into a pull queue, batch items, deliveries
-//! (claim and completion) and pull claims (claim and completion):
+//! (claim and completion) and pull claims (claim and completion), and the
+//! creates, deliveries and pull claims of tasks in groups, with a priority,
+//! in queues with a group limit:
 //!
 //! - statements executed (PostgreSQL: counted on the wire by a relay, every
 //!   pool, batcher and background task included; SQLite: every statement a
@@ -54,14 +56,29 @@ const BATCH: usize = 20;
 const CLAIM: u32 = 10;
 const RUNS: usize = 2;
 
-const PHASES: [&str; 6] = [
+const PHASES: [&str; 9] = [
     "keyless create",
     "keyed create",
     "batch item",
     "delivery",
     "pull claim",
     "tagged pull create",
+    "grouped create",
+    "grouped delivery",
+    "grouped pull claim",
 ];
+
+/// The groups the grouped phases spread their tasks over.
+const GROUPS: usize = 8;
+
+/// A task of one of [`GROUPS`] groups, with a priority.
+fn grouped(t: TaskCreate, i: usize) -> TaskCreate {
+    TaskCreate {
+        group: Some(format!("acct:{}", i % GROUPS)),
+        priority: (i % 3) as i32,
+        ..t
+    }
+}
 
 fn budget_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cost_budget.json")
@@ -98,6 +115,8 @@ fn task(queue: &str, task_id: &str, due_in: Option<i64>, pull: bool) -> TaskCrea
         completion: None,
         pull,
         tag: None,
+        group: None,
+        priority: 0,
         callbacks: Default::default(),
         header_style: None,
     }
@@ -129,11 +148,22 @@ async fn queues(store: &dyn Store) {
         mode: QueueMode::Pull,
         ..QueueConfig::default()
     };
+    let limited = QueueConfig {
+        group_concurrency: Some(4),
+        ..QueueConfig::default()
+    };
+    let limited_pull = QueueConfig {
+        mode: QueueMode::Pull,
+        ..limited.clone()
+    };
     let queues = [
         ("creates", &push),
         ("deliveries", &push),
         ("work", &pull),
         ("tagged", &pull),
+        ("grouped", &limited),
+        ("grouped-deliveries", &limited),
+        ("grouped-work", &limited_pull),
     ];
     for (name, config) in queues {
         store.queue_create(ORG, name, config, None).await.unwrap();
@@ -144,13 +174,16 @@ async fn queues(store: &dyn Store) {
 /// a phase needs in place before it (due tasks to deliver or claim) is made
 /// by `prepare`, outside the measurement.
 async fn prepare(store: &dyn Store, phase: &str, run: usize) {
-    let (queue, pull) = match phase {
-        "delivery" => ("deliveries", false),
-        "pull claim" => ("work", true),
+    let (queue, pull, groups) = match phase {
+        "delivery" => ("deliveries", false, false),
+        "pull claim" => ("work", true, false),
+        "grouped delivery" => ("grouped-deliveries", false, true),
+        "grouped pull claim" => ("grouped-work", true, true),
         _ => return,
     };
     for i in 0..N {
         let t = task(queue, &format!("r{run}-{i}"), None, pull);
+        let t = if groups { grouped(t, i) } else { t };
         store.task_create(t).await.unwrap();
     }
 }
@@ -203,7 +236,13 @@ async fn phase(store: &dyn Store, phase: &str, run: usize) {
                 );
             }
         }
-        "delivery" => {
+        "grouped create" => {
+            for i in 0..N {
+                let t = task("grouped", &format!("grouped-r{run}-{i}"), Some(3600), false);
+                store.task_create(grouped(t, i)).await.unwrap();
+            }
+        }
+        "delivery" | "grouped delivery" => {
             let mut delivered = 0;
             while delivered < N {
                 let claimed = store
@@ -233,13 +272,18 @@ async fn phase(store: &dyn Store, phase: &str, run: usize) {
                 store.dispatch_complete(results).await.unwrap();
             }
         }
-        "pull claim" => {
+        "pull claim" | "grouped pull claim" => {
+            let queue = if phase == "pull claim" {
+                "work"
+            } else {
+                "grouped-work"
+            };
             let mut done = 0;
             while done < N {
                 let claimed = store
                     .work_claim(WorkClaim {
                         org: ORG.into(),
-                        queue: "work".into(),
+                        queue: queue.into(),
                         claimant: "admin".into(),
                         max_tasks: CLAIM,
                         lease_s: 60,
@@ -258,7 +302,7 @@ async fn phase(store: &dyn Store, phase: &str, run: usize) {
                         holder: None,
                     };
                     store
-                        .work_act(ORG, "work", &t.task_id, action)
+                        .work_act(ORG, queue, &t.task_id, action)
                         .await
                         .unwrap();
                 }

@@ -68,6 +68,8 @@ impl Harness {
                 completion: None,
                 pull: false,
                 tag: None,
+                group: None,
+                priority: 0,
                 callbacks: Default::default(),
             })
             .await
@@ -136,6 +138,8 @@ fn open_config() -> QueueConfig {
         failed_retention_s: 0,
         callbacks: Default::default(),
         header_style: Default::default(),
+        group_concurrency: None,
+        group_order: Default::default(),
     }
 }
 
@@ -379,6 +383,8 @@ async fn final_states_set_the_dedup_expiry(h: Harness) {
                 completion: None,
                 pull: false,
                 tag: None,
+                group: None,
+                priority: 0,
                 callbacks: Default::default(),
             })
             .await
@@ -882,6 +888,8 @@ async fn every_way_a_task_is_made_is_counted(h: Harness) {
         completion: None,
         pull: false,
         tag: None,
+        group: None,
+        priority: 0,
         callbacks: Default::default(),
     };
     h.store
@@ -998,6 +1006,8 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
             completion: None,
             pull: false,
             tag: None,
+            group: None,
+            priority: 0,
             callbacks: Default::default(),
         })
         .await;
@@ -1133,6 +1143,8 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                         completion: None,
                         pull: false,
                         tag: None,
+                        group: None,
+                        priority: 0,
                         callbacks: Default::default(),
                     })
                     .await;
@@ -1523,6 +1535,8 @@ async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Ha
             completion: None,
             pull: false,
             tag: None,
+            group: None,
+            priority: 0,
         })
         .await
         .unwrap_err();

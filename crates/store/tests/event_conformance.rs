@@ -47,6 +47,8 @@ fn config(callbacks: Callbacks) -> QueueConfig {
         failed_retention_s: 600,
         callbacks,
         header_style: Default::default(),
+        group_concurrency: None,
+        group_order: Default::default(),
     }
 }
 
@@ -65,6 +67,8 @@ impl Harness {
                 completion: None,
                 pull: false,
                 tag: None,
+                group: None,
+                priority: 0,
                 callbacks,
             })
             .await

@@ -510,12 +510,25 @@ async fn the_counters_migration_counts_what_the_database_holds(h: Harness) {
     }
     let before = task_usage(&h).await;
 
+    // Migration 017 (groups) undone too, so that it runs again.
     let version_14 = if h.postgres_url().is_some() {
-        "UPDATE idem_schema SET version = 14; ALTER TABLE task_counts DROP COLUMN bytes"
+        "UPDATE idem_schema SET version = 14; ALTER TABLE task_counts DROP COLUMN bytes; \
+         DROP TRIGGER queue_ordered ON tasks; DROP FUNCTION idem_queue_ordered(); \
+         ALTER TABLE tasks DROP COLUMN group_key, DROP COLUMN priority; \
+         ALTER TABLE queues DROP COLUMN ordered, DROP COLUMN group_cursor; \
+         CREATE INDEX tasks_due_by_queue ON tasks (org, queue, next_attempt_at, uid, \
+         attempt_count) WHERE status = 'pending'; \
+         CREATE INDEX tasks_running ON tasks (org, queue) WHERE status = 'running'"
     } else {
         "PRAGMA user_version = 14; DROP TRIGGER task_counts_insert; \
          DROP TRIGGER task_counts_update; DROP TRIGGER task_counts_delete; \
-         ALTER TABLE task_counts DROP COLUMN bytes"
+         ALTER TABLE task_counts DROP COLUMN bytes; \
+         DROP INDEX tasks_due_by_queue; DROP INDEX tasks_running; \
+         ALTER TABLE tasks DROP COLUMN group_key; ALTER TABLE tasks DROP COLUMN priority; \
+         ALTER TABLE queues DROP COLUMN ordered; ALTER TABLE queues DROP COLUMN group_cursor; \
+         CREATE INDEX tasks_due_by_queue ON tasks (org, queue, next_attempt_at, uid, \
+         attempt_count) WHERE status = 'pending'; \
+         CREATE INDEX tasks_running ON tasks (org, queue) WHERE status = 'running'"
     };
     h.raw(&format!("DROP TABLE org_usage; {version_14}")).await;
     let reopened = h.reopen().await;
@@ -554,6 +567,8 @@ fn task(queue: &str, task_id: &str, body_len: usize) -> TaskCreate {
         completion: None,
         pull: false,
         tag: None,
+        group: None,
+        priority: 0,
         callbacks: Default::default(),
     }
 }

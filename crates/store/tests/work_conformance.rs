@@ -32,6 +32,8 @@ fn pull_task(task_id: &str) -> TaskCreate {
         completion: None,
         pull: true,
         tag: None,
+        group: None,
+        priority: 0,
         callbacks: Default::default(),
         header_style: None,
     }

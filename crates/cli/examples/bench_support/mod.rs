@@ -40,6 +40,7 @@ pub async fn serve_target(router: axum::Router) -> String {
 /// its scratch store with it.
 pub struct Node {
     pub base: String,
+    args: Vec<String>,
     child: tokio::process::Child,
     _dir: tempfile::TempDir,
     _db: Option<idem_testkit::TestDatabase>,
@@ -54,7 +55,6 @@ impl Node {
 
     /// As [`Node::start`], with more arguments for `idem serve`.
     pub async fn start_with(store: &str, extra: &[&str]) -> Node {
-        let binary = std::env::var("IDEM_BIN").expect("IDEM_BIN: path of a release idem binary");
         let dir = tempfile::tempdir().unwrap();
         let mut db = None;
         let mut args = vec!["serve".to_string(), "--listen".into(), "127.0.0.1:0".into()];
@@ -69,31 +69,50 @@ impl Node {
         }
         args.extend(["--bootstrap-key".into(), KEY.into()]);
         args.extend(extra.iter().map(|a| a.to_string()));
-        let mut child = tokio::process::Command::new(&binary)
-            .args(&args)
-            .env("IDEM_LOG", "warn")
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start idem");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let base = loop {
-            let line = lines.next_line().await.unwrap().expect("idem exited");
-            if let Some(url) = line.strip_prefix("idem listening on ") {
-                break url.trim().to_string();
-            }
-        };
+        let (child, base) = spawn(&args).await;
         Node {
             base,
+            args,
             child,
             _dir: dir,
             _db: db,
         }
     }
 
+    /// Kills the process and starts another on the same store.
+    pub async fn restart(mut self) -> Node {
+        let _ = self.child.kill().await;
+        let (child, base) = spawn(&self.args).await;
+        Node {
+            base,
+            child,
+            ..self
+        }
+    }
+
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
+}
+
+/// Starts `idem` with `args`; returns once it listens, with its URL.
+async fn spawn(args: &[String]) -> (tokio::process::Child, String) {
+    let binary = std::env::var("IDEM_BIN").expect("IDEM_BIN: path of a release idem binary");
+    let mut child = tokio::process::Command::new(&binary)
+        .args(args)
+        .env("IDEM_LOG", "warn")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start idem");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next_line().await.unwrap().expect("idem exited");
+        if let Some(url) = line.strip_prefix("idem listening on ") {
+            break url.trim().to_string();
+        }
+    };
+    (child, base)
 }
 
 /// A client configured like the dispatcher's, for the baseline.
@@ -215,14 +234,26 @@ pub async fn push_rate(
     arrivals: &Arrivals,
     tasks: usize,
 ) -> f64 {
+    push_rate_in_groups(base, queue, json!({}), 0, target_url, arrivals, tasks).await
+}
+
+/// As [`push_rate`], the queue created with `settings` as well, and task
+/// `i` in group `g{i % groups}` unless `groups` is 0.
+pub async fn push_rate_in_groups(
+    base: &str,
+    queue: &str,
+    settings: serde_json::Value,
+    groups: usize,
+    target_url: &str,
+    arrivals: &Arrivals,
+    tasks: usize,
+) -> f64 {
     let http = reqwest::Client::new();
-    post(
-        &http,
-        base,
-        "/v1/queues",
-        json!({"name": queue, "rate_limits": unlimited()}),
-    )
-    .await;
+    let mut body = json!({"name": queue, "rate_limits": unlimited()});
+    body.as_object_mut()
+        .unwrap()
+        .extend(settings.as_object().cloned().unwrap_or_default());
+    post(&http, base, "/v1/queues", body).await;
     post(&http, base, &format!("/v1/queues/{queue}/pause"), json!({})).await;
 
     let created = Instant::now();
@@ -233,10 +264,14 @@ pub async fn push_rate(
         let path = format!("{base}/v1/queues/{queue}/tasks");
         creators.push(tokio::spawn(async move {
             for i in (worker..tasks).step_by(32) {
+                let mut task = json!({"task_id": format!("{queue}-{i}"), "target": {"url": url}});
+                if groups > 0 {
+                    task["group"] = json!(format!("g{}", i % groups));
+                }
                 let r = http
                     .post(&path)
                     .bearer_auth(KEY)
-                    .json(&json!({"task_id": format!("{queue}-{i}"), "target": {"url": url}}))
+                    .json(&task)
                     .send()
                     .await
                     .unwrap();

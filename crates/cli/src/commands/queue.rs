@@ -1,11 +1,11 @@
-//! `idem queue create|update|ls|get|pause|resume|purge|rm`.
+//! `idem queue create|update|ls|get|groups|pause|resume|purge|rm`.
 
 use super::{ApiArgs, Context, deadline_seconds, fields, millis, table, whole_seconds};
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
 use idem_client::{
-    HeaderStyle, ListOptions, NewQueue, Queue, QueueConfigPatch, QueueMode, RateLimitsPatch,
-    RetryConfigPatch, TargetSpec, TaskCounts,
+    GroupOrder, HeaderStyle, ListOptions, NewQueue, Queue, QueueConfigPatch, QueueMode,
+    RateLimitsPatch, RetryConfigPatch, TargetSpec, TaskCounts,
 };
 use std::time::Duration;
 
@@ -27,6 +27,8 @@ enum QueueCommand {
     Ls(ListArgs),
     /// Show a queue.
     Get { name: String },
+    /// List a queue's groups with live tasks: running, due, scheduled.
+    Groups(GroupsArgs),
     /// Stop dispatching (tasks are still accepted).
     Pause { name: String },
     /// Resume dispatching.
@@ -85,6 +87,55 @@ struct CreateArgs {
     /// Pull queues: only a person's key may complete or fail their tasks.
     #[arg(long)]
     person_only: bool,
+    #[command(flatten)]
+    groups: GroupLimitArgs,
+}
+
+/// A queue's limits inside its groups: flags of create and update.
+#[derive(Args, Debug)]
+struct GroupLimitArgs {
+    /// Most tasks of one group running at once, across nodes (1-10000), or
+    /// `none` for no limit.
+    #[arg(long, value_parser = parse_group_concurrency)]
+    group_concurrency: Option<GroupLimit>,
+    /// none or fifo: fifo runs each group's tasks one at a time in
+    /// (schedule time, creation) order.
+    #[arg(long, value_parser = parse_group_order)]
+    group_order: Option<GroupOrder>,
+}
+
+/// `--group-concurrency`'s value: a limit, or none.
+#[derive(Clone, Copy, Debug)]
+struct GroupLimit(Option<u32>);
+
+fn parse_group_concurrency(s: &str) -> Result<GroupLimit, String> {
+    if s == "none" {
+        return Ok(GroupLimit(None));
+    }
+    s.parse::<u32>()
+        .ok()
+        .filter(|n| (1..=10_000).contains(n))
+        .map(|n| GroupLimit(Some(n)))
+        .ok_or_else(|| "must be an integer from 1 to 10000, or none".to_string())
+}
+
+fn parse_group_order(s: &str) -> Result<GroupOrder, String> {
+    match s {
+        "none" => Ok(GroupOrder::None),
+        "fifo" => Ok(GroupOrder::Fifo),
+        _ => Err("must be none or fifo".to_string()),
+    }
+}
+
+#[derive(Args, Debug)]
+struct GroupsArgs {
+    /// The queue.
+    name: String,
+    /// Only groups whose name starts with it.
+    #[arg(long)]
+    prefix: Option<String>,
+    #[command(flatten)]
+    list: ListArgs,
 }
 
 #[derive(Args, Debug)]
@@ -94,6 +145,8 @@ struct UpdateArgs {
     /// from now on that do not name their own.
     #[arg(long, value_parser = parse_task_header_style)]
     header_style: Option<HeaderStyle>,
+    #[command(flatten)]
+    groups: GroupLimitArgs,
 }
 
 /// A task's or a queue's header style, in the API's spelling.
@@ -201,6 +254,8 @@ impl CreateArgs {
                 on_success: self.on_success.clone().map(|url| Some(callback(url))),
                 on_failure: self.on_failure.clone().map(|url| Some(callback(url))),
                 header_style: self.header_style,
+                group_concurrency: self.groups.group_concurrency.map(|l| l.0),
+                group_order: self.groups.group_order,
             },
         })
     }
@@ -266,6 +321,16 @@ fn show_queue(q: &Queue) {
         ("failed retention", format!("{}s", q.failed_retention_s)),
         ("header style", q.header_style.as_str().into()),
         (
+            "groups",
+            format!(
+                "{} per group, {} order, {} with due tasks",
+                q.group_concurrency
+                    .map_or_else(|| "no limit".to_string(), |n| format!("{n} running")),
+                q.group_order.as_str(),
+                q.stats.groups_with_due
+            ),
+        ),
+        (
             "on success",
             q.on_success.as_ref().map_or("-".into(), |t| t.url.clone()),
         ),
@@ -310,6 +375,8 @@ pub async fn run(args: QueueArgs) -> anyhow::Result<()> {
         QueueCommand::Update(update) => {
             let patch = QueueConfigPatch {
                 header_style: update.header_style,
+                group_concurrency: update.groups.group_concurrency.map(|l| l.0),
+                group_order: update.groups.group_order,
                 ..QueueConfigPatch::default()
             };
             cx.show(&c.update_queue(&update.name, &patch).await?, show_queue)
@@ -347,6 +414,32 @@ pub async fn run(args: QueueArgs) -> anyhow::Result<()> {
             Ok(())
         }
         QueueCommand::Get { name } => cx.show(&c.get_queue(&name).await?, show_queue),
+        QueueCommand::Groups(groups) => {
+            let answer = c
+                .list_queue_groups(
+                    &groups.name,
+                    groups.prefix.as_deref(),
+                    &groups.list.options(),
+                )
+                .await?;
+            cx.show(&answer, |page| {
+                let rows: Vec<Vec<String>> = page
+                    .items
+                    .iter()
+                    .map(|g| {
+                        vec![
+                            g.group.clone(),
+                            g.running.to_string(),
+                            g.due.to_string(),
+                            g.scheduled.to_string(),
+                        ]
+                    })
+                    .collect();
+                table(&["GROUP", "RUNNING", "DUE", "SCHEDULED"], &rows);
+            })?;
+            cx.more(answer.value.next_page_token.as_deref());
+            Ok(())
+        }
         QueueCommand::Pause { name } => cx.show(&c.pause_queue(&name).await?, show_queue),
         QueueCommand::Resume { name } => cx.show(&c.resume_queue(&name).await?, show_queue),
         QueueCommand::Purge { name } => cx.show(&c.purge_queue(&name).await?, |p| {

@@ -192,7 +192,7 @@ struct CreateArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = [
         "url", "method", "headers", "body", "body_file", "body_json", "schedule_time",
         "task_id", "dispatch_deadline", "max_attempts", "wait", "on_success", "on_failure",
-        "header_style", "tag",
+        "header_style", "tag", "group", "priority",
     ])]
     from_file: Option<String>,
     /// With --from-file: each batch of 1000 is created whole or not at all.
@@ -201,6 +201,13 @@ struct CreateArgs {
     /// A pull queue's task: a tag claims may filter on.
     #[arg(long)]
     tag: Option<String>,
+    /// The group it takes turns and counts its queue's group limit in (a
+    /// customer, an account: 1-200 of [A-Za-z0-9_.:@-]).
+    #[arg(long)]
+    group: Option<String>,
+    /// -100 to 100: higher runs first within its group (default 0).
+    #[arg(long, allow_hyphen_values = true)]
+    priority: Option<i32>,
 }
 
 /// The HTTP request a task or a job's runs deliver.
@@ -337,6 +344,8 @@ impl CreateArgs {
             NewTask::work(self.target.body()?)
         };
         task.tag = self.tag.clone();
+        task.group = self.group.clone();
+        task.priority = self.priority;
         task.on_success = self.on_success.clone().map(NewTarget::new);
         task.on_failure = self.on_failure.clone().map(NewTarget::new);
         task.task_id = self.task_id.clone();
@@ -411,6 +420,8 @@ fn show_task(t: &Task) {
             },
         ),
         ("tag", or_dash(t.tag.as_deref())),
+        ("group", or_dash(t.group.as_deref())),
+        ("priority", t.priority.to_string()),
         (
             "lease",
             t.lease.as_ref().map_or("-".into(), |l| {

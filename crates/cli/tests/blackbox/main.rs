@@ -25,6 +25,7 @@ mod dispatch_delivery;
 mod dispatch_nodes;
 mod dispatch_shutdown;
 mod edge;
+mod groups;
 mod guard_e2e;
 mod idempotency;
 mod identity;

@@ -82,7 +82,8 @@ async fn stats_match_the_listed_tasks_after_a_mixed_workload(s: Server) {
         created["stats"],
         json!({"tasks": {"scheduled": 0, "queued": 0, "running": 0, "succeeded": 0,
                          "failed": 0, "cancelled": 0},
-               "oldest_due_time": null, "dispatched_last_minute": 0, "in_flight": 0}),
+               "oldest_due_time": null, "dispatched_last_minute": 0, "in_flight": 0,
+               "groups_with_due": 0}),
         "a new queue: {created}"
     );
 

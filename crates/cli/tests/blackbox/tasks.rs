@@ -464,8 +464,8 @@ async fn unknown_and_mistyped_fields_are_rejected(s: Server) {
     let url = "http://127.0.0.1:9/hook";
     let cases = [
         (
-            json!({"task_id": "t", "target": {"url": url}, "priority": 1}),
-            "priority",
+            json!({"task_id": "t", "target": {"url": url}, "urgency": 1}),
+            "urgency",
         ),
         (
             json!({"task_id": "t", "target": {"url": url, "foo": 1}}),

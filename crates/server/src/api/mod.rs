@@ -208,6 +208,13 @@ const TASK_LIST_QUERY: &[Param] = &[
     },
 ];
 
+/// The filter of `GET /v1/queues/{queue}/groups`.
+const GROUP_LIST_QUERY: &[Param] = &[Param {
+    name: "id_prefix",
+    description: "Only groups whose name starts with it",
+    schema: r#"{"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[A-Za-z0-9_.:@-]+$"}"#,
+}];
+
 /// The query of `POST /v1/queues/{queue}/tasks:batch`.
 const BATCH_QUERY: &[Param] = &[Param {
     name: "atomic",
@@ -264,6 +271,13 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
         route(
             op!(DELETE "/v1/queues/{queue}", "deleteQueue", "Delete a queue and its tasks", idempotent: false),
             queues::delete,
+        ),
+        route(
+            Operation {
+                query: GROUP_LIST_QUERY,
+                ..op!(GET "/v1/queues/{queue}/groups", "listQueueGroups", "List a queue's groups with live tasks, by name", idempotent: false)
+            },
+            queues::groups,
         ),
         route(
             op!(POST "/v1/queues/{queue}/pause", "pauseQueue", "Stop dispatching a queue", idempotent: true),

@@ -9,7 +9,7 @@ use crate::App;
 use crate::auth::{Admin, Auth, Reader};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use idem_api::{CreateQueue, List, Purged, Queue};
+use idem_api::{CreateQueue, Group, List, Purged, Queue};
 use idem_core::FieldErrors;
 use idem_core::names::check_queue_name;
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState};
@@ -87,6 +87,33 @@ pub async fn list(
     let mut stats = stats.into_iter();
     Ok(axum::Json(views::list(page, |queue| {
         views::queue(queue, stats.next().unwrap_or_default())
+    })))
+}
+
+/// `GET /v1/queues/{queue}/groups`: the groups with live tasks, by name,
+/// `?id_prefix=` those whose name starts with it.
+pub async fn groups(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    Path(queue): Path<String>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<List<Group>>> {
+    let mut params = ListParams::parse(query.as_deref())?;
+    let prefix = params.rest.remove("id_prefix").unwrap_or_default();
+    if !prefix.is_empty() {
+        // A prefix of a valid group is a valid group itself.
+        idem_core::names::check_group("id_prefix", &prefix)
+            .map_err(|e| Problem::field(&e.field, e.message))?;
+    }
+    let page = app
+        .store
+        .queue_groups(&auth.caller.org, &queue, &prefix, &params.page)
+        .await?;
+    Ok(axum::Json(views::list(page, |g| Group {
+        group: g.group,
+        running: g.running,
+        due: g.due,
+        scheduled: g.scheduled,
     })))
 }
 

@@ -43,6 +43,7 @@ derived!(
     CreateQueue,
     QueueConfigPatch,
     Queue,
+    Group,
     Purged,
     CreateTask,
     CreateTasks,

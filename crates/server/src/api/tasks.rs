@@ -326,6 +326,18 @@ pub(super) fn resolve_create(
     {
         errors.0.push(e);
     }
+    if let Some(group) = &body.group
+        && let Err(e) = idem_core::names::check_group("group", group)
+    {
+        errors.0.push(e);
+    }
+    let priority = body.priority.unwrap_or(0);
+    errors.range(
+        "priority",
+        priority,
+        idem_core::queue::MIN_PRIORITY,
+        idem_core::queue::MAX_PRIORITY,
+    );
     errors.into_result()?;
     Ok(TaskCreate {
         org: org.to_string(),
@@ -340,6 +352,8 @@ pub(super) fn resolve_create(
         header_style: body.header_style,
         pull,
         tag: body.tag.take(),
+        group: body.group.take(),
+        priority,
     })
 }
 

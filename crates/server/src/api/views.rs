@@ -36,6 +36,8 @@ pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
         on_success: q.config.callbacks.on_success.map(target),
         on_failure: q.config.callbacks.on_failure.map(target),
         header_style: q.config.header_style,
+        group_concurrency: q.config.group_concurrency,
+        group_order: q.config.group_order,
         created_at: q.created_at,
         updated_at: q.updated_at,
         stats: api::QueueStats {
@@ -50,6 +52,7 @@ pub fn queue(q: Queue, stats: QueueStats) -> api::Queue {
             oldest_due_time: stats.oldest_due_time,
             dispatched_last_minute: stats.dispatched_last_minute,
             in_flight: stats.running,
+            groups_with_due: stats.groups_with_due,
         },
     }
 }
@@ -91,6 +94,8 @@ fn task_showing_token(t: Task, now: Timestamp, token_shown: bool) -> api::Task {
         target: target_view,
         payload,
         tag: t.tag,
+        group: t.group,
+        priority: t.priority,
         lease: t.lease.map(|l| api::Lease {
             attempt_id: token_shown.then_some(l.attempt_id),
             claimant: l.claimant,

@@ -244,6 +244,8 @@ mod tests {
                 run: None,
                 header_style: HeaderStyle::Idem,
                 tag: None,
+                group: None,
+                priority: 0,
                 lease: None,
                 ended_claim: None,
                 result: None,

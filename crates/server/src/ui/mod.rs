@@ -492,6 +492,9 @@ async fn list_page(
 /// The task filters a queue's page passes through to `GET …/tasks`.
 pub const TASK_FILTERS: [&str; 4] = ["state", "id_prefix", "created_after", "created_before"];
 
+/// How many of a queue's groups its page shows, by name.
+const GROUPS_SHOWN: &str = "20";
+
 async fn queue_page(
     State(console): State<Arc<Console>>,
     viewer: Viewer,
@@ -506,8 +509,9 @@ async fn queue_page(
         }
     }
     let key = &viewer.session.key;
-    let (queue_answer, tasks) =
-        tokio::join!(console.api.get(key, path(&["queues", &queue], &[])), {
+    let (queue_answer, tasks, groups) = tokio::join!(
+        console.api.get(key, path(&["queues", &queue], &[])),
+        {
             let mut params: Vec<(&str, &str)> = vec![("limit", PAGE_SIZE)];
             for f in TASK_FILTERS.iter().chain(&["page_token"]) {
                 if let Some(v) = q.get(*f) {
@@ -517,7 +521,12 @@ async fn queue_page(
             console
                 .api
                 .get(key, path(&["queues", &queue, "tasks"], &params))
-        });
+        },
+        console.api.get(
+            key,
+            path(&["queues", &queue, "groups"], &[("limit", GROUPS_SHOWN)])
+        )
+    );
     // A queue that is not there, or a name that cannot be one, answers
     // with the API's status, as the task and job pages do.
     if queue_answer.status.is_client_error() {
@@ -528,7 +537,7 @@ async fn queue_page(
     }
     html(
         StatusCode::OK,
-        pages::queue(&viewer, &queue, &queue_answer, &tasks, &q),
+        pages::queue(&viewer, &queue, &queue_answer, &tasks, &groups, &q),
     )
 }
 

@@ -269,6 +269,7 @@ pub fn queue(
     name: &str,
     queue: &Answer,
     tasks: &Answer,
+    groups: &Answer,
     q: &HashMap<String, String>,
 ) -> Markup {
     let base = ui_path(&["queues", name]);
@@ -325,11 +326,43 @@ pub fn queue(
                         div.stat { span.n { (text(&stats["in_flight"])) } span.l { "in flight" } }
                         div.stat { span.n { (text(&stats["dispatched_last_minute"])) } span.l { "dispatched last minute" } }
                         div.stat { span.n { (when(&stats["oldest_due_time"])) } span.l { "oldest due" } }
+                        div.stat { span.n { (text(&stats["groups_with_due"])) } span.l { "groups with due tasks" } }
                     }
                 }
                 details.config {
                     summary { "Configuration and limits" }
                     (fields(body, &["name", "state", "stats"]))
+                }
+                @if let Some(items) = groups.body["items"].as_array().filter(|g| !g.is_empty()) {
+                    section.groups aria-label="groups" {
+                        h2 { "Groups" }
+                        p.hint {
+                            "Groups with live tasks, by name"
+                            @if groups.body["next_page_token"].is_string() { " (the first " (items.len()) ")" }
+                            ". Limit: "
+                            @match body["group_concurrency"].as_u64() {
+                                Some(n) => { (n) " running per group" },
+                                None => { "none" },
+                            }
+                            @if body["group_order"] == "fifo" { ", one at a time in order (FIFO)" }
+                            "."
+                        }
+                        div.scroll {
+                            table.list.groups {
+                                thead { tr { th { "Group" } th.num { "Running" } th.num { "Due" } th.num { "Scheduled" } } }
+                                tbody {
+                                    @for g in items {
+                                        tr {
+                                            td.id { (text(&g["group"])) }
+                                            td.num { (text(&g["running"])) }
+                                            td.num { (text(&g["due"])) }
+                                            td.num { (text(&g["scheduled"])) }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
             div.title {

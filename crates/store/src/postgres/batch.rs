@@ -100,7 +100,7 @@ macro_rules! raced {
 const RACED: &str = raced!();
 
 /// [`SQL_INSERT_TASKS`] with the Idempotency-Key records of the rows that
-/// carry one ($13–$20: principal, key, fingerprint, token, status, resource
+/// carry one ($15–$22: principal, key, fingerprint, token, status, resource
 /// kind and ID, expiry; `NULL` keys for the rows without).
 ///
 /// `k` inserts each record completed, as the create's answer, unless a live
@@ -124,8 +124,8 @@ const RACED: &str = raced!();
 const SQL_INSERT_TASKS_KEYED: &str = concat!(
     "WITH v AS (SELECT * FROM ",
     unnest_new_tasks!(
-        ", $13::text[], $14::text[], $15::text[], $16::text[], $17::bigint[], $18::text[], \
-         $19::text[], $20::bigint[]",
+        ", $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[], \
+         $21::text[], $22::bigint[]",
         ", principal, key, fingerprint, token, status, resource_kind, resource_id, expires_at"
     ),
     "), \
@@ -206,6 +206,9 @@ pub(super) struct Row {
     pub created_at: i64,
     /// A pull task's tag.
     pub tag: Option<String>,
+    /// Its group, `""` for none.
+    pub group_key: String,
+    pub priority: i32,
     /// The Idempotency-Key record the create claims, if it has a key.
     pub key: Option<RowKey>,
 }
@@ -262,6 +265,8 @@ impl Row {
             retry_config: ins.retry_config.clone(),
             created_at: now,
             tag: p.tag.clone(),
+            group_key: p.group.clone().unwrap_or_default(),
+            priority: p.priority,
             key: None,
         }
     }
@@ -275,6 +280,7 @@ impl Row {
             + self.body.as_ref().map_or(0, Vec::len)
             + self.retry_config.len()
             + self.tag.as_ref().map_or(0, String::len)
+            + self.group_key.len()
             + self.key.as_ref().map_or(0, RowKey::size)
     }
 
@@ -299,6 +305,8 @@ impl Row {
             retry_config: &self.retry_config,
             created_at: self.created_at,
             tag: self.tag.as_deref(),
+            group_key: &self.group_key,
+            priority: crate::task_row::priority(self.priority),
         }
     }
 }
@@ -723,6 +731,8 @@ mod tests {
             retry_config: crate::sql::to_json(&QueueConfig::default().retry_config),
             created_at: 1,
             tag: None,
+            group_key: String::new(),
+            priority: 0,
             key: None,
         }
     }
@@ -976,6 +986,8 @@ mod tests {
             completion: None,
             pull: false,
             tag: None,
+            group: None,
+            priority: 0,
             callbacks: Default::default(),
         }
     }

@@ -183,6 +183,8 @@ impl PostgresStore {
             retry_config: std::mem::take(&mut ins.retry_config),
             created_at: now,
             tag: p.tag.clone(),
+            group_key: p.group.clone().unwrap_or_default(),
+            priority: p.priority,
             key: key.map(|k| batch::RowKey::of(k, now)),
         };
         Ok(match self.batcher.insert(row).await {

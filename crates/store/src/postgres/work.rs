@@ -451,6 +451,8 @@ mod tests {
                     completion: None,
                     pull: true,
                     tag: None,
+                    group: None,
+                    priority: 0,
                     callbacks: Default::default(),
                     header_style: None,
                 })

@@ -6,7 +6,7 @@
 //! wait on each other, where SQLite's one writer needs no lock. A claim's
 //! attempts are recorded with one statement.
 
-use super::due::{self, Due};
+use super::due::{self, Due, Turns};
 use crate::dispatch::*;
 use crate::driver::{Conn, Dialect, args};
 use crate::events::EventRenderer;
@@ -493,27 +493,43 @@ pub(crate) async fn apply_next<C: Conn>(
     Ok(row.finished(next.status))
 }
 
+/// Whether queue `q` has a task due at `$1`: a queue whose tasks carry no
+/// group nor priority is the one range ('', 0) of `tasks_due_by_queue`, in
+/// due order; an ordered queue's groups are looked through until one has.
+macro_rules! has_due {
+    () => {
+        "(EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org AND t.queue = q.name \
+         AND t.status = 'pending' AND t.group_key = '' AND t.priority = 0 \
+         AND t.next_attempt_at <= $1) OR (q.ordered <> 0 AND EXISTS (SELECT 1 FROM tasks t \
+         WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
+         AND t.next_attempt_at <= $1)))"
+    };
+}
+
 /// The running push queues with due tasks, least recently claimed first;
-/// `$1` now. SQLite's text reads each queue's limits and bucket with it
-/// ([`ClaimQueue::read`] at 2): its one writer changes none of them before
-/// the claim reaches the queue. PostgreSQL's reads them again under the
-/// queue's lock, and only once the claim has room for the queue.
+/// `$1` now. SQLite's text reads each queue's limits, bucket and turn with
+/// it ([`ClaimQueue::read`] at 2): its one writer changes none of them
+/// before the claim reaches the queue. PostgreSQL's reads them again under
+/// the queue's lock, and only once the claim has room for the queue.
 const SQL_CLAIM_CANDIDATES: [&str; 2] = [
-    "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at \
-     FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t \
-     WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
-     AND t.next_attempt_at <= $1) \
-     ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
-    "SELECT q.org, q.name FROM queues q \
-     WHERE q.state = 'running' AND q.mode = 'push' AND EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org \
-     AND t.queue = q.name AND t.status = 'pending' AND t.next_attempt_at <= $1) \
-     ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name",
+    concat!(
+        "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at, q.ordered, \
+         q.group_cursor FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND ",
+        has_due!(),
+        " ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name"
+    ),
+    concat!(
+        "SELECT q.org, q.name FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND ",
+        has_due!(),
+        " ORDER BY COALESCE(q.dispatch_refilled_at, 0), q.org, q.name"
+    ),
 ];
 
 /// A running queue's limits and bucket, under a lock another node's claim
 /// may hold (then the queue is skipped this round); `$1` org, `$2` queue.
 /// `FOR NO KEY UPDATE` does not block task creates (`FOR KEY SHARE`).
-const SQL_LOCK_CLAIM_QUEUE: &str = "SELECT config, dispatch_tokens, dispatch_refilled_at \
+const SQL_LOCK_CLAIM_QUEUE: &str = "SELECT config, dispatch_tokens, dispatch_refilled_at, \
+     ordered, group_cursor \
      FROM queues WHERE org = $1 AND name = $2 AND state = 'running' \
      FOR NO KEY UPDATE SKIP LOCKED";
 
@@ -577,9 +593,17 @@ pub(crate) async fn claim<C: Conn>(
             queue: &queue,
             tag: None,
             max: n,
+            groups: q.turns(),
         };
         let claimed = due::push(c, now, &due, claim.grace).await?;
         bucket.take(claimed.len());
+        let cursor = due.groups.as_ref().and_then(|turns| {
+            turns.next_cursor(
+                claimed
+                    .iter()
+                    .map(|t| t.task.group.as_deref().unwrap_or("")),
+            )
+        });
         // The attempts in one statement, pipelined with the debit.
         let started: Vec<(&str, u32)> = claimed
             .iter()
@@ -587,7 +611,7 @@ pub(crate) async fn claim<C: Conn>(
             .collect();
         try_join(
             record_started(c, &started, now, kept),
-            debit(c, &bucket, &org, &queue),
+            debit(c, &bucket, cursor.as_deref(), &org, &queue),
         )
         .await?;
         claim.took(c, &org, &q, &bucket, n, claimed).await?;
@@ -803,30 +827,55 @@ impl Claim {
     }
 }
 
-/// A queue's limits and stored token bucket, as a claim reads them.
+/// A queue's limits, stored token bucket and turn among groups, as a
+/// claim reads them.
 struct ClaimQueue {
     limits: RateLimits,
     stored: Option<(f64, i64)>,
+    /// The queue's group limits and cursor, if it is ordered.
+    ordered: Option<(QueueConfig, String)>,
 }
 
 impl ClaimQueue {
-    /// Reads `config, dispatch_tokens, dispatch_refilled_at` at `at`.
+    /// Reads `config, dispatch_tokens, dispatch_refilled_at, ordered,
+    /// group_cursor` at `at`.
     fn read(r: &impl Row, at: usize) -> Result<ClaimQueue> {
         let config: QueueConfig = serde_json::from_str(&r.text(at)?)
             .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
+        let ordered = r.i64(at + 3)? != 0;
         Ok(ClaimQueue {
             limits: config.rate_limits,
             stored: r.opt_f64(at + 1)?.zip(r.opt_i64(at + 2)?),
+            ordered: if ordered {
+                Some((config, r.text(at + 4)?))
+            } else {
+                None
+            },
+        })
+    }
+
+    fn turns(&self) -> Option<Turns<'_>> {
+        self.ordered.as_ref().map(|(config, cursor)| Turns {
+            limit: config.group_limit(),
+            order: config.group_order,
+            cursor,
         })
     }
 }
 
-/// Debits a queue's bucket by what it gave.
-async fn debit<C: Conn>(c: &C, bucket: &Bucket, org: &str, queue: &str) -> Result<u64> {
+/// Debits a queue's bucket by what it gave, and moves its turn among
+/// groups on to `cursor` if one is given.
+async fn debit<C: Conn>(
+    c: &C,
+    bucket: &Bucket,
+    cursor: Option<&str>,
+    org: &str,
+    queue: &str,
+) -> Result<u64> {
     c.execute(
-        "UPDATE queues SET dispatch_tokens = $1, dispatch_refilled_at = $2 \
-         WHERE org = $3 AND name = $4",
-        &args![bucket.tokens, bucket.refilled_at, org, queue],
+        "UPDATE queues SET dispatch_tokens = $1, dispatch_refilled_at = $2, \
+         group_cursor = COALESCE($3, group_cursor) WHERE org = $4 AND name = $5",
+        &args![bucket.tokens, bucket.refilled_at, cursor, org, queue],
     )
     .await
 }

@@ -1,22 +1,27 @@
 //! The claim of a queue's due tasks, written once: which due tasks a claim
-//! takes ([`due!`]) and the statement that leases them, in each store's
+//! takes ([`due!`], or [`ordered_due!`] in a queue whose tasks use groups
+//! or priorities) and the statement that leases them, in each store's
 //! dialect ([`Dialect::pick`](crate::driver::Dialect::pick)). The dispatcher's claim of a push queue
 //! ([`push`], for `dispatch::claim`) and a worker's claim of a pull queue
 //! ([`pull`], for `work::claim`) are the same statement and differ only in
 //! the lease they set: a push task's runs for its dispatch deadline and the
 //! node's grace, a pull task's for the worker's lease, under a token of its
 //! own. Whatever decides which tasks a claim takes (per-group limits and
-//! turns among groups, say) belongs in [`due!`], where both claims and
-//! both dialects take it from.
+//! turns among groups) belongs here, where both claims and both dialects
+//! take it from.
 //!
 //! Parameters, in order of first use (as SQLite numbers them) in both
 //! dialects: `$1` organization, `$2` queue, `$3` now, `$4` a tag the tasks
-//! must carry (`''`: any), `$5` most tasks; then the lease's own from `$6`.
+//! must carry (`''`: any), `$5` most tasks; an ordered claim's `$6` most
+//! running tasks of one group and `$7` the group its turn starts after;
+//! then the lease's own.
 //!
 //! PostgreSQL takes the rows in a CTE `FOR UPDATE SKIP LOCKED`, so that
 //! concurrent claims (nodes, workers) never wait on each other nor take a
 //! task twice; SQLite's one writer runs one claim at a time and locks
-//! nothing.
+//! nothing. An ordered claim counts each group's running tasks, so it runs
+//! under its queue's row lock on PostgreSQL (the caller's), which makes the
+//! counts it reads those every other claim of the queue left.
 
 use crate::Result;
 use crate::dispatch::ClaimedTask;
@@ -25,14 +30,164 @@ use crate::records::Task;
 use crate::sql::Row as _;
 use crate::task_row::{self, task_columns};
 use idem_core::clock::from_micros;
+use idem_core::queue::GroupOrder;
 
-/// The due tasks of a queue, in the order claims take them (next attempt,
-/// then uid, which `tasks_due_by_queue` holds in that order), up to `$5`.
+/// The due tasks of a queue whose tasks carry no group nor priority, in
+/// the order claims take them (next attempt, then uid, which
+/// `tasks_due_by_queue` holds in that order under the group `''` and
+/// priority 0), up to `$5`. `due!(guarded)` takes none from a queue that
+/// has become ordered, for a claim that has not read the queue.
 macro_rules! due {
     () => {
-        "SELECT uid FROM tasks WHERE org = $1 AND queue = $2 AND status = 'pending' \
+        due!(@ "")
+    };
+    (guarded) => {
+        due!(@ " AND NOT EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 AND ordered <> 0)")
+    };
+    (@ $guard:expr) => {
+        concat!(
+            "SELECT uid FROM tasks WHERE org = $1 AND queue = $2 AND status = 'pending' \
+             AND group_key = '' AND priority = 0 \
+             AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4)",
+            $guard,
+            " ORDER BY next_attempt_at, uid LIMIT $5"
+        )
+    };
+}
+
+/// The groups of an ordered queue with pending tasks, in the order this
+/// claim visits them: those after `$7` in key order, then from the first
+/// (the ungrouped `''`) up to `$7`, so that successive claims go round.
+/// Each step is one probe of `tasks_due_by_queue` for the next group key:
+/// a claim reads as many keys as it visits groups, not the queue.
+macro_rules! turn_groups {
+    () => {
+        "after_cursor(k) AS (\
+           SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = 'pending' AND group_key > $7 ORDER BY group_key LIMIT 1) \
+           UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = 'pending' AND group_key > a.k ORDER BY group_key LIMIT 1) \
+           FROM after_cursor a WHERE a.k IS NOT NULL), \
+         from_start(k) AS (\
+           SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = 'pending' ORDER BY group_key LIMIT 1) \
+           UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = 'pending' AND group_key > s.k ORDER BY group_key LIMIT 1) \
+           FROM from_start s WHERE s.k IS NOT NULL AND s.k < $7), \
+         turn(k) AS (SELECT k FROM after_cursor WHERE k IS NOT NULL \
+           UNION ALL SELECT k FROM from_start WHERE k IS NOT NULL AND k <= $7)"
+    };
+}
+
+/// Whether group `$g` may start a task now, given `running`, its running
+/// tasks: the ungrouped tasks have no limit; a group holds fewer than `$6`
+/// and has a due task, or, in FIFO order, runs nothing and the first of
+/// its pending tasks in (schedule time, creation) order is due.
+macro_rules! may_start {
+    ($g:literal, none) => {
+        concat!(
+            "(", $g, " = '' OR running < $6) AND EXISTS (SELECT 1 FROM tasks \
+             WHERE org = $1 AND queue = $2 AND group_key = ", $g, " AND status = 'pending' \
+             AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4))"
+        )
+    };
+    ($g:literal, fifo) => {
+        concat!(
+            "CASE WHEN ", $g, " = '' THEN EXISTS (SELECT 1 FROM tasks \
+             WHERE org = $1 AND queue = $2 AND group_key = '' AND status = 'pending' \
+             AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4)) \
+             ELSE running = 0 AND COALESCE((SELECT next_attempt_at <= $3 AND ($4 = '' OR tag = $4) \
+             FROM tasks WHERE org = $1 AND queue = $2 AND group_key = ", $g, " \
+             AND status = 'pending' ORDER BY schedule_time, uid LIMIT 1), false) END"
+        )
+    };
+}
+
+/// The tasks an ordered claim takes (`picked`, at most `$5`): of the first
+/// `$5` groups in [`turn_groups!`] order that may start one
+/// ([`may_start!`]), each group's next tasks (by priority, then due time;
+/// the head alone in FIFO order) within its room, taken in turns: a
+/// group's n-th task goes at its running count plus n, so a group holding
+/// fewer slots goes first and the groups alternate.
+macro_rules! ordered_due {
+    (Postgres, $order:ident) => {
+        concat!(
+            turn_groups!(),
+            ", visit AS (SELECT t.k, r.running FROM turn t CROSS JOIN LATERAL \
+               (SELECT count(*) AS running FROM tasks WHERE org = $1 AND queue = $2 \
+               AND group_key = t.k AND status = 'running') r WHERE ",
+            may_start!("t.k", $order),
+            " LIMIT $5), picked AS (SELECT d.uid FROM visit w CROSS JOIN LATERAL (",
+            ordered_due!(@next Postgres, $order),
+            ") d ORDER BY w.running + d.rn, d.priority DESC, d.next_attempt_at, d.uid LIMIT $5)"
+        )
+    };
+    (Sqlite, $order:ident) => {
+        concat!(
+            turn_groups!(),
+            ", visit AS (SELECT k, running FROM (SELECT k, (SELECT count(*) FROM tasks \
+               WHERE org = $1 AND queue = $2 AND group_key = turn.k AND status = 'running') \
+               AS running FROM turn) WHERE ",
+            may_start!("k", $order),
+            " LIMIT $5), picked AS (SELECT uid FROM (SELECT d.uid, d.priority, \
+               d.next_attempt_at, w.k, w.running, row_number() OVER (PARTITION BY w.k ORDER BY ",
+            ordered_due!(@order Sqlite, $order),
+            ") AS rn FROM visit w JOIN tasks d ON d.uid IN (SELECT x.uid FROM tasks x \
+               WHERE x.org = $1 AND x.queue = $2 AND x.group_key = w.k AND x.status = 'pending' \
+               AND ",
+            ordered_due!(@due Sqlite, $order),
+            " ORDER BY ",
+            ordered_due!(@xorder Sqlite, $order),
+            " LIMIT $5)) WHERE k = '' OR rn <= ",
+            ordered_due!(@room Sqlite, $order),
+            " ORDER BY running + rn, priority DESC, next_attempt_at, uid LIMIT $5)"
+        )
+    };
+    (@next Postgres, none) => {
+        "SELECT uid, priority, next_attempt_at, \
+         row_number() OVER (ORDER BY priority DESC, next_attempt_at, uid) AS rn \
+         FROM tasks WHERE org = $1 AND queue = $2 AND group_key = w.k AND status = 'pending' \
          AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4) \
-         ORDER BY next_attempt_at, uid LIMIT $5"
+         ORDER BY priority DESC, next_attempt_at, uid \
+         LIMIT CASE WHEN w.k = '' THEN $5 ELSE LEAST($5, $6 - w.running) END"
+    };
+    (@next Postgres, fifo) => {
+        "(SELECT uid, priority, next_attempt_at, \
+         row_number() OVER (ORDER BY priority DESC, next_attempt_at, uid) AS rn \
+         FROM tasks WHERE w.k = '' AND org = $1 AND queue = $2 AND group_key = '' \
+         AND status = 'pending' AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4) \
+         ORDER BY priority DESC, next_attempt_at, uid LIMIT $5) \
+         UNION ALL (SELECT uid, priority, next_attempt_at, 1 FROM tasks \
+         WHERE w.k <> '' AND $6::bigint > 0 AND org = $1 AND queue = $2 AND group_key = w.k \
+         AND status = 'pending' ORDER BY schedule_time, uid LIMIT 1)"
+    };
+    (@order Sqlite, none) => {
+        "d.priority DESC, d.next_attempt_at, d.uid"
+    };
+    (@order Sqlite, fifo) => {
+        "CASE WHEN w.k = '' THEN -d.priority ELSE 0 END, \
+         CASE WHEN w.k = '' THEN d.next_attempt_at ELSE d.schedule_time END, d.uid"
+    };
+    (@xorder Sqlite, none) => {
+        "x.priority DESC, x.next_attempt_at, x.uid"
+    };
+    (@xorder Sqlite, fifo) => {
+        "CASE WHEN w.k = '' THEN -x.priority ELSE 0 END, \
+         CASE WHEN w.k = '' THEN x.next_attempt_at ELSE x.schedule_time END, x.uid"
+    };
+    (@due Sqlite, none) => {
+        "x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4)"
+    };
+    // A FIFO group's head was found due by `visit`; the tasks after it
+    // are read in order, and only the head is kept.
+    (@due Sqlite, fifo) => {
+        "(w.k <> '' OR (x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4)))"
+    };
+    (@room Sqlite, none) => {
+        "$6 - running"
+    };
+    (@room Sqlite, fifo) => {
+        "1"
     };
 }
 
@@ -50,12 +205,13 @@ macro_rules! claimed {
 }
 
 /// The claim statement of a dialect, setting [`claimed!`] and `$lease` on
-/// the [`due!`] tasks and answering their rows ([`task_row::COLUMNS`]).
+/// the `$due` tasks ([`due!`]) and answering their rows
+/// ([`task_row::COLUMNS`]).
 macro_rules! claim_due {
-    (Sqlite, $lease:expr) => {
+    (Sqlite, $due:expr, $lease:expr) => {
         concat!(
             "WITH due AS (",
-            due!(),
+            $due,
             ") UPDATE tasks SET ",
             claimed!("$3"),
             ", ",
@@ -64,10 +220,10 @@ macro_rules! claim_due {
             task_columns!()
         )
     };
-    (Postgres, $lease:expr) => {
+    (Postgres, $due:expr, $lease:expr) => {
         concat!(
             "WITH due AS (",
-            due!(),
+            $due,
             " FOR UPDATE SKIP LOCKED) UPDATE tasks SET ",
             claimed!("$3"),
             ", ",
@@ -78,11 +234,46 @@ macro_rules! claim_due {
     };
 }
 
-/// A push task's lease: its dispatch deadline and the node's grace (`$6`,
-/// µs) from now.
+/// The claim statement of an ordered queue ([`ordered_due!`]), as
+/// [`claim_due!`]. SQLite's text names `$1`–`$7` first, in an unused CTE,
+/// so that it numbers them as PostgreSQL does whatever order the rest uses
+/// them in.
+macro_rules! claim_ordered {
+    (Sqlite, $order:ident, $lease:expr) => {
+        concat!(
+            "WITH RECURSIVE numbered AS (SELECT $1, $2, $3, $4, $5, $6, $7), ",
+            ordered_due!(Sqlite, $order),
+            " UPDATE tasks SET ",
+            claimed!("$3"),
+            ", ",
+            $lease,
+            " WHERE uid IN (SELECT uid FROM picked) RETURNING ",
+            task_columns!()
+        )
+    };
+    (Postgres, $order:ident, $lease:expr) => {
+        concat!(
+            "WITH RECURSIVE ",
+            ordered_due!(Postgres, $order),
+            ", due AS (SELECT t.uid FROM tasks t WHERE t.uid IN (SELECT uid FROM picked) \
+             FOR UPDATE OF t SKIP LOCKED) UPDATE tasks SET ",
+            claimed!("$3"),
+            ", ",
+            $lease,
+            " FROM due WHERE tasks.uid = due.uid RETURNING ",
+            task_columns!(tasks)
+        )
+    };
+}
+
+/// A push task's lease: its dispatch deadline and the node's grace
+/// (`$grace`, µs) from now.
 macro_rules! push_lease {
-    () => {
-        "lease_expires_at = $3 + dispatch_deadline_s * 1000000 + $6"
+    ($grace:literal) => {
+        concat!(
+            "lease_expires_at = $3 + dispatch_deadline_s * 1000000 + ",
+            $grace
+        )
     };
 }
 
@@ -115,13 +306,54 @@ macro_rules! pull_lease {
 }
 
 const SQL_CLAIM_PUSH: [&str; 2] = [
-    claim_due!(Sqlite, push_lease!()),
-    claim_due!(Postgres, push_lease!()),
+    claim_due!(Sqlite, due!(), push_lease!("$6")),
+    claim_due!(Postgres, due!(), push_lease!("$6")),
 ];
 
+/// A worker's claim reads nothing of its queue first: it takes no task of
+/// a queue that has become ordered, and its caller then claims in turns.
 const SQL_CLAIM_PULL: [&str; 2] = [
-    claim_due!(Sqlite, pull_lease!(Sqlite, "$3", "$6", "$7", "$8")),
-    claim_due!(Postgres, pull_lease!(Postgres, "$3", "$6", "$7", "$8")),
+    claim_due!(
+        Sqlite,
+        due!(guarded),
+        pull_lease!(Sqlite, "$3", "$6", "$7", "$8")
+    ),
+    claim_due!(
+        Postgres,
+        due!(guarded),
+        pull_lease!(Postgres, "$3", "$6", "$7", "$8")
+    ),
+];
+
+/// The ordered claims, by [`GroupOrder`] (none, FIFO), then dialect.
+const SQL_CLAIM_PUSH_ORDERED: [[&str; 2]; 2] = [
+    [
+        claim_ordered!(Sqlite, none, push_lease!("$8")),
+        claim_ordered!(Postgres, none, push_lease!("$8")),
+    ],
+    [
+        claim_ordered!(Sqlite, fifo, push_lease!("$8")),
+        claim_ordered!(Postgres, fifo, push_lease!("$8")),
+    ],
+];
+
+const SQL_CLAIM_PULL_ORDERED: [[&str; 2]; 2] = [
+    [
+        claim_ordered!(Sqlite, none, pull_lease!(Sqlite, "$3", "$8", "$9", "$10")),
+        claim_ordered!(
+            Postgres,
+            none,
+            pull_lease!(Postgres, "$3", "$8", "$9", "$10")
+        ),
+    ],
+    [
+        claim_ordered!(Sqlite, fifo, pull_lease!(Sqlite, "$3", "$8", "$9", "$10")),
+        claim_ordered!(
+            Postgres,
+            fifo,
+            pull_lease!(Postgres, "$3", "$8", "$9", "$10")
+        ),
+    ],
 ];
 
 /// Leases one pending task by its uid (`$5`) as a pull claim would: `$1`
@@ -150,17 +382,55 @@ fn pick<C: Conn>(texts: &[&'static str; 2]) -> &'static str {
 }
 
 /// Which due tasks a claim asks for: of one queue, with the tag if one is
-/// given, at most `max`.
+/// given, at most `max`, in turns among groups if the queue is ordered.
+#[derive(Clone, Copy)]
 pub(crate) struct Due<'a> {
     pub org: &'a str,
     pub queue: &'a str,
     pub tag: Option<&'a str>,
     pub max: u32,
+    pub groups: Option<Turns<'a>>,
 }
 
-/// Runs a claim statement whose lease takes `lease` from `$6`; answers the
-/// tasks it took, with their lease's end, in schedule order (`RETURNING`
-/// gives none).
+/// How an ordered queue's claim takes turns among groups: its limits, and
+/// the group the previous claim ended its turn on.
+#[derive(Clone, Copy)]
+pub(crate) struct Turns<'a> {
+    pub limit: Option<u32>,
+    pub order: GroupOrder,
+    pub cursor: &'a str,
+}
+
+impl Turns<'_> {
+    /// The limit as the statement takes it: none is more than any count.
+    fn limit_arg(&self) -> i64 {
+        self.limit.map_or(i64::MAX / 2, i64::from)
+    }
+
+    fn order_index(&self) -> usize {
+        match self.order {
+            GroupOrder::None => 0,
+            GroupOrder::Fifo => 1,
+        }
+    }
+
+    /// Where the next claim starts its turn, after one that took `taken`
+    /// (their groups, `''` for none): the last group this one reached in
+    /// its order, which goes from after the cursor round to it, so a group
+    /// at or before the cursor was reached last. `None` when it took
+    /// nothing, and the cursor stays.
+    pub(crate) fn next_cursor<'t>(
+        &self,
+        taken: impl Iterator<Item = &'t str> + Clone,
+    ) -> Option<String> {
+        let went_round = taken.clone().filter(|g| *g <= self.cursor).max();
+        went_round.or_else(|| taken.max()).map(str::to_string)
+    }
+}
+
+/// Runs a claim statement whose lease takes `lease` after the claim's own
+/// parameters; answers the tasks it took, with their lease's end, in
+/// schedule order (`RETURNING` gives none).
 async fn claim<C: Conn>(
     c: &C,
     sql: &str,
@@ -168,7 +438,7 @@ async fn claim<C: Conn>(
     due: &Due<'_>,
     lease: &[Value<'_>],
 ) -> Result<Vec<(Task, i64)>> {
-    let mut params = Vec::with_capacity(5 + lease.len());
+    let mut params = Vec::with_capacity(7 + lease.len());
     params.extend(args![
         due.org,
         due.queue,
@@ -176,14 +446,62 @@ async fn claim<C: Conn>(
         due.tag.unwrap_or(""),
         i64::from(due.max),
     ]);
+    if let Some(turns) = &due.groups {
+        params.extend(args![turns.limit_arg(), turns.cursor]);
+    }
     params.extend_from_slice(lease);
     let mut claimed = c
         .query(sql, &params, |r| {
             Ok((task_row::read(r)?, r.i64(task_row::col::lease_expires_at)?))
         })
         .await?;
-    claimed.sort_by(|(a, _), (b, _)| (a.next_attempt_at, &a.uid).cmp(&(b.next_attempt_at, &b.uid)));
+    if due.groups.is_some() {
+        in_turns(&mut claimed);
+    } else {
+        claimed.sort_by(|(a, _), (b, _)| {
+            (a.next_attempt_at, &a.uid).cmp(&(b.next_attempt_at, &b.uid))
+        });
+    }
     Ok(claimed)
+}
+
+/// Orders an ordered claim's tasks as it took them, for a dispatcher that
+/// starts them in order: each group's tasks ranked as the claim ranks them
+/// (priority, then due time), then the first of every group, the second of
+/// every group, and so on, so that one group's many do not go ahead of
+/// another's few.
+fn in_turns(claimed: &mut [(Task, i64)]) {
+    let within = |a: &Task, b: &Task| {
+        (a.group.as_deref(), -a.priority, a.next_attempt_at, &a.uid).cmp(&(
+            b.group.as_deref(),
+            -b.priority,
+            b.next_attempt_at,
+            &b.uid,
+        ))
+    };
+    claimed.sort_by(|(a, _), (b, _)| within(a, b));
+    let mut ranks = Vec::with_capacity(claimed.len());
+    let mut rank = 0usize;
+    for (i, (t, _)) in claimed.iter().enumerate() {
+        rank = match i.checked_sub(1).map(|p| &claimed[p].0) {
+            Some(prev) if prev.group == t.group => rank + 1,
+            _ => 0,
+        };
+        ranks.push(rank);
+    }
+    let mut ranked: Vec<(usize, (Task, i64))> =
+        ranks.into_iter().zip(claimed.iter().cloned()).collect();
+    ranked.sort_by(|(ra, (a, _)), (rb, (b, _))| {
+        (ra, -a.priority, a.next_attempt_at, &a.uid).cmp(&(
+            rb,
+            -b.priority,
+            b.next_attempt_at,
+            &b.uid,
+        ))
+    });
+    for (slot, (_, t)) in claimed.iter_mut().zip(ranked) {
+        *slot = t;
+    }
 }
 
 /// The dispatcher's claim of a push queue's due tasks, each leased for its
@@ -194,7 +512,11 @@ pub(crate) async fn push<C: Conn>(
     due: &Due<'_>,
     grace: i64,
 ) -> Result<Vec<ClaimedTask>> {
-    let claimed = claim(c, pick::<C>(&SQL_CLAIM_PUSH), now, due, &args![grace]).await?;
+    let sql = match &due.groups {
+        None => pick::<C>(&SQL_CLAIM_PUSH),
+        Some(turns) => pick::<C>(&SQL_CLAIM_PUSH_ORDERED[turns.order_index()]),
+    };
+    let claimed = claim(c, sql, now, due, &args![grace]).await?;
     Ok(claimed
         .into_iter()
         .map(|(task, until)| ClaimedTask {
@@ -222,7 +544,11 @@ pub(crate) async fn pull<C: Conn>(
     lease: &PullLease<'_>,
 ) -> Result<Vec<Task>> {
     let lease = args![lease.length, lease.nonce, lease.claimant];
-    let claimed = claim(c, pick::<C>(&SQL_CLAIM_PULL), now, due, &lease).await?;
+    let sql = match &due.groups {
+        None => pick::<C>(&SQL_CLAIM_PULL),
+        Some(turns) => pick::<C>(&SQL_CLAIM_PULL_ORDERED[turns.order_index()]),
+    };
+    let claimed = claim(c, sql, now, due, &lease).await?;
     Ok(claimed.into_iter().map(|(task, _)| task).collect())
 }
 
@@ -250,9 +576,15 @@ mod tests {
     /// in ascending order.
     #[test]
     fn parameters_are_first_used_in_order() {
+        // PostgreSQL numbers them as written: its ordered texts need not.
+        let sqlite_ordered = SQL_CLAIM_PUSH_ORDERED
+            .iter()
+            .chain(&SQL_CLAIM_PULL_ORDERED)
+            .map(|texts| &texts[0]);
         for sql in SQL_CLAIM_PUSH
             .iter()
             .chain(&SQL_CLAIM_PULL)
+            .chain(sqlite_ordered)
             .chain(&SQL_LEASE_ONE)
         {
             let mut seen: Vec<usize> = Vec::new();
@@ -269,8 +601,89 @@ mod tests {
 
     #[test]
     fn both_claims_take_the_same_due_tasks() {
-        for sql in SQL_CLAIM_PUSH.iter().chain(&SQL_CLAIM_PULL) {
+        for sql in SQL_CLAIM_PUSH {
             assert!(sql.contains(due!()), "{sql}");
         }
+        for sql in SQL_CLAIM_PULL {
+            assert!(sql.contains(due!(guarded)), "{sql}");
+        }
+        for (push, pull) in SQL_CLAIM_PUSH_ORDERED
+            .iter()
+            .flatten()
+            .zip(SQL_CLAIM_PULL_ORDERED.iter().flatten())
+        {
+            let (push_due, _) = push.split_once(" UPDATE tasks SET ").unwrap();
+            let (pull_due, _) = pull.split_once(" UPDATE tasks SET ").unwrap();
+            assert_eq!(push_due, pull_due);
+        }
+    }
+
+    #[test]
+    fn an_ordered_claims_tasks_alternate_between_groups() {
+        let task = |id: &str, group: Option<&str>, priority: i32, at: i64| Task {
+            queue: "q".into(),
+            task_id: id.into(),
+            uid: id.into(),
+            status: crate::records::Status::Running,
+            target: idem_core::task::Target::payload(None),
+            callbacks: Default::default(),
+            schedule_time: from_micros(at),
+            next_attempt_at: from_micros(at),
+            dispatch_deadline_s: 30,
+            retry_config: Default::default(),
+            attempt_count: 1,
+            cancel_requested: false,
+            created_at: from_micros(at),
+            finished_at: None,
+            last_attempt: None,
+            dedup_expires_at: None,
+            run: None,
+            header_style: Default::default(),
+            tag: None,
+            lease: None,
+            ended_claim: None,
+            result: None,
+            group: group.map(str::to_string),
+            priority,
+        };
+        let mut claimed: Vec<(Task, i64)> = [
+            task("a1", Some("a"), 0, 1),
+            task("a2", Some("a"), 0, 2),
+            task("a3", Some("a"), 0, 3),
+            task("b1", Some("b"), 0, 10),
+            task("b2", Some("b"), 5, 11),
+            task("u1", None, 0, 5),
+        ]
+        .into_iter()
+        .map(|t| (t, 0))
+        .collect();
+        in_turns(&mut claimed);
+        let order: Vec<&str> = claimed.iter().map(|(t, _)| t.task_id.as_str()).collect();
+        assert_eq!(order, ["b2", "a1", "u1", "a2", "b1", "a3"]);
+    }
+
+    #[test]
+    fn a_turn_ends_on_the_last_group_reached() {
+        let turns = |cursor| Turns {
+            limit: None,
+            order: GroupOrder::None,
+            cursor,
+        };
+        let t = turns("b");
+        assert_eq!(t.next_cursor(["c", "d"].into_iter()), Some("d".into()));
+        assert_eq!(t.next_cursor(["a", "c", "d"].into_iter()), Some("a".into()));
+        assert_eq!(
+            t.next_cursor(["a", "", "b", "c"].into_iter()),
+            Some("b".into())
+        );
+        assert_eq!(t.next_cursor([].into_iter()), None);
+        assert_eq!(
+            turns("").next_cursor(["", "a"].into_iter()),
+            Some("".into())
+        );
+        assert_eq!(
+            turns("").next_cursor(["a", "b"].into_iter()),
+            Some("b".into())
+        );
     }
 }

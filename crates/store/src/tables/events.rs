@@ -68,7 +68,7 @@ macro_rules! insert_event {
                 org: "$1", queue: "'~events'", task_id: "$2", uid: "$3", target: "$4",
                 body_form: "$5", body: "$6", schedule_time: "$7", dispatch_deadline_s: "$8",
                 retry_config: "$9", created_at: "$7", tag: "NULL", job: "NULL",
-                run_kind: "NULL", header_style: "NULL"),
+                run_kind: "NULL", header_style: "NULL", group_key: "''", priority: "0"),
             " ON CONFLICT (org, queue, task_id) DO NOTHING"
         )
     };

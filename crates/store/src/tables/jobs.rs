@@ -235,7 +235,7 @@ macro_rules! insert_run {
                 org: "$1", queue: "'~jobs'", task_id: "$2", uid: "$3", target: "$4",
                 body_form: "$5", body: "$6", schedule_time: "$7", dispatch_deadline_s: "$8",
                 retry_config: "$9", created_at: "$10", tag: "NULL", job: "$11",
-                run_kind: "$12", header_style: "$13"),
+                run_kind: "$12", header_style: "$13", group_key: "''", priority: "0"),
             " ON CONFLICT (org, queue, task_id) DO NOTHING"
         )
     };

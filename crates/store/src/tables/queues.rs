@@ -78,6 +78,20 @@ pub(crate) async fn list<C: Conn>(c: &C, org: &str, page: &PageRequest) -> Resul
     Ok(Page::from_rows(items, page.limit, |q| q.name.clone()))
 }
 
+/// Marks the queue as one whose tasks use groups or priorities, so that
+/// its claims take turns among groups from now on; a queue marked already
+/// is not written. PostgreSQL's creates leave this to a trigger on
+/// `tasks` (migration 017), which only such a task fires; SQLite's call it
+/// after the insert, in the create's transaction.
+pub(crate) async fn mark_ordered<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> {
+    c.execute(
+        "UPDATE queues SET ordered = 1 WHERE org = $1 AND name = $2 AND ordered = 0",
+        &args![org, name],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Every organization and every queue, the job queues included.
 pub(crate) async fn metric_scopes<C: Conn>(c: &C) -> Result<MetricScopes> {
     Ok(MetricScopes {

@@ -85,17 +85,20 @@ macro_rules! count_inserted {
 }
 pub(crate) use count_inserted;
 
-use super::not_found;
+use super::{after, limit, not_found};
 use crate::Result;
 use crate::driver::{Conn, args};
-use crate::records::{QueueOldestDue, QueueStats};
+use crate::records::{GroupStats, Page, PageRequest, QueueOldestDue, QueueStats};
 use crate::sql::Row;
 use idem_core::clock::from_micros;
 
 /// How far back `dispatched_last_minute` looks, in µs.
 const MINUTE_US: i64 = 60_000_000;
 
-/// Parameters: org, queue, now, now minus a minute.
+/// Parameters: org, queue, now, now minus a minute. The scheduled tasks
+/// and the oldest due one are read from the tasks with no group nor
+/// priority (one range of `tasks_due_by_queue` each); an ordered queue's
+/// others are read by [`SQL_ORDERED_STATS`].
 const SQL_QUEUE_STATS: &str = "SELECT \
      (SELECT count(*) FROM queues WHERE org = $1 AND name = $2), \
      (SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM task_counts \
@@ -109,11 +112,43 @@ const SQL_QUEUE_STATS: &str = "SELECT \
      (SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM task_counts \
       WHERE org = $1 AND queue = $2 AND status = 'cancelled'), \
      (SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND status = 'pending' \
-      AND next_attempt_at > $3 AND attempt_count = 0), \
+      AND group_key = '' AND priority = 0 AND next_attempt_at > $3 AND attempt_count = 0), \
      (SELECT next_attempt_at FROM tasks WHERE org = $1 AND queue = $2 AND status = 'pending' \
-      AND next_attempt_at <= $3 ORDER BY next_attempt_at LIMIT 1), \
+      AND group_key = '' AND priority = 0 AND next_attempt_at <= $3 \
+      ORDER BY next_attempt_at LIMIT 1), \
      (SELECT count(*) FROM task_dispatches WHERE org = $1 AND queue = $2 \
-      AND started_at > $4 AND started_at <= $3)";
+      AND started_at > $4 AND started_at <= $3), \
+     (SELECT ordered FROM queues WHERE org = $1 AND name = $2)";
+
+/// The named groups of a queue with pending tasks, in key order: one probe
+/// of `tasks_due_by_queue` per group. `$1` org, `$2` queue.
+macro_rules! pending_groups {
+    () => {
+        "WITH RECURSIVE g(k) AS (\
+           SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = 'pending' AND group_key > '' ORDER BY group_key LIMIT 1) \
+           UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = 'pending' AND group_key > g.k ORDER BY group_key LIMIT 1) \
+           FROM g WHERE g.k IS NOT NULL)"
+    };
+}
+
+/// An ordered queue's statistics of its tasks with a group or priority:
+/// their scheduled count and oldest due time, and its groups with a task
+/// due. They take a look through each group: this runs only for queues
+/// that use groups. Parameters: org, queue, now.
+const SQL_ORDERED_STATS: &str = concat!(
+    "SELECT \
+     (SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND status = 'pending' \
+      AND (group_key <> '' OR priority <> 0) AND next_attempt_at > $3 AND attempt_count = 0), \
+     (SELECT min(next_attempt_at) FROM tasks WHERE org = $1 AND queue = $2 \
+      AND status = 'pending' AND (group_key <> '' OR priority <> 0) AND next_attempt_at <= $3), \
+     (",
+    pending_groups!(),
+    " SELECT count(*) FROM g WHERE g.k IS NOT NULL AND EXISTS (SELECT 1 FROM tasks \
+      WHERE org = $1 AND queue = $2 AND group_key = g.k AND status = 'pending' \
+      AND next_attempt_at <= $3))"
+);
 
 fn count(r: &impl Row, i: usize) -> Result<u64> {
     // A count below zero would be a bug in the triggers; never show one.
@@ -121,21 +156,114 @@ fn count(r: &impl Row, i: usize) -> Result<u64> {
 }
 
 pub(crate) async fn queue<C: Conn>(c: &C, org: &str, name: &str, now: i64) -> Result<QueueStats> {
-    c.query_opt(
-        SQL_QUEUE_STATS,
-        &args![org, name, now, now - MINUTE_US],
-        |r| stats(r),
-    )
-    .await?
-    .flatten()
-    .ok_or_else(|| not_found("queue", name))
+    let (mut stats, ordered) = c
+        .query_opt(
+            SQL_QUEUE_STATS,
+            &args![org, name, now, now - MINUTE_US],
+            |r| stats(r),
+        )
+        .await?
+        .flatten()
+        .ok_or_else(|| not_found("queue", name))?;
+    if ordered {
+        let (scheduled, oldest, groups) = c
+            .query_opt(SQL_ORDERED_STATS, &args![org, name, now], |r| {
+                Ok((count(r, 0)?, r.opt_i64(1)?, count(r, 2)?))
+            })
+            .await?
+            .unwrap_or_default();
+        let scheduled = scheduled.min(stats.queued);
+        stats.scheduled += scheduled;
+        stats.queued -= scheduled;
+        let oldest = oldest.map(from_micros);
+        stats.oldest_due_time = match (stats.oldest_due_time, oldest) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        stats.groups_with_due = groups;
+    }
+    Ok(stats)
+}
+
+/// A page of a queue's groups with live tasks (pending or running), in
+/// name order. Each source of group names (pending tasks, running ones) is
+/// read in key order up to the page's size, so the first of both are among
+/// them. Parameters: org, queue, the page token (groups after it), the
+/// prefix (groups at or after it) and the end of the groups that start
+/// with it, the page's size, now.
+const SQL_GROUPS: &str = "WITH RECURSIVE \
+     p(k) AS (SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+         AND status = 'pending' AND group_key > $3 AND group_key >= $4 \
+         ORDER BY group_key LIMIT 1) \
+       UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+         AND status = 'pending' AND group_key > p.k ORDER BY group_key LIMIT 1) \
+       FROM p WHERE p.k IS NOT NULL AND p.k < $5), \
+     r(k) AS (SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+         AND status = 'running' AND group_key > $3 AND group_key >= $4 \
+         ORDER BY group_key LIMIT 1) \
+       UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+         AND status = 'running' AND group_key > r.k ORDER BY group_key LIMIT 1) \
+       FROM r WHERE r.k IS NOT NULL AND r.k < $5), \
+     page(k) AS (SELECT k FROM (SELECT k FROM p WHERE k IS NOT NULL AND k < $5 LIMIT $6) a \
+       UNION SELECT k FROM (SELECT k FROM r WHERE k IS NOT NULL AND k < $5 LIMIT $6) b \
+       ORDER BY k LIMIT $6) \
+     SELECT k, \
+       (SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND group_key = page.k \
+        AND status = 'running'), \
+       (SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND group_key = page.k \
+        AND status = 'pending' AND next_attempt_at <= $7), \
+       (SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND group_key = page.k \
+        AND status = 'pending' AND next_attempt_at > $7) \
+     FROM page ORDER BY k";
+
+/// A page of a queue's groups with live tasks, those that start with
+/// `prefix`.
+pub(crate) async fn groups<C: Conn>(
+    c: &C,
+    org: &str,
+    queue: &str,
+    prefix: &str,
+    page: &PageRequest,
+    now: i64,
+) -> Result<Page<GroupStats>> {
+    super::queues::get(c, org, queue, "").await?;
+    // '~' sorts after every character a group may hold.
+    let end = format!("{prefix}~");
+    let rows = c
+        .query(
+            SQL_GROUPS,
+            &args![
+                org,
+                queue,
+                after(page),
+                prefix,
+                end.as_str(),
+                limit(page),
+                now
+            ],
+            |r| {
+                Ok(GroupStats {
+                    group: r.text(0)?,
+                    running: count(r, 1)?,
+                    due: count(r, 2)?,
+                    scheduled: count(r, 3)?,
+                })
+            },
+        )
+        .await?;
+    Ok(Page::from_rows(rows, page.limit, |g| g.group.clone()))
 }
 
 /// Every running queue's oldest due time, as [`SQL_QUEUE_STATS`] reads one
-/// queue's: one index seek per queue. Parameter: now.
-const SQL_OLDEST_DUE: &str = "SELECT q.org, q.name, (SELECT t.next_attempt_at FROM tasks t \
+/// queue's: one index seek per queue whose tasks use no group nor
+/// priority. Parameter: now.
+const SQL_OLDEST_DUE: &str = "SELECT q.org, q.name, CASE WHEN q.ordered <> 0 THEN \
+     (SELECT min(t.next_attempt_at) FROM tasks t WHERE t.org = q.org AND t.queue = q.name \
+      AND t.status = 'pending' AND t.next_attempt_at <= $1) \
+     ELSE (SELECT t.next_attempt_at FROM tasks t \
      WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
-     AND t.next_attempt_at <= $1 ORDER BY t.next_attempt_at LIMIT 1) \
+     AND t.group_key = '' AND t.priority = 0 \
+     AND t.next_attempt_at <= $1 ORDER BY t.next_attempt_at LIMIT 1) END \
      FROM queues q WHERE q.state = 'running'";
 
 pub(crate) async fn oldest_due<C: Conn>(c: &C, now: i64) -> Result<Vec<QueueOldestDue>> {
@@ -157,7 +285,7 @@ pub(crate) async fn oldest_due<C: Conn>(c: &C, now: i64) -> Result<Vec<QueueOlde
 }
 
 /// Reads [`SQL_QUEUE_STATS`]'s row; `None` when the queue does not exist.
-fn stats(r: &impl Row) -> Result<Option<QueueStats>> {
+fn stats(r: &impl Row) -> Result<Option<(QueueStats, bool)>> {
     if r.i64(0)? == 0 {
         return Ok(None);
     }
@@ -165,7 +293,7 @@ fn stats(r: &impl Row) -> Result<Option<QueueStats>> {
     // Both figures come from one snapshot; the bound only guards against a
     // count gone wrong.
     let scheduled = count(r, 6)?.min(pending);
-    Ok(Some(QueueStats {
+    let stats = QueueStats {
         scheduled,
         queued: pending - scheduled,
         running: count(r, 2)?,
@@ -174,5 +302,7 @@ fn stats(r: &impl Row) -> Result<Option<QueueStats>> {
         cancelled: count(r, 5)?,
         oldest_due_time: r.opt_i64(7)?.map(from_micros),
         dispatched_last_minute: count(r, 8)?,
-    }))
+        groups_with_due: 0,
+    };
+    Ok(Some((stats, r.opt_i64(9)?.unwrap_or(0) != 0)))
 }

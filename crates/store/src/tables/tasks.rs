@@ -109,6 +109,8 @@ impl TaskInsert {
             lease: None,
             ended_claim: None,
             result: None,
+            group: p.group.clone(),
+            priority: p.priority,
         }
     }
 }
@@ -334,6 +336,8 @@ impl TaskInsert {
             retry_config: &self.retry_config,
             created_at: now,
             tag: p.tag.as_deref(),
+            group_key: p.group.as_deref().unwrap_or(""),
+            priority: task_row::priority(p.priority),
         }
     }
 }
@@ -889,8 +893,8 @@ mod tests {
         let sql = insert_sql(2, Dialect::Sqlite);
         assert!(sql.contains(
             "VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $8, $9, $10, 0, 0, $11, $12, \
-             NULL, NULL, NULL), ($13, $14, $15, $16, 'pending', $17, $18, $19, $20, $20, $21, \
-             $22, 0, 0, $23, $24, NULL, NULL, NULL) ON CONFLICT"
+             NULL, NULL, NULL, $13, $14), ($15, $16, $17, $18, 'pending', $19, $20, $21, $22, \
+             $22, $23, $24, 0, 0, $25, $26, NULL, NULL, NULL, $27, $28) ON CONFLICT"
         ));
     }
 }

@@ -20,12 +20,13 @@
 //! lost sends it again, and is answered the task as it is now if the
 //! attempt ended exactly so ([`replays`]) rather than `LEASE_LOST`.
 
-use super::due::{self, Due, PullLease};
+use super::due::{self, Due, PullLease, Turns};
 use super::{dispatch, not_found, queues, tasks};
 use crate::dispatch::{AttemptResult, WorkDone};
 use crate::driver::{Conn, Dialect, args};
 use crate::events::EventRenderer;
 use crate::records::*;
+use crate::sql::Row as _;
 use crate::task_row;
 use crate::{Error, Result};
 use idem_core::clock::{from_micros, to_micros};
@@ -81,31 +82,86 @@ async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Resul
 
 /// Claims up to `max_tasks` due tasks of the queue in schedule order, with
 /// the claim statement the dispatcher's claim uses ([`due`]), in one
-/// statement.
+/// statement. A queue whose tasks use groups or priorities answers none to
+/// it, and is claimed in turns ([`claim_in_turns`]).
 pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec<Task>> {
     let nonce = nonce();
-    let claimed = due::pull(
-        c,
-        now,
-        &Due {
-            org: &p.org,
-            queue: &p.queue,
-            tag: p.tag.as_deref(),
-            max: p.max_tasks,
-        },
-        &PullLease {
-            length: micros(p.lease_s),
-            nonce: &nonce,
-            claimant: &p.claimant,
-        },
-    )
-    .await?;
+    let lease = PullLease {
+        length: micros(p.lease_s),
+        nonce: &nonce,
+        claimant: &p.claimant,
+    };
+    let due = Due {
+        org: &p.org,
+        queue: &p.queue,
+        tag: p.tag.as_deref(),
+        max: p.max_tasks,
+        groups: None,
+    };
+    let mut claimed = due::pull(c, now, &due, &lease).await?;
     if claimed.is_empty() {
-        // Nothing due, or no such queue: only the latter is an error.
+        // Nothing due, no such queue, or an ordered one: only the second
+        // is an error.
         pull_queue(c, &p.org, &p.queue).await?;
-        return Ok(claimed);
+        claimed = claim_in_turns(c, &due, &lease, now).await?;
+        if claimed.is_empty() {
+            return Ok(claimed);
+        }
     }
     started(c, &claimed, now, p.attempts_kept).await?;
+    Ok(claimed)
+}
+
+/// The queue's turn among groups, under its row lock on PostgreSQL: the
+/// dispatcher's claim holds the same lock, so a group's running tasks,
+/// pushed or pulled, are counted by one claim at a time. `$1` org, `$2`
+/// queue.
+const SQL_LOCK_TURNS: [&str; 2] = [
+    "SELECT config, group_cursor FROM queues WHERE org = $1 AND name = $2 AND ordered <> 0",
+    "SELECT config, group_cursor FROM queues WHERE org = $1 AND name = $2 AND ordered <> 0 \
+     FOR NO KEY UPDATE",
+];
+
+/// Claims an ordered queue's due tasks in turns among its groups, within
+/// their limits, and moves the queue's turn on; nothing if the queue is
+/// not ordered.
+async fn claim_in_turns<C: Conn>(
+    c: &C,
+    due: &Due<'_>,
+    lease: &PullLease<'_>,
+    now: i64,
+) -> Result<Vec<Task>> {
+    let locked = c
+        .query_opt(
+            C::DIALECT.pick(SQL_LOCK_TURNS[0], SQL_LOCK_TURNS[1]),
+            &args![due.org, due.queue],
+            |r| Ok((r.text(0)?, r.text(1)?)),
+        )
+        .await?;
+    let Some((config, cursor)) = locked else {
+        return Ok(Vec::new());
+    };
+    let config: QueueConfig = serde_json::from_str(&config)
+        .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
+    let turns = Turns {
+        limit: config.group_limit(),
+        order: config.group_order,
+        cursor: &cursor,
+    };
+    let in_turns = Due {
+        groups: Some(turns),
+        ..*due
+    };
+    let claimed = due::pull(c, now, &in_turns, lease).await?;
+    if let Some(cursor) =
+        turns.next_cursor(claimed.iter().map(|t| t.group.as_deref().unwrap_or("")))
+    {
+        c.execute(
+            "UPDATE queues SET group_cursor = $1 WHERE org = $2 AND name = $3",
+            &args![cursor.as_str(), due.org, due.queue],
+        )
+        .await?;
+    }
     Ok(claimed)
 }
 

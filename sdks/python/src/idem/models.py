@@ -84,6 +84,16 @@ class FailTask(TypedDict):
     error: NotRequired[str]
 
 
+GroupOrder: TypeAlias = Literal['none', 'fifo']
+
+
+class GroupView(TypedDict):
+    due: int
+    group: str
+    running: int
+    scheduled: int
+
+
 HeaderStyle: TypeAlias = Literal['idem', 'cloud_scheduler', 'cloud_tasks']
 
 
@@ -926,12 +936,14 @@ class TaskView(TypedDict):
     created_at: str
     dispatch_deadline_s: int
     finished_at: NotRequired[str | None]
+    group: NotRequired[str | None]
     header_style: NotRequired[HeaderStyle]
     last_attempt: NotRequired[Attempt | None]
     lease: NotRequired[Lease | None]
     on_failure: NotRequired[TargetView | None]
     on_success: NotRequired[TargetView | None]
     payload: NotRequired[PayloadView | None]
+    priority: NotRequired[int]
     queue: str
     result: NotRequired[Any]
     retry_config: RetryConfig
@@ -2211,6 +2223,8 @@ class CreateQueue(TypedDict):
     dedup_window_s: NotRequired[int | None]
     dispatch_deadline_s: NotRequired[int | None]
     failed_retention_s: NotRequired[int | None]
+    group_concurrency: NotRequired[int | None]
+    group_order: NotRequired[GroupOrder | None]
     header_style: NotRequired[TaskHeaderStyle | None]
     mode: NotRequired[QueueMode | None]
     name: str
@@ -2223,10 +2237,12 @@ class CreateQueue(TypedDict):
 
 class CreateTask(TypedDict):
     dispatch_deadline_s: NotRequired[int | None]
+    group: NotRequired[str | None]
     header_style: NotRequired[TaskHeaderStyle | None]
     on_failure: NotRequired[CallbackSpec | None]
     on_success: NotRequired[CallbackSpec | None]
     payload: NotRequired[PayloadSpec | None]
+    priority: NotRequired[int | None]
     retry_config: NotRequired[RetryConfigPatch | None]
     schedule_time: NotRequired[str | None]
     tag: NotRequired[str | None]
@@ -2250,6 +2266,11 @@ class EndedTasks(TypedDict):
     results: list[Result]
 
 
+class GroupList(TypedDict):
+    items: list[GroupView]
+    next_page_token: str | None
+
+
 class IdempotencyKeyView(TypedDict):
     created_at: str
     expires_at: str
@@ -2271,6 +2292,8 @@ class QueueConfigPatch(TypedDict):
     dedup_window_s: NotRequired[int | None]
     dispatch_deadline_s: NotRequired[int | None]
     failed_retention_s: NotRequired[int | None]
+    group_concurrency: NotRequired[int | None]
+    group_order: NotRequired[GroupOrder | None]
     header_style: NotRequired[TaskHeaderStyle | None]
     mode: NotRequired[QueueMode | None]
     on_failure: NotRequired[CallbackSpec | None]
@@ -2282,6 +2305,7 @@ class QueueConfigPatch(TypedDict):
 
 class QueueStatsView(TypedDict):
     dispatched_last_minute: int
+    groups_with_due: NotRequired[int]
     in_flight: int
     oldest_due_time: NotRequired[str | None]
     tasks: TaskCountsView
@@ -2292,6 +2316,8 @@ class QueueView(TypedDict):
     dedup_window_s: int
     dispatch_deadline_s: int
     failed_retention_s: int
+    group_concurrency: NotRequired[int | None]
+    group_order: NotRequired[GroupOrder]
     header_style: HeaderStyle
     mode: NotRequired[QueueMode]
     name: str

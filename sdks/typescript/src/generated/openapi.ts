@@ -370,6 +370,23 @@ export interface paths {
         patch: operations["updateQueue"];
         trace?: never;
     };
+    "/v1/queues/{queue}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a queue's groups with live tasks, by name */
+        get: operations["listQueueGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/queues/{queue}/pause": {
         parameters: {
             query?: never;
@@ -957,6 +974,13 @@ export interface components {
             dispatch_deadline_s?: number | null;
             /** Format: int64 */
             failed_retention_s?: number | null;
+            /**
+             * Format: int32
+             * @description Most tasks of one group running at once, across nodes (1–10000);
+             *     absent or null: no limit.
+             */
+            group_concurrency?: number | null;
+            group_order?: components["schemas"]["GroupOrder"] | null;
             header_style?: components["schemas"]["TaskHeaderStyle"] | null;
             mode?: components["schemas"]["QueueMode"] | null;
             name: string;
@@ -977,10 +1001,21 @@ export interface components {
         CreateTask: {
             /** Format: int32 */
             dispatch_deadline_s?: number | null;
+            /**
+             * @description The group it takes turns and counts its queue's
+             *     `group_concurrency` in (a customer, an account, a domain); absent:
+             *     the queue's ungrouped tasks, one group for fairness, with no limit.
+             */
+            group?: string | null;
             header_style?: components["schemas"]["TaskHeaderStyle"] | null;
             on_failure?: components["schemas"]["CallbackSpec"] | null;
             on_success?: components["schemas"]["CallbackSpec"] | null;
             payload?: components["schemas"]["PayloadSpec"] | null;
+            /**
+             * Format: int32
+             * @description −100…100, default 0: higher runs first within its group.
+             */
+            priority?: number | null;
             retry_config?: components["schemas"]["RetryConfigPatch"] | null;
             /** Format: date-time */
             schedule_time?: string | null;
@@ -1061,6 +1096,35 @@ export interface components {
              *     without U+0000.
              */
             error?: string;
+        };
+        GroupList: {
+            items: components["schemas"]["GroupView"][];
+            next_page_token: string | null;
+        };
+        /**
+         * @description The order of a group's tasks (API.md §13).
+         * @enum {string}
+         */
+        GroupOrder: "none" | "fifo";
+        /** @description A group's live tasks. */
+        GroupView: {
+            /**
+             * Format: int64
+             * @description Tasks due now, waiting for a slot or a turn.
+             */
+            due: number;
+            /** @description The group's name, as its tasks carry it. */
+            group: string;
+            /**
+             * Format: int64
+             * @description Tasks of the group running now (a pull lease holds its slot).
+             */
+            running: number;
+            /**
+             * Format: int64
+             * @description Tasks waiting for their schedule time or a retry's backoff.
+             */
+            scheduled: number;
         };
         /**
          * @description Which compatibility headers a delivery carries besides Idem's own:
@@ -1385,6 +1449,13 @@ export interface components {
              *     its dedup window, so that it can be redriven.
              */
             failed_retention_s?: number | null;
+            /**
+             * Format: int32
+             * @description Most tasks of one group running at once, across nodes (1–10000);
+             *     `null` removes the limit.
+             */
+            group_concurrency?: number | null;
+            group_order?: components["schemas"]["GroupOrder"] | null;
             header_style?: components["schemas"]["TaskHeaderStyle"] | null;
             mode?: components["schemas"]["QueueMode"] | null;
             on_failure?: components["schemas"]["CallbackSpec"] | null;
@@ -1419,6 +1490,11 @@ export interface components {
              * @description Attempts started in the last 60 seconds.
              */
             dispatched_last_minute: number;
+            /**
+             * Format: int64
+             * @description Groups with at least one task due now.
+             */
+            groups_with_due?: number;
             /**
              * Format: int64
              * @description Attempts in flight: the tasks `running` now.
@@ -1459,6 +1535,14 @@ export interface components {
              *     window), in seconds, so that it can be redriven.
              */
             failed_retention_s: number;
+            /**
+             * Format: int32
+             * @description Most tasks of one group running at once, across nodes; null: no
+             *     limit (a FIFO queue runs one whatever it says).
+             */
+            group_concurrency?: number | null;
+            /** @description `none` or `fifo`. */
+            group_order?: components["schemas"]["GroupOrder"];
             /**
              * @description The compatibility headers of its tasks' deliveries, unless a task
              *     names its own: `idem` or `cloud_tasks`.
@@ -1777,6 +1861,8 @@ export interface components {
              * @description When it reached a final state.
              */
             finished_at?: string | null;
+            /** @description Its group; null when it has none. */
+            group?: string | null;
             /**
              * @description The compatibility headers its deliveries carry (its own, or its
              *     queue's when it was created): `idem` or `cloud_tasks`.
@@ -1787,6 +1873,11 @@ export interface components {
             on_failure?: components["schemas"]["TargetView"] | null;
             on_success?: components["schemas"]["TargetView"] | null;
             payload?: components["schemas"]["PayloadView"] | null;
+            /**
+             * Format: int32
+             * @description Higher runs first within its group.
+             */
+            priority?: number;
             /** @description The queue's name. */
             queue: string;
             /** @description A pull queue's task: what its worker reported on completing it. */
@@ -5286,6 +5377,113 @@ export interface operations {
                         status?: 422;
                         /** @enum {unknown} */
                         type?: "IDEMPOTENCY_KEY_MISMATCH";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable: UNAVAILABLE */
+            503: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        type?: "UNAVAILABLE";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listQueueGroups: {
+        parameters: {
+            query?: {
+                /** @description Only groups whose name starts with it */
+                id_prefix?: string;
+                /** @description Items per page (default 50) */
+                limit?: number;
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                queue: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupList"];
+                };
+            };
+            /** @description Bad Request: INVALID_ARGUMENT */
+            400: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        type?: "INVALID_ARGUMENT";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        type?: "UNAUTHENTICATED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: PERMISSION_DENIED */
+            403: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        type?: "PERMISSION_DENIED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        type?: "NOT_FOUND";
                     } & components["schemas"]["Problem"];
                 };
             };

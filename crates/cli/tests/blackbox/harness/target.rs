@@ -5,7 +5,9 @@
 //! Paths: `/ok`; `/fail/{n}/{status}` (answers `status` to a task's first
 //! `n` requests, then 200); `/hold/{ms}` (answers 200 after `ms`);
 //! `/hold-then-fail` (500 after 700 ms); `/throttle/{secs}` (429 with
-//! `Retry-After: secs` once per task, then 200); `/block-first` (never answers a task's first request, 200 after).
+//! `Retry-After: secs` once per task, then 200); `/block-first` (never answers a task's first request, 200 after);
+//! `/group/{g}/{ms}` (as `/hold/{ms}`, counting the requests of group `g`
+//! in flight: [`Target::max_in_flight_of`]).
 //! [`Target::reset_url`] is a separate listener that closes every
 //! connection without answering; [`Target::hang_url`] one that never
 //! answers and records when the sender closes each connection.
@@ -58,6 +60,8 @@ struct Shared {
     per_task: Mutex<HashMap<String, u32>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// Per group of `/group/{g}/…`: requests in flight now, and most ever.
+    group_in_flight: Mutex<HashMap<String, (usize, usize)>>,
 }
 
 /// A request the hanging listener holds, and when the sender closed its
@@ -201,6 +205,13 @@ impl Target {
         self.shared.max_in_flight.load(Ordering::SeqCst)
     }
 
+    /// Most requests of `/group/{group}/…` the target was answering at one
+    /// time.
+    pub fn max_in_flight_of(&self, group: &str) -> usize {
+        let groups = self.shared.group_in_flight.lock().unwrap();
+        groups.get(group).map_or(0, |(_, max)| *max)
+    }
+
     /// Waits until `task_id` has reached the target `n` times.
     pub async fn wait_for(&self, task_id: &str, n: usize, within: Duration) -> Vec<Received> {
         let missed = |got| {
@@ -318,7 +329,23 @@ async fn handle(
     };
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let group = path
+        .strip_prefix("group/")
+        .and_then(|rest| rest.split('/').next())
+        .map(str::to_string);
+    if let Some(g) = &group {
+        let mut groups = shared.group_in_flight.lock().unwrap();
+        let (now, max) = groups.entry(g.clone()).or_default();
+        *now += 1;
+        *max = (*max).max(*now);
+    }
     let answer = answer(&path, seen).await;
+    if let Some(g) = &group {
+        let mut groups = shared.group_in_flight.lock().unwrap();
+        if let Some((now, _)) = groups.get_mut(g) {
+            *now -= 1;
+        }
+    }
     shared.in_flight.fetch_sub(1, Ordering::SeqCst);
     answer
 }
@@ -337,7 +364,7 @@ async fn answer(path: &str, seen: u32) -> Response {
                 StatusCode::OK.into_response()
             }
         }
-        ["hold", ms] => {
+        ["hold", ms] | ["group", _, ms] => {
             tokio::time::sleep(Duration::from_millis(ms.parse().unwrap())).await;
             StatusCode::OK.into_response()
         }

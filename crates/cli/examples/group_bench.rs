@@ -1,0 +1,202 @@
+//! Groups inside a queue (API.md §13), each figure beside its baseline
+//! without groups on the same node in the same run. Run through
+//! `bench/groups.sh`.
+//!
+//! On one store (`sqlite` or `postgres`, first argument):
+//! - push: N no-op tasks without groups created in a paused queue, the
+//!   queue resumed, first to last arrival at a local target (as
+//!   `dispatch_bench`); then N tasks spread over G groups in a queue with
+//!   `group_concurrency: L`;
+//! - pull: N tasks drained by W workers claiming up to B at a time
+//!   (idem-client's worker loop, as `pull_bench`), without groups, then
+//!   spread over G groups with the same limit;
+//! - the first claim after a start: a pull queue of M due tasks in H
+//!   groups, the node restarted, then one claim of B timed from request to
+//!   answer (and the next few, for the warm figure).
+
+mod bench_support;
+
+use bench_support::{
+    Arrivals, KEY, Node, arg, arrival_target, post, push_rate, push_rate_in_groups,
+};
+use idem_client::{ClaimOptions, Client};
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[tokio::main]
+async fn main() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let store = arg(1, "sqlite");
+    let tasks: usize = arg(2, "20000").parse().expect("task count");
+    let groups: usize = arg(3, "1000").parse().expect("groups");
+    let limit: u32 = arg(4, "4").parse().expect("group limit");
+    let workers: usize = arg(5, "16").parse().expect("workers");
+    let batch: u32 = arg(6, "32").parse().expect("claim batch size");
+    let big: usize = arg(7, "1000000").parse().expect("tasks of the large queue");
+    let big_groups: usize = arg(8, "10000").parse().expect("groups of the large queue");
+
+    let node = Node::start(&store).await;
+    let base = node.base.clone();
+    let arrivals = Arc::new(Arrivals::default());
+    let target_url = arrival_target(arrivals.clone()).await;
+
+    let plain = push_rate(&base, "plain", &target_url, &arrivals, tasks).await;
+    let grouped = push_rate_in_groups(
+        &base,
+        "grouped",
+        json!({"group_concurrency": limit}),
+        groups,
+        &target_url,
+        &arrivals,
+        tasks,
+    )
+    .await;
+    println!(
+        "push dispatch: {plain:.0}/s without groups, {grouped:.0}/s in {groups} groups of \
+         limit {limit}: {:.2}×",
+        grouped / plain
+    );
+
+    let plain = pull_rate(&base, "pulled", json!({}), 0, tasks, workers, batch).await;
+    let grouped = pull_rate(
+        &base,
+        "pulled-grouped",
+        json!({"group_concurrency": limit}),
+        groups,
+        tasks,
+        workers,
+        batch,
+    )
+    .await;
+    println!(
+        "pull claims: {plain:.0} tasks/s without groups, {grouped:.0}/s in {groups} groups of \
+         limit {limit} ({workers} workers claiming up to {batch}): {:.2}×",
+        grouped / plain
+    );
+
+    let filled = Instant::now();
+    fill(&base, "large", json!({}), big_groups, big).await;
+    println!(
+        "large queue: {big} due tasks in {big_groups} groups, filled in {:.1} s",
+        filled.elapsed().as_secs_f64()
+    );
+    let node = node.restart().await;
+    let client = Client::new(node.base.clone(), KEY).expect("client");
+    let options = ClaimOptions {
+        max_tasks: batch,
+        wait: Duration::ZERO,
+        lease: Duration::from_secs(600),
+        tag: None,
+    };
+    let mut took = Vec::new();
+    for _ in 0..6 {
+        let asked = Instant::now();
+        let claimed = client.claim_tasks("large", &options).await.expect("claim");
+        took.push(asked.elapsed());
+        assert_eq!(claimed.value.tasks.len(), batch as usize, "a full claim");
+    }
+    let ms = |d: &Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
+    println!(
+        "first claim after a restart: {} ms; the next: {} ms",
+        ms(&took[0]),
+        took[1..].iter().map(ms).collect::<Vec<_>>().join(", ")
+    );
+    node.stop().await;
+}
+
+/// Creates a pull queue with `settings` holding `tasks` due tasks, task
+/// `i` in group `g{i % groups}` unless `groups` is 0 (`tasks:batch`, 1,000
+/// a call).
+async fn fill(base: &str, queue: &str, settings: serde_json::Value, groups: usize, tasks: usize) {
+    let http = reqwest::Client::new();
+    let mut body = json!({"name": queue, "mode": "pull"});
+    body.as_object_mut()
+        .unwrap()
+        .extend(settings.as_object().cloned().unwrap_or_default());
+    post(&http, base, "/v1/queues", body).await;
+    for first in (0..tasks).step_by(1000) {
+        let items: Vec<_> = (first..(first + 1000).min(tasks))
+            .map(|i| {
+                let mut t = json!({"task_id": format!("p{i}"), "payload": {"json": {"n": i}}});
+                if groups > 0 {
+                    t["group"] = json!(format!("g{}", i % groups));
+                }
+                t
+            })
+            .collect();
+        post(
+            &http,
+            base,
+            &format!("/v1/queues/{queue}/tasks:batch"),
+            json!({ "tasks": items, "atomic": true }),
+        )
+        .await;
+    }
+}
+
+/// Fills a pull queue as [`fill`] does, then drains it with `workers`
+/// worker loops claiming up to `batch`: tasks per second from the first
+/// claim to the last worker finding the queue empty. Every task must be
+/// worked exactly once.
+async fn pull_rate(
+    base: &str,
+    queue: &str,
+    settings: serde_json::Value,
+    groups: usize,
+    tasks: usize,
+    workers: usize,
+    batch: u32,
+) -> f64 {
+    fill(base, queue, settings, groups, tasks).await;
+    let client = Client::new(base.to_string(), KEY).expect("client");
+    let options = ClaimOptions {
+        max_tasks: batch,
+        wait: Duration::ZERO,
+        lease: Duration::from_secs(60),
+        tag: None,
+    };
+    let worked = Arc::new(Mutex::new(HashSet::with_capacity(tasks)));
+    let started = Instant::now();
+    let mut running = Vec::new();
+    for _ in 0..workers {
+        let (client, options, worked) = (client.clone(), options.clone(), worked.clone());
+        let queue = queue.to_string();
+        running.push(tokio::spawn(async move {
+            // With a group limit, a claim may find nothing while other
+            // workers hold every group's slots: a worker stops only once
+            // the queue is empty.
+            let mut idle = 0;
+            loop {
+                let claimed = client
+                    .work_batch(&queue, &options, |task| {
+                        let worked = worked.clone();
+                        async move {
+                            let fresh = worked.lock().unwrap().insert(task.task_id.clone());
+                            assert!(fresh, "{} was worked twice", task.task_id);
+                            Ok(None)
+                        }
+                    })
+                    .await
+                    .expect("work a batch");
+                if claimed > 0 {
+                    idle = 0;
+                    continue;
+                }
+                if worked.lock().unwrap().len() == tasks {
+                    return;
+                }
+                idle += 1;
+                assert!(idle < 10_000, "the queue never drained");
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }));
+    }
+    for w in running {
+        w.await.unwrap();
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(worked.lock().unwrap().len(), tasks, "every task worked");
+    tasks as f64 / elapsed.as_secs_f64()
+}

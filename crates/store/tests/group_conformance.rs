@@ -1,0 +1,453 @@
+//! Groups, ordering and priority inside a queue (API.md §13), run against
+//! every backend: claims take groups in turns, a group's limit holds
+//! across claims and nodes, a FIFO group runs one task at a time in order
+//! through retries, priority orders a group's tasks, and the statistics
+//! and the list of groups count what is there.
+
+mod support;
+
+use idem_core::Clock;
+use idem_core::queue::{GroupOrder, QueueConfig, QueueMode, RetryConfig};
+use idem_core::task::{BodyForm, Target};
+use idem_store::dispatch::{AttemptResult, DispatchClaim};
+use idem_store::*;
+use jiff::SignedDuration;
+use std::collections::HashMap;
+use std::time::Duration;
+use support::{Harness, ORG};
+
+fn task(queue: &str, task_id: &str, group: Option<&str>, priority: i32, pull: bool) -> TaskCreate {
+    TaskCreate {
+        org: ORG.into(),
+        queue: queue.into(),
+        task_id: task_id.into(),
+        target: if pull {
+            Target::payload(Some((BodyForm::Json, b"{}".to_vec())))
+        } else {
+            Target {
+                url: "http://127.0.0.1:9/".into(),
+                method: "POST".into(),
+                headers: Default::default(),
+                body: None,
+                oidc: None,
+                secret_headers: Vec::new(),
+                trace: None,
+            }
+        },
+        schedule_time: None,
+        dispatch_deadline_s: None,
+        retry_config: Default::default(),
+        completion: None,
+        pull,
+        tag: None,
+        group: group.map(str::to_string),
+        priority,
+        callbacks: Default::default(),
+        header_style: None,
+    }
+}
+
+fn claim_of(max_tasks: u32) -> WorkClaim {
+    WorkClaim {
+        org: ORG.into(),
+        queue: "w".into(),
+        claimant: "alice".into(),
+        max_tasks,
+        lease_s: 60,
+        tag: None,
+        attempts_kept: 100,
+    }
+}
+
+fn groups_of(tasks: &[Task]) -> HashMap<String, usize> {
+    let mut n = HashMap::new();
+    for t in tasks {
+        *n.entry(t.group.clone().unwrap_or_default()).or_default() += 1;
+    }
+    n
+}
+
+fn ids(tasks: &[Task]) -> Vec<&str> {
+    tasks.iter().map(|t| t.task_id.as_str()).collect()
+}
+
+fn attempt_id(task: &Task) -> String {
+    task.lease.as_ref().expect("a lease").attempt_id.clone()
+}
+
+impl Harness {
+    async fn pull_queue(&self, config: QueueConfig) {
+        let config = QueueConfig {
+            mode: QueueMode::Pull,
+            ..config
+        };
+        self.store
+            .queue_create(ORG, "w", &config, None)
+            .await
+            .unwrap();
+    }
+
+    async fn add(&self, t: TaskCreate) -> Task {
+        self.store.task_create(t).await.unwrap()
+    }
+
+    async fn claim(&self, max_tasks: u32) -> Vec<Task> {
+        self.store.work_claim(claim_of(max_tasks)).await.unwrap()
+    }
+
+    async fn complete(&self, t: &Task) {
+        self.store
+            .work_act(
+                ORG,
+                "w",
+                &t.task_id,
+                WorkAction::Complete {
+                    attempt_id: attempt_id(t),
+                    result: None,
+                    person: false,
+                    holder: None,
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    async fn fail(&self, t: &Task) {
+        self.store
+            .work_act(
+                ORG,
+                "w",
+                &t.task_id,
+                WorkAction::Fail {
+                    attempt_id: attempt_id(t),
+                    error: "no".into(),
+                    person: false,
+                    holder: None,
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    async fn push_claim(&self, max_tasks: u32) -> Vec<Task> {
+        self.store
+            .dispatch_claim(DispatchClaim {
+                attempts_kept: 100,
+                max_tasks,
+                lease_grace: Duration::ZERO,
+                fair_share: None,
+            })
+            .await
+            .unwrap()
+            .tasks
+            .into_iter()
+            .map(|c| c.task)
+            .collect()
+    }
+}
+
+/// One group's backlog created first does not hold back another's few:
+/// the claims alternate between the groups, the ungrouped tasks being one.
+async fn claims_take_turns_among_groups(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for i in 0..60 {
+        h.add(task("w", &format!("a{i}"), Some("acct:A"), 0, true))
+            .await;
+    }
+    for i in 0..5 {
+        h.add(task("w", &format!("b{i}"), Some("acct:B"), 0, true))
+            .await;
+    }
+    for i in 0..3 {
+        h.add(task("w", &format!("u{i}"), None, 0, true)).await;
+    }
+    // Turns: a0 b0 u0, a1 b1 u1, a2 b2 u2, a3 b3, a4 b4 (the earlier due
+    // first among a turn's).
+    let first = h.claim(13).await;
+    let n = groups_of(&first);
+    assert_eq!(n.get("acct:B"), Some(&5), "{:?}", ids(&first));
+    assert_eq!(n.get(""), Some(&3), "{:?}", ids(&first));
+    assert_eq!(n.get("acct:A"), Some(&5), "{:?}", ids(&first));
+    // Within a group, in due order.
+    let a: Vec<&str> = first
+        .iter()
+        .filter(|t| t.group.as_deref() == Some("acct:A"))
+        .map(|t| t.task_id.as_str())
+        .collect();
+    assert_eq!(a, ["a0", "a1", "a2", "a3", "a4"]);
+
+    // Claims of one task go round the groups with due tasks.
+    h.add(task("w", "b5", Some("acct:B"), 0, true)).await;
+    h.add(task("w", "c0", Some("acct:C"), 0, true)).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let one = h.claim(1).await;
+        assert_eq!(one.len(), 1);
+        seen.push(one[0].group.clone().unwrap_or_default());
+    }
+    seen.sort();
+    assert_eq!(seen, ["acct:A", "acct:B", "acct:C"]);
+}
+
+/// Higher priority first within a group, then due order.
+async fn priority_orders_a_groups_tasks(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    h.add(task("w", "low", Some("g"), -5, true)).await;
+    h.add(task("w", "normal", Some("g"), 0, true)).await;
+    h.add(task("w", "urgent", Some("g"), 100, true)).await;
+    h.add(task("w", "plain", None, 0, true)).await;
+    h.add(task("w", "plain-urgent", None, 10, true)).await;
+    let mut order = Vec::new();
+    for _ in 0..5 {
+        let one = h.claim(1).await;
+        order.push(one[0].task_id.clone());
+    }
+    let in_g: Vec<&str> = order
+        .iter()
+        .map(String::as_str)
+        .filter(|id| ["low", "normal", "urgent"].contains(id))
+        .collect();
+    assert_eq!(in_g, ["urgent", "normal", "low"], "{order:?}");
+    let plain: Vec<&str> = order
+        .iter()
+        .map(String::as_str)
+        .filter(|id| id.starts_with("plain"))
+        .collect();
+    assert_eq!(plain, ["plain-urgent", "plain"], "{order:?}");
+}
+
+/// At most `group_concurrency` of a group run at once, whoever claims;
+/// the ungrouped tasks have no limit; a changed limit applies to the next
+/// claim.
+async fn a_groups_limit_holds_across_claims_and_nodes(h: Harness) {
+    h.pull_queue(QueueConfig {
+        group_concurrency: Some(2),
+        ..QueueConfig::default()
+    })
+    .await;
+    for i in 0..6 {
+        h.add(task("w", &format!("a{i}"), Some("a"), 0, true)).await;
+        h.add(task("w", &format!("b{i}"), Some("b"), 0, true)).await;
+    }
+    for i in 0..4 {
+        h.add(task("w", &format!("u{i}"), None, 0, true)).await;
+    }
+    let (one, two) = tokio::join!(
+        h.store.work_claim(claim_of(20)),
+        h.other.work_claim(claim_of(20))
+    );
+    let mut all = one.unwrap();
+    all.extend(two.unwrap());
+    let n = groups_of(&all);
+    assert_eq!(n.get("a"), Some(&2), "{:?}", ids(&all));
+    assert_eq!(n.get("b"), Some(&2), "{:?}", ids(&all));
+    assert_eq!(n.get(""), Some(&4), "{:?}", ids(&all));
+    assert!(h.claim(20).await.is_empty(), "every group holds its limit");
+
+    let a = all
+        .iter()
+        .find(|t| t.group.as_deref() == Some("a"))
+        .unwrap();
+    h.complete(a).await;
+    let next = h.claim(20).await;
+    assert_eq!(groups_of(&next), HashMap::from([("a".to_string(), 1)]));
+
+    h.store
+        .queue_update(
+            ORG,
+            "w",
+            &idem_core::queue::QueueConfigPatch {
+                group_concurrency: Some(Some(3)),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let raised = h.claim(20).await;
+    assert_eq!(
+        groups_of(&raised),
+        HashMap::from([("a".to_string(), 1), ("b".to_string(), 1)])
+    );
+    h.store
+        .queue_update(
+            ORG,
+            "w",
+            &idem_core::queue::QueueConfigPatch {
+                group_concurrency: Some(None),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let unlimited = h.claim(20).await;
+    assert_eq!(unlimited.len(), 12 - 3 - 3 - 1, "{:?}", ids(&unlimited));
+}
+
+/// A FIFO group runs one task at a time, in (schedule time, creation)
+/// order; the next waits while the one before waits for its retry.
+async fn a_fifo_group_runs_in_order_through_retries(h: Harness) {
+    h.pull_queue(QueueConfig {
+        group_order: GroupOrder::Fifo,
+        retry_config: RetryConfig {
+            max_attempts: 3,
+            min_backoff_ms: 10_000,
+            max_backoff_ms: 10_000,
+            ..RetryConfig::default()
+        },
+        ..QueueConfig::default()
+    })
+    .await;
+    let earlier = h.clock.now() - SignedDuration::from_secs(5);
+    h.add(task("w", "second", Some("ledger"), 0, true)).await;
+    h.add(TaskCreate {
+        schedule_time: Some(earlier),
+        ..task("w", "first", Some("ledger"), 0, true)
+    })
+    .await;
+    h.add(task("w", "third", Some("ledger"), 50, true)).await;
+    h.add(task("w", "other", Some("other"), 0, true)).await;
+
+    let claimed = h.claim(10).await;
+    let mut got = ids(&claimed);
+    got.sort();
+    assert_eq!(got, ["first", "other"]);
+    let first = claimed.iter().find(|t| t.task_id == "first").unwrap();
+    h.fail(first).await;
+    assert!(
+        h.claim(10).await.is_empty(),
+        "the group waits for the retry"
+    );
+    h.clock.advance(SignedDuration::from_secs(11));
+    let retried = h.claim(10).await;
+    assert_eq!(ids(&retried), ["first"]);
+    h.complete(&retried[0]).await;
+    let next = h.claim(10).await;
+    assert_eq!(ids(&next), ["second"]);
+    h.complete(&next[0]).await;
+    assert_eq!(ids(&h.claim(10).await), ["third"]);
+}
+
+/// The dispatcher's claim of a push queue takes the same turns and holds
+/// the same limits.
+async fn push_claims_take_turns_within_limits(h: Harness) {
+    h.store
+        .queue_create(
+            ORG,
+            "p",
+            &QueueConfig {
+                group_concurrency: Some(3),
+                ..QueueConfig::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    for i in 0..40 {
+        h.add(task("p", &format!("a{i}"), Some("a"), 0, false))
+            .await;
+    }
+    for i in 0..2 {
+        h.add(task("p", &format!("b{i}"), Some("b"), 0, false))
+            .await;
+    }
+    let claimed = h.push_claim(100).await;
+    assert_eq!(
+        groups_of(&claimed),
+        HashMap::from([("a".to_string(), 3), ("b".to_string(), 2)])
+    );
+    let outcomes = h
+        .store
+        .dispatch_complete(
+            claimed
+                .iter()
+                .map(|t| AttemptResult {
+                    task_uid: t.uid.clone(),
+                    attempt: t.attempt_count,
+                    status_code: Some(200),
+                    error: None,
+                    duration: Duration::from_millis(1),
+                    retry_after: None,
+                    give_up: false,
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcomes.len(), 5);
+    assert_eq!(groups_of(&h.push_claim(100).await).get("a"), Some(&3));
+}
+
+/// Queue statistics count the groups with a due task; the list of groups
+/// shows each group with live tasks, by name, paged and by prefix.
+async fn statistics_and_the_list_count_groups(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    let later = h.clock.now() + SignedDuration::from_secs(60);
+    for g in ["eu:1", "eu:2", "us:1"] {
+        h.add(task("w", &format!("{g}-now"), Some(g), 0, true))
+            .await;
+    }
+    h.add(TaskCreate {
+        schedule_time: Some(later),
+        ..task("w", "eu:3-later", Some("eu:3"), 0, true)
+    })
+    .await;
+    h.add(task("w", "plain", None, 0, true)).await;
+    let stats = h.store.queue_stats(ORG, "w").await.unwrap();
+    assert_eq!(stats.groups_with_due, 3);
+    assert_eq!((stats.scheduled, stats.queued), (1, 4));
+
+    let claimed = h.claim(1).await;
+    let running_group = claimed[0].group.clone().unwrap_or_default();
+
+    let page = |after: Option<&str>| PageRequest {
+        limit: 2,
+        after: after.map(str::to_string),
+    };
+    let first = h.store.queue_groups(ORG, "w", "", &page(None)).await;
+    let first = first.unwrap();
+    let names: Vec<&str> = first.items.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(names, ["eu:1", "eu:2"]);
+    let rest = h
+        .store
+        .queue_groups(ORG, "w", "", &page(first.next.as_deref()))
+        .await
+        .unwrap();
+    let names: Vec<&str> = rest.items.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(names, ["eu:3", "us:1"]);
+    assert_eq!(rest.next, None);
+    let all: Vec<GroupStats> = first.items.into_iter().chain(rest.items).collect();
+    for g in &all {
+        let expect = match g.group.as_str() {
+            "eu:3" => (0, 0, 1),
+            name if name == running_group => (1, 0, 0),
+            _ => (0, 1, 0),
+        };
+        assert_eq!((g.running, g.due, g.scheduled), expect, "{g:?}");
+    }
+    let eu = h
+        .store
+        .queue_groups(ORG, "w", "eu:", &page(Some("eu:1")))
+        .await
+        .unwrap();
+    let names: Vec<&str> = eu.items.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(names, ["eu:2", "eu:3"]);
+    let missing = h.store.queue_groups(ORG, "nope", "", &page(None)).await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
+}
+
+idem_testkit::backend_tests! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    sqlite: Harness::sqlite().await,
+    postgres: Harness::postgres().await;
+    claims_take_turns_among_groups,
+    priority_orders_a_groups_tasks,
+    a_groups_limit_holds_across_claims_and_nodes,
+    a_fifo_group_runs_in_order_through_retries,
+    push_claims_take_turns_within_limits,
+    statistics_and_the_list_count_groups,
+}
