@@ -241,6 +241,26 @@ def test_jobs_tenancy_webhooks_and_discovery(server, client):
     assert "keys" in client.get_jwks().value
 
 
+def test_grouped_tasks_take_turns_within_the_group_limit_and_are_listed(client):
+    queue = pull_queue(client)
+    assert client.update_queue(queue, {"group_concurrency": 1})["group_concurrency"] == 1
+    for task_id, group, priority in [("a1", "acct:a", 0), ("a2", "acct:a", 5), ("b1", "acct:b", 0)]:
+        made = client.create_task(queue, {"task_id": task_id, "group": group, "priority": priority})
+        assert (made["group"], made["priority"]) == (group, priority)
+    claimed = sorted(t["task_id"] for t in client.claim_tasks(queue, max_tasks=10).value["tasks"])
+    assert claimed == ["a2", "b1"], "one of each group, the higher priority first"
+    page = client.list_queue_groups(queue, id_prefix="acct:").value
+    assert page["items"] == [
+        {"group": "acct:a", "running": 1, "due": 1, "scheduled": 0},
+        {"group": "acct:b", "running": 1, "due": 0, "scheduled": 0},
+    ]
+    assert [g["group"] for g in client.iter_queue_groups(queue, limit=1)] == ["acct:a", "acct:b"]
+    assert client.get_queue(queue)["stats"]["groups_with_due"] == 1
+    with pytest.raises(errors.InvalidArgumentError) as bad:
+        client.create_task(queue, {"group": "a b"})
+    assert [f["field"] for f in bad.value.errors] == ["group"]
+
+
 def test_queue_routes(client):
     queue = pull_queue(client)
     assert client.get_queue(queue)["mode"] == "pull"

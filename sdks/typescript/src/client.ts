@@ -367,6 +367,13 @@ export class IdemClient {
   getQueue(queue: string, options?: CallOptions) {
     return this.execute<T.Queue>({ method: "GET", segments: ["queues", queue], options });
   }
+  /** `GET /v1/queues/{queue}/groups`: the groups with live tasks, by name (`id_prefix` filters). */
+  listQueueGroups(queue: string, filter: T.GroupFilter = {}, options?: CallOptions) {
+    return this.execute<T.Page<T.Group>>({ method: "GET", segments: ["queues", queue, "groups"], query: { ...filter }, options });
+  }
+  iterateQueueGroups(queue: string, filter: T.GroupFilter = {}) {
+    return this.paginate((p) => this.listQueueGroups(queue, { ...filter, ...p }), filter);
+  }
   /** `PATCH /v1/queues/{queue}`: `null` removes a callback. */
   updateQueue(queue: string, patch: T.QueuePatch, options?: CallOptions) {
     return this.execute<T.Queue>({ method: "PATCH", segments: ["queues", queue], body: json(patch), options });

@@ -10,6 +10,7 @@ export type Queue = Schemas["QueueView"];
 export type QueueStats = Schemas["QueueStatsView"];
 export type NewQueue = Schemas["CreateQueue"];
 export type QueuePatch = Schemas["QueueConfigPatch"];
+export type Group = Schemas["GroupView"];
 export type Purged = Schemas["PurgeView"];
 export type Task = Schemas["TaskView"];
 export type TaskState = Schemas["TaskState"];
@@ -61,3 +62,4 @@ export interface PageOptions {
 }
 
 export type TaskFilter = NonNullable<operations["listTasks"]["parameters"]["query"]>;
+export type GroupFilter = NonNullable<operations["listQueueGroups"]["parameters"]["query"]>;

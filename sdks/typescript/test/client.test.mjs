@@ -60,6 +60,29 @@ for (const store of STORES) {
       await assert.rejects(idem.getQueue("q-admin"), NotFoundError);
     });
 
+    test("grouped tasks take turns within their queue's group limit, and the groups are listed", async () => {
+      await idem.createQueue({ name: "q-groups", mode: "pull", group_concurrency: 1 });
+      for (const [id, group, priority] of [["a1", "acct:a", 0], ["a2", "acct:a", 5], ["b1", "acct:b", 0]]) {
+        const t = await idem.createTask("q-groups", { task_id: id, group, priority, payload: { json: {} } });
+        assert.equal(t.value.group, group);
+        assert.equal(t.value.priority, priority);
+      }
+      const claimed = (await idem.claimTasks("q-groups", { maxTasks: 10 })).value.tasks.map((t) => t.task_id).sort();
+      assert.deepEqual(claimed, ["a2", "b1"], "one of each group, the higher priority first");
+      const groups = (await idem.listQueueGroups("q-groups", { id_prefix: "acct:" })).value.items;
+      assert.deepEqual(groups, [
+        { group: "acct:a", running: 1, due: 1, scheduled: 0 },
+        { group: "acct:b", running: 1, due: 0, scheduled: 0 },
+      ]);
+      const all = [];
+      for await (const g of idem.iterateQueueGroups("q-groups", { limit: 1 })) all.push(g.group);
+      assert.deepEqual(all, ["acct:a", "acct:b"]);
+      assert.equal((await idem.getQueue("q-groups")).value.stats.groups_with_due, 1);
+      const bad = await idem.createTask("q-groups", { group: "a b", payload: { json: {} } }).catch((e) => e);
+      assert.ok(bad instanceof InvalidArgumentError, String(bad));
+      assert.ok(bad.fieldErrors.some((f) => f.field === "group"), JSON.stringify(bad.fieldErrors));
+    });
+
     test("a bad input is a typed problem with its fields, request ID and extensions", async () => {
       await idem.createQueue({ name: "q-bad" });
       const error = await idem.createTask("q-bad", { target: { url: "ftp://nowhere" } }).then(

@@ -61,6 +61,17 @@ class Operations:
     def get_queue(self, queue: str):
         return self._execute(Call("GET", ["queues", queue]))
 
+    @operation("listQueueGroups")
+    def list_queue_groups(self, queue: str, *, id_prefix: str | None = None, limit: int | None = None, page_token: str | None = None):
+        """One page of the queue's groups with live tasks, by name."""
+        q = {"id_prefix": id_prefix, **_page(limit, page_token)}
+        return self._execute(Call("GET", ["queues", queue, "groups"], query=q))
+
+    def iter_queue_groups(self, queue: str, *, id_prefix: str | None = None, limit: int | None = None):
+        """Every group of the queue with live tasks, page after page."""
+        q = {"id_prefix": id_prefix, "limit": limit}
+        return self._paginate(Call("GET", ["queues", queue, "groups"], query=q))
+
     @operation("updateQueue")
     def update_queue(self, queue: str, changes: m.QueueConfigPatch | Mapping[str, Any], *, idempotency_key: str | None = None):
         return self._execute(Call("PATCH", ["queues", queue], json=dict(changes), idempotency_key=idempotency_key))
