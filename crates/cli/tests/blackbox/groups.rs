@@ -524,9 +524,11 @@ async fn bad_group_fields_are_refused_by_name(kind: Backend) {
         .patch("/v1/queues/q", json!({"group_order": "lifo"}))
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
-    s.get("/v1/queues/q/groups?id_prefix=a%20b")
-        .await
-        .invalid("id_prefix");
+    for bad in ["a%20b", ""] {
+        s.get(&format!("/v1/queues/q/groups?id_prefix={bad}"))
+            .await
+            .invalid("id_prefix");
+    }
     let queue = s.get_queue("q").await;
     assert_eq!(queue["group_concurrency"], Value::Null);
     assert_eq!(queue["group_order"], "none");

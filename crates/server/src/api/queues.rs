@@ -99,12 +99,14 @@ pub async fn groups(
     RawQuery(query): RawQuery,
 ) -> ApiResult<axum::Json<List<Group>>> {
     let mut params = ListParams::parse(query.as_deref())?;
-    let prefix = params.rest.remove("id_prefix").unwrap_or_default();
-    if !prefix.is_empty() {
-        // A prefix of a valid group is a valid group itself.
-        idem_core::names::check_group("id_prefix", &prefix)
+    let prefix = params.rest.remove("id_prefix");
+    if let Some(prefix) = &prefix {
+        // A prefix of a valid group is a valid group itself; an empty one
+        // is none.
+        idem_core::names::check_group("id_prefix", prefix)
             .map_err(|e| Problem::field(&e.field, e.message))?;
     }
+    let prefix = prefix.unwrap_or_default();
     let page = app
         .store
         .queue_groups(&auth.caller.org, &queue, &prefix, &params.page)
