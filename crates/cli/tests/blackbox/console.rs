@@ -450,6 +450,27 @@ async fn a_reader_sees_everything_and_no_acting_button(backend: Backend) {
         b.text(".problem").await.contains("PERMISSION_DENIED"),
         "the access page shows the API's refusal to a reader"
     );
+
+    // A queue's groups: its limit, and each group's running, due and
+    // scheduled tasks.
+    server
+        .create_paused_queue_with(json!({"name": "by-account", "group_concurrency": 2}))
+        .await;
+    for (id, group) in [("t1", "acct:1"), ("t2", "acct:1"), ("t3", "acct:2")] {
+        server
+            .create_task(
+                "by-account",
+                json!({"task_id": id, "group": group, "target": {"url": target.url("/ok")}}),
+            )
+            .await;
+    }
+    b.goto(&format!("{base}/ui/queues/by-account")).await;
+    let hint = b.text("section.groups p.hint").await;
+    assert!(hint.contains("2 running per group"), "{hint}");
+    assert_eq!(b.count("table.groups tbody tr").await, 2);
+    let first = b.text("table.groups tbody tr").await;
+    assert!(first.starts_with("acct:1") && first.contains('2'), "{first}");
+    b.shot("queue-groups").await;
     b.close().await;
 }
 
