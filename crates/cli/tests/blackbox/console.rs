@@ -469,7 +469,10 @@ async fn a_reader_sees_everything_and_no_acting_button(backend: Backend) {
     assert!(hint.contains("2 running per group"), "{hint}");
     assert_eq!(b.count("table.groups tbody tr").await, 2);
     let first = b.text("table.groups tbody tr").await;
-    assert!(first.starts_with("acct:1") && first.contains('2'), "{first}");
+    assert!(
+        first.starts_with("acct:1") && first.contains('2'),
+        "{first}"
+    );
     b.shot("queue-groups").await;
     b.close().await;
 }

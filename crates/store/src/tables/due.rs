@@ -130,15 +130,11 @@ macro_rules! ordered_due {
                AS running FROM turn) WHERE ",
             may_start!("k", $order),
             " LIMIT $5), picked AS (SELECT uid FROM (SELECT d.uid, d.priority, \
-               d.next_attempt_at, w.k, w.running, row_number() OVER (PARTITION BY w.k ORDER BY ",
-            ordered_due!(@order Sqlite, $order),
-            ") AS rn FROM visit w JOIN tasks d ON d.uid IN (SELECT x.uid FROM tasks x \
-               WHERE x.org = $1 AND x.queue = $2 AND x.group_key = w.k AND x.status = 'pending' \
-               AND ",
-            ordered_due!(@due Sqlite, $order),
-            " ORDER BY ",
-            ordered_due!(@xorder Sqlite, $order),
-            " LIMIT $5)) WHERE k = '' OR rn <= ",
+               d.next_attempt_at, w.k, w.running, row_number() OVER (PARTITION BY w.k \
+               ORDER BY d.priority DESC, d.next_attempt_at, d.uid) AS rn \
+               FROM visit w JOIN tasks d ON ",
+            ordered_due!(@next Sqlite, $order),
+            ") WHERE k = '' OR rn <= ",
             ordered_due!(@room Sqlite, $order),
             " ORDER BY running + rn, priority DESC, next_attempt_at, uid LIMIT $5)"
         )
@@ -161,27 +157,32 @@ macro_rules! ordered_due {
          WHERE w.k <> '' AND $6::bigint > 0 AND org = $1 AND queue = $2 AND group_key = w.k \
          AND status = 'pending' ORDER BY schedule_time, uid LIMIT 1)"
     };
-    (@order Sqlite, none) => {
-        "d.priority DESC, d.next_attempt_at, d.uid"
+    // SQLite takes no correlated LIMIT: a named group's next tasks are
+    // read up to the group limit (`min($5, $6)`, constant), the ungrouped
+    // tasks' up to `$5`, each an index range looked up by uid.
+    (@next Sqlite, none) => {
+        concat!(
+            "d.uid IN (SELECT x.uid FROM tasks x WHERE w.k <> '' AND x.org = $1 \
+             AND x.queue = $2 AND x.group_key = w.k AND x.status = 'pending' \
+             AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
+             ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT min($5, $6)) OR ",
+            ordered_due!(@ungrouped Sqlite)
+        )
     };
-    (@order Sqlite, fifo) => {
-        "CASE WHEN w.k = '' THEN -d.priority ELSE 0 END, \
-         CASE WHEN w.k = '' THEN d.next_attempt_at ELSE d.schedule_time END, d.uid"
+    // A FIFO group's head was found due by `visit`: it alone is read.
+    (@next Sqlite, fifo) => {
+        concat!(
+            "d.uid IN (SELECT x.uid FROM tasks x WHERE w.k <> '' AND x.org = $1 \
+             AND x.queue = $2 AND x.group_key = w.k AND x.status = 'pending' \
+             ORDER BY x.schedule_time, x.uid LIMIT 1) OR ",
+            ordered_due!(@ungrouped Sqlite)
+        )
     };
-    (@xorder Sqlite, none) => {
-        "x.priority DESC, x.next_attempt_at, x.uid"
-    };
-    (@xorder Sqlite, fifo) => {
-        "CASE WHEN w.k = '' THEN -x.priority ELSE 0 END, \
-         CASE WHEN w.k = '' THEN x.next_attempt_at ELSE x.schedule_time END, x.uid"
-    };
-    (@due Sqlite, none) => {
-        "x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4)"
-    };
-    // A FIFO group's head was found due by `visit`; the tasks after it
-    // are read in order, and only the head is kept.
-    (@due Sqlite, fifo) => {
-        "(w.k <> '' OR (x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4)))"
+    (@ungrouped Sqlite) => {
+        "d.uid IN (SELECT x.uid FROM tasks x WHERE w.k = '' AND x.org = $1 \
+         AND x.queue = $2 AND x.group_key = '' AND x.status = 'pending' \
+         AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
+         ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT $5)"
     };
     (@room Sqlite, none) => {
         "$6 - running"
