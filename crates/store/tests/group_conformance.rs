@@ -327,6 +327,13 @@ async fn a_fifo_group_runs_in_order_through_retries(h: Harness) {
     assert_eq!(ids(&next), ["second"]);
     h.complete(&next[0]).await;
     assert_eq!(ids(&h.claim(10).await), ["third"]);
+
+    // The queue made again under its name, plain: claims take its tasks
+    // as any plain queue's, whatever a store remembers of the old one.
+    h.store.queue_delete(ORG, "w").await.unwrap();
+    h.pull_queue(QueueConfig::default()).await;
+    h.add(task("w", "plain", None, 0, true)).await;
+    assert_eq!(ids(&h.claim(10).await), ["plain"]);
 }
 
 /// The dispatcher's claim of a push queue takes the same turns and holds

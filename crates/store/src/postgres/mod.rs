@@ -62,6 +62,8 @@ pub struct PostgresStore {
     finisher: work::Finisher,
     /// Concurrent claims of a pull queue, gathered.
     claims: Arc<pull_lines::PullLines<crate::records::Task>>,
+    /// The pull queues found ordered, whose claims take turns at once.
+    ordered_queues: Arc<crate::tables::work::OrderedQueues>,
     /// Keeps the task tables' planner statistics fresh while held.
     _statistics: Arc<()>,
     /// Connections whose commits do not wait for the disk, for
@@ -179,6 +181,7 @@ impl PostgresStore {
             batcher: batch::Batcher::start(batch_pool),
             finisher: work::Finisher::start(pool.clone(), clock.clone(), events.clone()),
             claims: Arc::default(),
+            ordered_queues: Arc::default(),
             _statistics: statistics::keep_fresh(pool.clone()),
             pool,
             clock,

@@ -110,8 +110,9 @@ impl PostgresStore {
 
     /// A claim in a transaction of its own.
     pub(super) async fn claim_alone(&self, claim: WorkClaim) -> Result<Vec<Task>> {
+        let ordered = self.ordered_queues.clone();
         self.write(None, async move |c, now, _| {
-            work::claim(c, &claim, now).await
+            work::claim(c, &claim, now, &ordered).await
         })
         .await
     }

@@ -56,6 +56,8 @@ struct Inner {
     /// every change of a queue's configuration, state or existence goes
     /// through this store and drops the entry.
     queue_configs: tasks::QueueCache,
+    /// The pull queues found ordered, whose claims take turns at once.
+    ordered_queues: Arc<crate::tables::work::OrderedQueues>,
     quotas: std::sync::RwLock<crate::Quotas>,
     task_usage: crate::usage::TaskUsage,
     /// The attempts each queue started in the last minute.
@@ -131,6 +133,7 @@ impl SqliteStore {
                 events,
                 locks: Mutex::new(HashMap::new()),
                 queue_configs: Arc::default(),
+                ordered_queues: Arc::default(),
                 quotas: Default::default(),
                 task_usage: Default::default(),
                 dispatched: Default::default(),

@@ -12,8 +12,9 @@ impl SqliteStore {
     /// One job of the writer, which runs concurrent claims one after
     /// another.
     pub(super) async fn claim_work(&self, claim: WorkClaim) -> Result<Vec<Task>> {
+        let ordered = self.inner.ordered_queues.clone();
         self.write(None, async move |c, now, _| {
-            work::claim(c, &claim, now).await
+            work::claim(c, &claim, now, &ordered).await
         })
         .await
     }

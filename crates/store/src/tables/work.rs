@@ -80,11 +80,22 @@ async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Resul
     dispatch::record_started(c, &started, now, kept).await
 }
 
+/// The pull queues a store has found ordered: their claims go to
+/// [`claim_in_turns`] at once. A queue never stops being ordered, so the
+/// set is only ever wrong about a queue deleted and made again under its
+/// name, which [`claim_in_turns`] finds plain and the claim forgets.
+pub(crate) type OrderedQueues = std::sync::Mutex<std::collections::HashSet<(String, String)>>;
+
 /// Claims up to `max_tasks` due tasks of the queue in schedule order, with
 /// the claim statement the dispatcher's claim uses ([`due`]), in one
 /// statement. A queue whose tasks use groups or priorities answers none to
 /// it, and is claimed in turns ([`claim_in_turns`]).
-pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec<Task>> {
+pub(crate) async fn claim<C: Conn>(
+    c: &C,
+    p: &WorkClaim,
+    now: i64,
+    ordered: &OrderedQueues,
+) -> Result<Vec<Task>> {
     let nonce = nonce();
     let lease = PullLease {
         length: micros(p.lease_s),
@@ -98,17 +109,33 @@ pub(crate) async fn claim<C: Conn>(c: &C, p: &WorkClaim, now: i64) -> Result<Vec
         max: p.max_tasks,
         groups: None,
     };
-    let mut claimed = due::pull(c, now, &due, &lease).await?;
-    if claimed.is_empty() {
-        // Nothing due, no such queue, or an ordered one: only the second
-        // is an error.
-        pull_queue(c, &p.org, &p.queue).await?;
-        claimed = claim_in_turns(c, &due, &lease, now).await?;
-        if claimed.is_empty() {
-            return Ok(claimed);
+    let id = (p.org.clone(), p.queue.clone());
+    let known = ordered.lock().expect("ordered queues").contains(&id);
+    let mut claimed = match known {
+        true => claim_in_turns(c, &due, &lease, now).await?,
+        false => None,
+    };
+    if known && claimed.is_none() {
+        ordered.lock().expect("ordered queues").remove(&id);
+    }
+    if claimed.is_none() {
+        let plain = due::pull(c, now, &due, &lease).await?;
+        if !plain.is_empty() {
+            claimed = Some(plain);
+        } else {
+            // Nothing due, no such queue, or an ordered one: only the
+            // second is an error.
+            pull_queue(c, &p.org, &p.queue).await?;
+            claimed = claim_in_turns(c, &due, &lease, now).await?;
+            if claimed.is_some() {
+                ordered.lock().expect("ordered queues").insert(id);
+            }
         }
     }
-    started(c, &claimed, now, p.attempts_kept).await?;
+    let claimed = claimed.unwrap_or_default();
+    if !claimed.is_empty() {
+        started(c, &claimed, now, p.attempts_kept).await?;
+    }
     Ok(claimed)
 }
 
@@ -123,14 +150,14 @@ const SQL_LOCK_TURNS: [&str; 2] = [
 ];
 
 /// Claims an ordered queue's due tasks in turns among its groups, within
-/// their limits, and moves the queue's turn on; nothing if the queue is
-/// not ordered.
+/// their limits, and moves the queue's turn on; `None` if the queue is not
+/// ordered (or not there).
 async fn claim_in_turns<C: Conn>(
     c: &C,
     due: &Due<'_>,
     lease: &PullLease<'_>,
     now: i64,
-) -> Result<Vec<Task>> {
+) -> Result<Option<Vec<Task>>> {
     let locked = c
         .query_opt(
             C::DIALECT.pick(SQL_LOCK_TURNS[0], SQL_LOCK_TURNS[1]),
@@ -139,7 +166,7 @@ async fn claim_in_turns<C: Conn>(
         )
         .await?;
     let Some((config, cursor)) = locked else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let config: QueueConfig = serde_json::from_str(&config)
         .map_err(|e| Error::Internal(format!("unreadable queue config: {e}")))?;
@@ -162,7 +189,7 @@ async fn claim_in_turns<C: Conn>(
         )
         .await?;
     }
-    Ok(claimed)
+    Ok(Some(claimed))
 }
 
 /// The answer to a claim or an assignment of a task that is leased.
