@@ -17,7 +17,7 @@
 mod bench_support;
 
 use bench_support::{
-    Arrivals, KEY, Node, arg, arrival_target, post, push_rate, push_rate_in_groups,
+    Arrivals, KEY, Node, arg, arrival_target, fill, push_rate, push_rate_in_groups,
 };
 use idem_client::{ClaimOptions, Client};
 use serde_json::json;
@@ -104,36 +104,6 @@ async fn main() {
         took[1..].iter().map(ms).collect::<Vec<_>>().join(", ")
     );
     node.stop().await;
-}
-
-/// Creates a pull queue with `settings` holding `tasks` due tasks, task
-/// `i` in group `g{i % groups}` unless `groups` is 0 (`tasks:batch`, 1,000
-/// a call).
-async fn fill(base: &str, queue: &str, settings: serde_json::Value, groups: usize, tasks: usize) {
-    let http = reqwest::Client::new();
-    let mut body = json!({"name": queue, "mode": "pull"});
-    body.as_object_mut()
-        .unwrap()
-        .extend(settings.as_object().cloned().unwrap_or_default());
-    post(&http, base, "/v1/queues", body).await;
-    for first in (0..tasks).step_by(1000) {
-        let items: Vec<_> = (first..(first + 1000).min(tasks))
-            .map(|i| {
-                let mut t = json!({"task_id": format!("p{i}"), "payload": {"json": {"n": i}}});
-                if groups > 0 {
-                    t["group"] = json!(format!("g{}", i % groups));
-                }
-                t
-            })
-            .collect();
-        post(
-            &http,
-            base,
-            &format!("/v1/queues/{queue}/tasks:batch"),
-            json!({ "tasks": items, "atomic": true }),
-        )
-        .await;
-    }
 }
 
 /// Fills a pull queue as [`fill`] does, then drains it with `workers`

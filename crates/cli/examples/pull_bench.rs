@@ -15,7 +15,7 @@
 
 mod bench_support;
 
-use bench_support::{Arrivals, KEY, Node, arg, arrival_target, post, push_rate};
+use bench_support::{Arrivals, KEY, Node, arg, arrival_target, fill, push_rate};
 use idem_client::{ClaimOptions, Client};
 use serde_json::json;
 use std::collections::HashSet;
@@ -38,27 +38,8 @@ async fn main() {
     let push = push_rate(&base, "pushed", &target_url, &arrivals, tasks).await;
     println!("push dispatch: {push:.0} deliveries/s ({tasks} tasks, first to last arrival)");
 
-    let http = reqwest::Client::new();
-    post(
-        &http,
-        &base,
-        "/v1/queues",
-        json!({"name": "pulled", "mode": "pull"}),
-    )
-    .await;
     let filled = Instant::now();
-    for first in (0..tasks).step_by(1000) {
-        let items: Vec<_> = (first..(first + 1000).min(tasks))
-            .map(|i| json!({"task_id": format!("p{i}"), "payload": {"json": {"n": i}}}))
-            .collect();
-        post(
-            &http,
-            &base,
-            "/v1/queues/pulled/tasks:batch",
-            json!({ "tasks": items, "atomic": true }),
-        )
-        .await;
-    }
+    fill(&base, "pulled", json!({}), 0, tasks).await;
     println!(
         "pull queue filled: {tasks} tasks in {:.2} s (tasks:batch, 1,000 a call)",
         filled.elapsed().as_secs_f64()

@@ -308,3 +308,39 @@ pub async fn push_rate_in_groups(
     };
     (tasks - 1) as f64 / last.duration_since(first).as_secs_f64()
 }
+
+/// Creates a pull queue with `settings` holding `tasks` due tasks, task
+/// `i` (ID `p{i}`) in group `g{i % groups}` unless `groups` is 0
+/// (`tasks:batch`, 1,000 a call, each all or nothing).
+pub async fn fill(
+    base: &str,
+    queue: &str,
+    settings: serde_json::Value,
+    groups: usize,
+    tasks: usize,
+) {
+    let http = reqwest::Client::new();
+    let mut body = json!({"name": queue, "mode": "pull"});
+    body.as_object_mut()
+        .unwrap()
+        .extend(settings.as_object().cloned().unwrap_or_default());
+    post(&http, base, "/v1/queues", body).await;
+    for first in (0..tasks).step_by(1000) {
+        let items: Vec<_> = (first..(first + 1000).min(tasks))
+            .map(|i| {
+                let mut t = json!({"task_id": format!("p{i}"), "payload": {"json": {"n": i}}});
+                if groups > 0 {
+                    t["group"] = json!(format!("g{}", i % groups));
+                }
+                t
+            })
+            .collect();
+        post(
+            &http,
+            base,
+            &format!("/v1/queues/{queue}/tasks:batch"),
+            json!({ "tasks": items, "atomic": true }),
+        )
+        .await;
+    }
+}
