@@ -49,6 +49,10 @@ const STORES = {
   postgres: async () => {
     const db = await freshDatabase("idem_ts_guard");
     const pool = new pg.Pool({ connectionString: db.url, max: 20 });
+    // The database is dropped WITH (FORCE) at the end: a connection the pool
+    // has not closed by then is terminated, which it reports here rather
+    // than as an uncaught error after the tests.
+    pool.on("error", quiet);
     const store = await PostgresGuardStore.create(pool);
     return {
       store,
@@ -252,6 +256,7 @@ describe("one store shared with the Rust guard (idem proxy)", () => {
     postgres: async () => {
       const db = await freshDatabase("idem_ts_shared");
       const pool = new pg.Pool({ connectionString: db.url });
+      pool.on("error", quiet);
       return { url: db.url, store: await PostgresGuardStore.create(pool), close: async () => { await pool.end(); await db.drop(); } };
     },
     redis: async () => {
