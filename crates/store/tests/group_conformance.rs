@@ -336,6 +336,35 @@ async fn a_fifo_group_runs_in_order_through_retries(h: Harness) {
     assert_eq!(ids(&h.claim(10).await), ["plain"]);
 }
 
+/// A queue's group order changes at any time and applies to the next
+/// claim: made FIFO, a group runs one task at a time in order; back to
+/// none, its tasks run beside each other again.
+async fn a_changed_group_order_applies_to_the_next_claim(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for id in ["a1", "a2", "a3"] {
+        h.add(task("w", id, Some("a"), 0, true)).await;
+        h.clock.advance(SignedDuration::from_secs(1));
+    }
+    let order = |o: GroupOrder| idem_core::queue::QueueConfigPatch {
+        group_order: Some(o),
+        ..Default::default()
+    };
+    h.store
+        .queue_update(ORG, "w", &order(GroupOrder::Fifo), None)
+        .await
+        .unwrap();
+    let first = h.claim(10).await;
+    assert_eq!(ids(&first), ["a1"]);
+    h.complete(&first[0]).await;
+    let second = h.claim(10).await;
+    assert_eq!(ids(&second), ["a2"]);
+    h.store
+        .queue_update(ORG, "w", &order(GroupOrder::None), None)
+        .await
+        .unwrap();
+    assert_eq!(ids(&h.claim(10).await), ["a3"], "beside a2, still running");
+}
+
 /// The dispatcher's claim of a push queue takes the same turns and holds
 /// the same limits.
 async fn push_claims_take_turns_within_limits(h: Harness) {
@@ -400,10 +429,19 @@ async fn statistics_and_the_list_count_groups(h: Harness) {
         ..task("w", "eu:3-later", Some("eu:3"), 0, true)
     })
     .await;
+    // The ungrouped task comes due after the grouped ones: the oldest due
+    // time must come from the groups, which the plain range does not hold.
+    let grouped_due = h.clock.now();
+    h.clock.advance(SignedDuration::from_secs(1));
     h.add(task("w", "plain", None, 0, true)).await;
     let stats = h.store.queue_stats(ORG, "w").await.unwrap();
     assert_eq!(stats.groups_with_due, 3);
     assert_eq!((stats.scheduled, stats.queued), (1, 4));
+    assert_eq!(stats.oldest_due_time, Some(grouped_due));
+    let oldest = h.store.queue_oldest_due().await.unwrap();
+    let w: Vec<_> = oldest.iter().filter(|q| q.queue == "w").collect();
+    assert_eq!(w.len(), 1, "{oldest:?}");
+    assert_eq!(w[0].oldest_due, grouped_due);
 
     let claimed = h.claim(1).await;
     let running_group = claimed[0].group.clone().unwrap_or_default();
@@ -455,6 +493,7 @@ idem_testkit::backend_tests! {
     priority_orders_a_groups_tasks,
     a_groups_limit_holds_across_claims_and_nodes,
     a_fifo_group_runs_in_order_through_retries,
+    a_changed_group_order_applies_to_the_next_claim,
     push_claims_take_turns_within_limits,
     statistics_and_the_list_count_groups,
 }
