@@ -55,27 +55,51 @@ macro_rules! due {
     };
 }
 
+/// A recursive CTE `$name(k)` of the group keys of a queue's tasks in
+/// `$status`, in key order: the first key meeting `$from`, then each next
+/// key while the last one meets `$more` (SQL after `k IS NOT NULL`). Each
+/// step is one probe of the index that leads with the group (the due
+/// index for pending tasks, `tasks_running` for running ones): a walk reads
+/// as many keys as it goes through groups, not the queue. `$1` org, `$2`
+/// queue.
+macro_rules! group_keys {
+    ($name:literal, $status:literal, $from:literal, $more:literal) => {
+        concat!(
+            $name,
+            "(k) AS (SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+             AND status = '",
+            $status,
+            "' AND ",
+            $from,
+            " ORDER BY group_key LIMIT 1) UNION ALL SELECT (SELECT group_key FROM tasks \
+             WHERE org = $1 AND queue = $2 AND status = '",
+            $status,
+            "' AND group_key > ",
+            $name,
+            ".k ORDER BY group_key LIMIT 1) FROM ",
+            $name,
+            " WHERE ",
+            $name,
+            ".k IS NOT NULL",
+            $more,
+            ")"
+        )
+    };
+}
+pub(crate) use group_keys;
+
 /// The groups of an ordered queue with pending tasks, in the order this
 /// claim visits them: those after `$7` in key order, then from the first
 /// (the ungrouped `''`) up to `$7`, so that successive claims go round.
-/// Each step is one probe of `tasks_due_by_queue` for the next group key:
-/// a claim reads as many keys as it visits groups, not the queue.
 macro_rules! turn_groups {
     () => {
-        "after_cursor(k) AS (\
-           SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-             AND status = 'pending' AND group_key > $7 ORDER BY group_key LIMIT 1) \
-           UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-             AND status = 'pending' AND group_key > a.k ORDER BY group_key LIMIT 1) \
-           FROM after_cursor a WHERE a.k IS NOT NULL), \
-         from_start(k) AS (\
-           SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-             AND status = 'pending' ORDER BY group_key LIMIT 1) \
-           UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-             AND status = 'pending' AND group_key > s.k ORDER BY group_key LIMIT 1) \
-           FROM from_start s WHERE s.k IS NOT NULL AND s.k < $7), \
-         turn(k) AS (SELECT k FROM after_cursor WHERE k IS NOT NULL \
-           UNION ALL SELECT k FROM from_start WHERE k IS NOT NULL AND k <= $7)"
+        concat!(
+            group_keys!("after_cursor", "pending", "group_key > $7", ""),
+            ", ",
+            group_keys!("from_start", "pending", "TRUE", " AND from_start.k < $7"),
+            ", turn(k) AS (SELECT k FROM after_cursor WHERE k IS NOT NULL \
+             UNION ALL SELECT k FROM from_start WHERE k IS NOT NULL AND k <= $7)"
+        )
     };
 }
 

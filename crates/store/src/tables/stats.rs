@@ -85,6 +85,7 @@ macro_rules! count_inserted {
 }
 pub(crate) use count_inserted;
 
+use super::due::group_keys;
 use super::{after, limit, not_found};
 use crate::Result;
 use crate::driver::{Conn, args};
@@ -120,19 +121,6 @@ const SQL_QUEUE_STATS: &str = "SELECT \
       AND started_at > $4 AND started_at <= $3), \
      (SELECT ordered FROM queues WHERE org = $1 AND name = $2)";
 
-/// The named groups of a queue with pending tasks, in key order: one probe
-/// of `tasks_due_by_queue` per group. `$1` org, `$2` queue.
-macro_rules! pending_groups {
-    () => {
-        "WITH RECURSIVE g(k) AS (\
-           SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-             AND status = 'pending' AND group_key > '' ORDER BY group_key LIMIT 1) \
-           UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-             AND status = 'pending' AND group_key > g.k ORDER BY group_key LIMIT 1) \
-           FROM g WHERE g.k IS NOT NULL)"
-    };
-}
-
 /// An ordered queue's statistics of its tasks with a group or priority:
 /// their scheduled count and oldest due time, and its groups with a task
 /// due. They take a look through each group: this runs only for queues
@@ -144,7 +132,8 @@ const SQL_ORDERED_STATS: &str = concat!(
      (SELECT min(next_attempt_at) FROM tasks WHERE org = $1 AND queue = $2 \
       AND status = 'pending' AND (group_key <> '' OR priority <> 0) AND next_attempt_at <= $3), \
      (",
-    pending_groups!(),
+    "WITH RECURSIVE ",
+    group_keys!("g", "pending", "group_key > ''", ""),
     " SELECT count(*) FROM g WHERE g.k IS NOT NULL AND EXISTS (SELECT 1 FROM tasks \
       WHERE org = $1 AND queue = $2 AND group_key = g.k AND status = 'pending' \
       AND next_attempt_at <= $3))"
@@ -191,19 +180,22 @@ pub(crate) async fn queue<C: Conn>(c: &C, org: &str, name: &str, now: i64) -> Re
 /// them. Parameters: org, queue, the page token (groups after it), the
 /// prefix (groups at or after it) and the end of the groups that start
 /// with it, the page's size, now.
-const SQL_GROUPS: &str = "WITH RECURSIVE \
-     p(k) AS (SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-         AND status = 'pending' AND group_key > $3 AND group_key >= $4 \
-         ORDER BY group_key LIMIT 1) \
-       UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-         AND status = 'pending' AND group_key > p.k ORDER BY group_key LIMIT 1) \
-       FROM p WHERE p.k IS NOT NULL AND p.k < $5), \
-     r(k) AS (SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-         AND status = 'running' AND group_key > $3 AND group_key >= $4 \
-         ORDER BY group_key LIMIT 1) \
-       UNION ALL SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
-         AND status = 'running' AND group_key > r.k ORDER BY group_key LIMIT 1) \
-       FROM r WHERE r.k IS NOT NULL AND r.k < $5), \
+const SQL_GROUPS: &str = concat!(
+    "WITH RECURSIVE ",
+    group_keys!(
+        "p",
+        "pending",
+        "group_key > $3 AND group_key >= $4",
+        " AND p.k < $5"
+    ),
+    ", ",
+    group_keys!(
+        "r",
+        "running",
+        "group_key > $3 AND group_key >= $4",
+        " AND r.k < $5"
+    ),
+    ", \
      page(k) AS (SELECT k FROM (SELECT k FROM p WHERE k IS NOT NULL AND k < $5 LIMIT $6) a \
        UNION SELECT k FROM (SELECT k FROM r WHERE k IS NOT NULL AND k < $5 LIMIT $6) b \
        ORDER BY k LIMIT $6) \
@@ -214,7 +206,8 @@ const SQL_GROUPS: &str = "WITH RECURSIVE \
         AND status = 'pending' AND next_attempt_at <= $7), \
        (SELECT count(*) FROM tasks WHERE org = $1 AND queue = $2 AND group_key = page.k \
         AND status = 'pending' AND next_attempt_at > $7) \
-     FROM page ORDER BY k";
+     FROM page ORDER BY k"
+);
 
 /// A page of a queue's groups with live tasks, those that start with
 /// `prefix`.
