@@ -495,7 +495,7 @@ async fn claim<C: Conn>(
 /// (priority, then due time), then the first of every group, the second of
 /// every group, and so on, so that one group's many do not go ahead of
 /// another's few.
-fn in_turns(claimed: &mut [(Task, i64)]) {
+fn in_turns(claimed: &mut Vec<(Task, i64)>) {
     let within = |a: &Task, b: &Task| {
         (a.group.as_deref(), -a.priority, a.next_attempt_at, &a.uid).cmp(&(
             b.group.as_deref(),
@@ -505,17 +505,14 @@ fn in_turns(claimed: &mut [(Task, i64)]) {
         ))
     };
     claimed.sort_by(|(a, _), (b, _)| within(a, b));
-    let mut ranks = Vec::with_capacity(claimed.len());
-    let mut rank = 0usize;
-    for (i, (t, _)) in claimed.iter().enumerate() {
-        rank = match i.checked_sub(1).map(|p| &claimed[p].0) {
-            Some(prev) if prev.group == t.group => rank + 1,
+    let mut ranked: Vec<(usize, (Task, i64))> = Vec::with_capacity(claimed.len());
+    for item in claimed.drain(..) {
+        let rank = match ranked.last() {
+            Some((r, (prev, _))) if prev.group == item.0.group => r + 1,
             _ => 0,
         };
-        ranks.push(rank);
+        ranked.push((rank, item));
     }
-    let mut ranked: Vec<(usize, (Task, i64))> =
-        ranks.into_iter().zip(claimed.iter().cloned()).collect();
     ranked.sort_by(|(ra, (a, _)), (rb, (b, _))| {
         (ra, -a.priority, a.next_attempt_at, &a.uid).cmp(&(
             rb,
@@ -524,9 +521,7 @@ fn in_turns(claimed: &mut [(Task, i64)]) {
             &b.uid,
         ))
     });
-    for (slot, (_, t)) in claimed.iter_mut().zip(ranked) {
-        *slot = t;
-    }
+    claimed.extend(ranked.into_iter().map(|(_, item)| item));
 }
 
 /// The dispatcher's claim of a push queue's due tasks, each leased for its
