@@ -31,6 +31,7 @@ macro_rules! with_migrations {
             "015_org_usage",
             "016_task_bytes",
             "017_groups",
+            "018_ordered_by_creates",
         )
     };
 }

@@ -10,6 +10,7 @@ use idem_core::Clock;
 use idem_core::queue::{GroupOrder, QueueConfig, QueueMode, RetryConfig};
 use idem_core::task::{BodyForm, Target};
 use idem_store::dispatch::{AttemptResult, DispatchClaim};
+use idem_store::idempotency::{IdempotencyBegin, KeyCompletion, LockOutcome};
 use idem_store::*;
 use jiff::SignedDuration;
 use std::collections::HashMap;
@@ -485,6 +486,105 @@ async fn statistics_and_the_list_count_groups(h: Harness) {
     );
 }
 
+/// Every way a task goes in marks its queue ordered in the same commit
+/// when the task has a group or a priority, and only then: a plain create,
+/// one that claims its Idempotency-Key in the insert, one completing a key
+/// locked before (the transactional create) and a batch. A queue left
+/// unmarked would never start its grouped tasks.
+async fn every_create_path_marks_an_ordered_queue(h: Harness) {
+    for q in ["one", "claimed", "locked", "batch", "plain"] {
+        h.store
+            .queue_create(ORG, q, &QueueConfig::default(), None)
+            .await
+            .unwrap();
+    }
+    let ordered = async |q: &str| {
+        h.raw_i64(&format!(
+            "SELECT ordered FROM queues WHERE org = '{ORG}' AND name = '{q}'"
+        ))
+        .await
+    };
+    let completion = |key: &str, token: &str, claim: bool| KeyCompletion {
+        org: ORG.into(),
+        principal: "admin".into(),
+        key: key.into(),
+        token: token.into(),
+        fingerprint: "fp".into(),
+        status: 201,
+        resource_kind: "task",
+        resource_id: "t".into(),
+        body: None,
+        retain_for: Duration::from_secs(3600),
+        claim,
+    };
+
+    h.add(task("plain", "p0", None, 0, false)).await;
+    h.store
+        .task_create_batch(TaskBatch {
+            org: ORG.into(),
+            queue: "plain".into(),
+            tasks: vec![Ok(task("plain", "p1", None, 0, false))],
+            atomic: false,
+            completion: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(ordered("plain").await, 0);
+
+    h.add(task("one", "t", Some("g"), 0, false)).await;
+    assert_eq!(ordered("one").await, 1);
+
+    let mut claimed = task("claimed", "t", None, 3, false);
+    claimed.completion = Some(completion("k1", "tok-1", true));
+    h.add(claimed).await;
+    assert_eq!(ordered("claimed").await, 1);
+
+    let token = match h
+        .store
+        .idempotency_begin(&IdempotencyBegin {
+            org: ORG.into(),
+            principal: "admin".into(),
+            key: "k2".into(),
+            fingerprint: "fp".into(),
+            lock_for: Duration::from_secs(60),
+            retain_for: Duration::from_secs(3600),
+        })
+        .await
+        .unwrap()
+    {
+        LockOutcome::Started(token) => token,
+        other => panic!("{other:?}"),
+    };
+    let mut locked = task("locked", "t", Some("g"), 0, false);
+    locked.completion = Some(completion("k2", &token, false));
+    h.add(locked).await;
+    assert_eq!(ordered("locked").await, 1);
+
+    let created = h
+        .store
+        .task_create_batch(TaskBatch {
+            org: ORG.into(),
+            queue: "batch".into(),
+            tasks: vec![
+                Ok(task("batch", "a", None, 0, false)),
+                Ok(task("batch", "b", Some("g"), 0, false)),
+            ],
+            atomic: false,
+            completion: None,
+        })
+        .await
+        .unwrap();
+    assert!(
+        created
+            .items
+            .iter()
+            .all(|i| matches!(i, BatchItem::Created(_))),
+        "{:?}",
+        created.items
+    );
+    assert_eq!(ordered("batch").await, 1);
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
@@ -496,4 +596,5 @@ idem_testkit::backend_tests! {
     a_changed_group_order_applies_to_the_next_claim,
     push_claims_take_turns_within_limits,
     statistics_and_the_list_count_groups,
+    every_create_path_marks_an_ordered_queue,
 }

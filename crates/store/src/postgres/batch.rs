@@ -83,6 +83,30 @@ const SQL_INSERT_TASKS: &str = count_inserted!(
     "SELECT uid FROM ins"
 );
 
+/// A common table expression to follow [`count_inserted!`]'s, for a batch
+/// with a row that has a group or a priority: marks the queues of such
+/// rows inserted as ordered ([`crate::tables::queues::mark_ordered`]) in
+/// the statement that inserts them, so that no claim sees the task before
+/// its queue takes turns. `ins` returns the rows' `group_key` and
+/// `priority`. A batch without such a row runs the statement without it.
+macro_rules! mark_ordered {
+    () => {
+        ", marked AS (UPDATE queues q SET ordered = 1 FROM (SELECT DISTINCT org, queue FROM ins \
+         WHERE group_key <> '' OR priority <> 0) g \
+         WHERE q.org = g.org AND q.name = g.queue AND q.ordered = 0) "
+    };
+}
+
+/// [`SQL_INSERT_TASKS`] marking the queues of ordered rows.
+const SQL_INSERT_TASKS_ORDERED: &str = count_inserted!(
+    insert_tasks!(
+        "WHERE EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue \
+         FOR KEY SHARE)"
+    ),
+    ", uid, group_key, priority",
+    concat!(mark_ordered!(), "SELECT uid FROM ins")
+);
+
 /// Rows of one queue that the transaction has locked already (a batch
 /// create): a lock taken again for every row was a fifth of a
 /// thousand-row insert.
@@ -121,49 +145,62 @@ const RACED: &str = raced!();
 /// would answer a create that did not happen: the last `SELECT` then fails
 /// the statement, rolling everything back, naming the ID; the batch runs
 /// again without it ([`insert_keyed_around_races`]).
-const SQL_INSERT_TASKS_KEYED: &str = concat!(
-    "WITH v AS (SELECT * FROM ",
-    unnest_new_tasks!(
-        ", $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[], \
-         $21::text[], $22::bigint[]",
-        ", principal, key, fingerprint, token, status, resource_kind, resource_id, expires_at"
-    ),
-    "), \
-     k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
-     status, resource_kind, resource_id, created_at, locked_until, expires_at) \
-     SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
-     v.resource_kind, v.resource_id, v.created_at, v.created_at, v.expires_at FROM v \
-     WHERE v.key IS NOT NULL \
-     AND NOT EXISTS (SELECT 1 FROM idempotency_keys i WHERE i.org = v.org \
-     AND i.principal = v.principal AND i.key = v.key AND ",
-    live_record!("i", "v.created_at"),
-    ") \
-     AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
-     AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.org = v.org AND t.queue = v.queue \
-     AND t.task_id = v.task_id) \
-     ORDER BY v.org, v.principal, v.key \
-     ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
-     state = 'completed', token = excluded.token, status = excluded.status, \
-     resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, body = NULL, \
-     created_at = excluded.created_at, locked_until = excluded.locked_until, \
-     expires_at = excluded.expires_at \
-     WHERE NOT (",
-    live_record!("idempotency_keys", "excluded.created_at"),
-    ") RETURNING token), \
-     ins AS (",
-    insert_new_task!(SELECT v),
-    " FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
-     AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
-     ORDER BY v.ord \
-     ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid, org, queue, ",
-    task_bytes!(),
-    " AS size), ",
-    counted_inserts!(),
-    " SELECT uid FROM ins UNION ALL SELECT ('",
-    raced!(),
-    "' || v.task_id)::bigint::text FROM v \
-     WHERE v.token IN (SELECT token FROM k) AND v.uid NOT IN (SELECT uid FROM ins)"
-);
+macro_rules! insert_tasks_keyed {
+    ($returning:expr, $marking:expr) => {
+        concat!(
+            "WITH v AS (SELECT * FROM ",
+            unnest_new_tasks!(
+                ", $15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::text[], \
+                 $21::text[], $22::bigint[]",
+                ", principal, key, fingerprint, token, status, resource_kind, resource_id, expires_at"
+            ),
+            "), \
+             k AS (INSERT INTO idempotency_keys (org, principal, key, fingerprint, state, token, \
+             status, resource_kind, resource_id, created_at, locked_until, expires_at) \
+             SELECT v.org, v.principal, v.key, v.fingerprint, 'completed', v.token, v.status, \
+             v.resource_kind, v.resource_id, v.created_at, v.created_at, v.expires_at FROM v \
+             WHERE v.key IS NOT NULL \
+             AND NOT EXISTS (SELECT 1 FROM idempotency_keys i WHERE i.org = v.org \
+             AND i.principal = v.principal AND i.key = v.key AND ",
+            live_record!("i", "v.created_at"),
+            ") \
+             AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
+             AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.org = v.org AND t.queue = v.queue \
+             AND t.task_id = v.task_id) \
+             ORDER BY v.org, v.principal, v.key \
+             ON CONFLICT (org, principal, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+             state = 'completed', token = excluded.token, status = excluded.status, \
+             resource_kind = excluded.resource_kind, resource_id = excluded.resource_id, body = NULL, \
+             created_at = excluded.created_at, locked_until = excluded.locked_until, \
+             expires_at = excluded.expires_at \
+             WHERE NOT (",
+            live_record!("idempotency_keys", "excluded.created_at"),
+            ") RETURNING token), \
+             ins AS (",
+            insert_new_task!(SELECT v),
+            " FROM v WHERE (v.key IS NULL OR v.token IN (SELECT token FROM k)) \
+             AND EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue FOR KEY SHARE) \
+             ORDER BY v.ord \
+             ON CONFLICT (org, queue, task_id) DO NOTHING RETURNING uid, org, queue, ",
+            task_bytes!(),
+            " AS size",
+            $returning,
+            "), ",
+            counted_inserts!(),
+            $marking,
+            " SELECT uid FROM ins UNION ALL SELECT ('",
+            raced!(),
+            "' || v.task_id)::bigint::text FROM v \
+             WHERE v.token IN (SELECT token FROM k) AND v.uid NOT IN (SELECT uid FROM ins)"
+        )
+    };
+}
+/// The keyed statement for rows without a group or priority.
+const SQL_INSERT_TASKS_KEYED: &str = insert_tasks_keyed!("", "");
+
+/// [`SQL_INSERT_TASKS_KEYED`] marking the queues of ordered rows.
+const SQL_INSERT_TASKS_KEYED_ORDERED: &str =
+    insert_tasks_keyed!(", group_key, priority", mark_ordered!());
 
 /// The live Idempotency-Key records holding the keys of rows that were not
 /// inserted, each found by its primary key, with the key's organization
@@ -269,6 +306,11 @@ impl Row {
             priority: p.priority,
             key: None,
         }
+    }
+
+    /// Whether the row makes its queue ordered (see [`mark_ordered!`]).
+    pub(super) fn ordered(&self) -> bool {
+        !self.group_key.is_empty() || self.priority != 0
     }
 
     fn id(&self) -> (&str, &str, &str) {
@@ -612,7 +654,12 @@ async fn insert_keyed<C: GenericClient>(
         &resource_id,
         &expires_at,
     ]);
-    let stmt = client.prepare_cached(SQL_INSERT_TASKS_KEYED).await?;
+    let sql = if rows.iter().any(|r| r.ordered()) {
+        SQL_INSERT_TASKS_KEYED_ORDERED
+    } else {
+        SQL_INSERT_TASKS_KEYED
+    };
+    let stmt = client.prepare_cached(sql).await?;
     let inserted = client.query(&stmt, &params).await?;
     inserted
         .iter()
@@ -630,8 +677,11 @@ pub(super) async fn insert<C: GenericClient>(
 ) -> Result<HashSet<String>, Error> {
     let tasks = NewTaskArrays::of(rows.iter().map(|r| r.new_task()));
     let params: Vec<&(dyn ToSql + Sync)> = tasks.params().collect();
+    // A caller holding the queue marks it in its own transaction.
     let sql = if queue_locked {
         SQL_INSERT_TASKS_LOCKED
+    } else if rows.iter().any(|r| r.ordered()) {
+        SQL_INSERT_TASKS_ORDERED
     } else {
         SQL_INSERT_TASKS
     };

@@ -194,8 +194,8 @@ impl PostgresStore {
             Ok(batch::Outcome::NotInserted) => Fast::Fallback { uid: None },
             Ok(batch::Outcome::Failed) => Fast::Fallback { uid: Some(ins.uid) },
             // No batcher: a keyed create completes its record in the
-            // transactional path.
-            Err(row) if row.key.is_some() => Fast::Fallback { uid: None },
+            // transactional path, which also marks an ordered queue.
+            Err(row) if row.key.is_some() || row.ordered() => Fast::Fallback { uid: None },
             // No batcher: a statement of its own.
             Err(row) => {
                 let client = self.pool.get().await?;
@@ -234,6 +234,9 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
         // Every row is of the batch's queue, which the caller locked.
         batch::insert(c.0, &rows.iter().collect::<Vec<_>>(), true).await?
     };
+    if resolved.iter().any(|(_, p, _)| tables::tasks::ordered(p)) {
+        queues::mark_ordered(c, &batch.org, &batch.queue).await?;
+    }
     let taken: Vec<(&str, &str, &str)> = resolved
         .iter()
         .filter(|(_, _, ins)| !inserted.contains(&ins.uid))

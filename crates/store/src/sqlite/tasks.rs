@@ -38,11 +38,7 @@ impl SqliteStore {
         let cache = self.inner.queue_configs.clone();
         self.write(key, async move |c, now, _| {
             let (config, _) = queue(c, &cache, &p.org, &p.queue).await?;
-            let task = tasks::create(c, &p, &config, None, now).await?;
-            if p.group.is_some() || p.priority != 0 {
-                queues::mark_ordered(c, &p.org, &p.queue).await?;
-            }
-            Ok(task)
+            tasks::create(c, &p, &config, None, now).await
         })
         .await
     }
@@ -54,14 +50,6 @@ impl SqliteStore {
         self.write(key, async move |c, now, keyed| {
             let (config, state) = queue(c, &cache, &batch.org, &batch.queue).await?;
             let items = tasks::create_batch(c, &batch, &config, now).await?;
-            if batch
-                .tasks
-                .iter()
-                .flatten()
-                .any(|p| p.group.is_some() || p.priority != 0)
-            {
-                queues::mark_ordered(c, &batch.org, &batch.queue).await?;
-            }
             keyed.set_body(|| tasks::batch_record(&items));
             Ok(BatchCreated {
                 items,

@@ -80,9 +80,9 @@ pub(crate) async fn list<C: Conn>(c: &C, org: &str, page: &PageRequest) -> Resul
 
 /// Marks the queue as one whose tasks use groups or priorities, so that
 /// its claims take turns among groups from now on; a queue marked already
-/// is not written. PostgreSQL's creates leave this to a trigger on
-/// `tasks` (migration 017), which only such a task fires; SQLite's call it
-/// after the insert, in the create's transaction.
+/// is not written. Called after the insert, in the create's transaction;
+/// PostgreSQL's batcher marks in its insert statement instead
+/// (`postgres::batch`), and only when a row of the batch asks for it.
 pub(crate) async fn mark_ordered<C: Conn>(c: &C, org: &str, name: &str) -> Result<()> {
     c.execute(
         "UPDATE queues SET ordered = 1 WHERE org = $1 AND name = $2 AND ordered = 0",

@@ -355,9 +355,19 @@ pub(crate) async fn create<C: Conn>(
     now: i64,
 ) -> Result<Task> {
     let ins = TaskInsert::resolve(p, config, now)?;
-    insert_or_existing(c, p, &ins, own_uid, now)
+    let task = insert_or_existing(c, p, &ins, own_uid, now)
         .await?
-        .map_err(|t| Error::TaskExists(Box::new(summary(&t, now))))
+        .map_err(|t| Error::TaskExists(Box::new(summary(&t, now))))?;
+    if ordered(p) {
+        super::queues::mark_ordered(c, &p.org, &p.queue).await?;
+    }
+    Ok(task)
+}
+
+/// Whether the task makes its queue one whose claims take turns among
+/// groups ([`super::queues::mark_ordered`]).
+pub(crate) fn ordered(p: &TaskCreate) -> bool {
+    p.group.is_some() || p.priority != 0
 }
 
 /// A batch's items resolved against their queue before anything is
@@ -488,6 +498,9 @@ pub(crate) async fn create_batch<C: Conn>(
             }
         };
         plan.decide(*index, item);
+    }
+    if fresh.iter().any(|(_, p, _)| ordered(p)) {
+        super::queues::mark_ordered(c, &batch.org, &batch.queue).await?;
     }
     plan.finish(batch.atomic, now)
 }
