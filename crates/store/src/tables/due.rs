@@ -64,9 +64,14 @@ macro_rules! due {
 /// queue.
 macro_rules! group_keys {
     ($name:literal, $status:literal, $from:literal, $more:literal) => {
+        group_keys!(@ "", $name, $status, $from, $more)
+    };
+    (@ $hint:literal, $name:literal, $status:literal, $from:literal, $more:literal) => {
         concat!(
             $name,
-            "(k) AS (SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
+            "(k) AS ",
+            $hint,
+            "(SELECT (SELECT group_key FROM tasks WHERE org = $1 AND queue = $2 \
              AND status = '",
             $status,
             "' AND ",
@@ -91,13 +96,25 @@ pub(crate) use group_keys;
 /// The groups of an ordered queue with pending tasks, in the order this
 /// claim visits them: those after `$7` in key order, then from the first
 /// (the ungrouped `''`) up to `$7`, so that successive claims go round.
+/// Each walk stops when the claim has visited enough groups. SQLite
+/// materializes a recursive CTE that a statement's `UPDATE` reads through
+/// another one, walking every group of the queue on every claim (two
+/// thirds of a claim's time among 1,000 groups), unless told not to.
 macro_rules! turn_groups {
-    () => {
+    (Postgres) => {
+        turn_groups!(@ "")
+    };
+    (Sqlite) => {
+        turn_groups!(@ "NOT MATERIALIZED ")
+    };
+    (@ $hint:literal) => {
         concat!(
-            group_keys!("after_cursor", "pending", "group_key > $7", ""),
+            group_keys!(@ $hint, "after_cursor", "pending", "group_key > $7", ""),
             ", ",
-            group_keys!("from_start", "pending", "TRUE", " AND from_start.k < $7"),
-            ", turn(k) AS (SELECT k FROM after_cursor WHERE k IS NOT NULL \
+            group_keys!(@ $hint, "from_start", "pending", "TRUE", " AND from_start.k < $7"),
+            ", turn(k) AS ",
+            $hint,
+            "(SELECT k FROM after_cursor WHERE k IS NOT NULL \
              UNION ALL SELECT k FROM from_start WHERE k IS NOT NULL AND k <= $7)"
         )
     };
@@ -136,7 +153,7 @@ macro_rules! may_start {
 macro_rules! ordered_due {
     (Postgres, $order:ident) => {
         concat!(
-            turn_groups!(),
+            turn_groups!(Postgres),
             ", visit AS (SELECT t.k, r.running FROM turn t CROSS JOIN LATERAL \
                (SELECT count(*) AS running FROM tasks WHERE org = $1 AND queue = $2 \
                AND group_key = t.k AND status = 'running') r WHERE ",
@@ -146,21 +163,40 @@ macro_rules! ordered_due {
             ") d ORDER BY w.running + d.rn, d.priority DESC, d.next_attempt_at, d.uid LIMIT $5)"
         )
     };
+    // SQLite has no LATERAL and no correlated LIMIT, and reads a
+    // correlated `IN` list through a table built anew for each group, which
+    // cost more than the rest of the claim. So each visited group brings
+    // its head (`head`, a scalar subquery), and `picked` takes the heads in
+    // turn order from a queue ordered as the claim's answer: each task it
+    // takes adds the next of its group, found after it in the due index,
+    // while the group has room; the `LIMIT` stops it at `$5` tasks.
+    // Subqueries with `LIMIT -1` are not flattened, which would evaluate
+    // `running` and `head` once for each use.
     (Sqlite, $order:ident) => {
         concat!(
-            turn_groups!(),
-            ", visit AS (SELECT k, running FROM (SELECT k, (SELECT count(*) FROM tasks \
-               WHERE org = $1 AND queue = $2 AND group_key = turn.k AND status = 'running') \
-               AS running FROM turn) WHERE ",
-            may_start!("k", $order),
-            " LIMIT $5), picked AS (SELECT uid FROM (SELECT d.uid, d.priority, \
-               d.next_attempt_at, w.k, w.running, row_number() OVER (PARTITION BY w.k \
-               ORDER BY d.priority DESC, d.next_attempt_at, d.uid) AS rn \
-               FROM visit w JOIN tasks d ON ",
-            ordered_due!(@next Sqlite, $order),
-            ") WHERE k = '' OR rn <= ",
+            turn_groups!(Sqlite),
+            ", visit AS (SELECT k, running, head FROM (SELECT k, running, ",
+            ordered_due!(@head Sqlite, $order),
+            " AS head FROM (SELECT k, (SELECT count(*) FROM tasks WHERE org = $1 \
+               AND queue = $2 AND group_key = turn.k AND status = 'running') AS running \
+               FROM turn LIMIT -1) g LIMIT -1) WHERE head IS NOT NULL LIMIT $5), \
+             picked(k, running, rn, turn, uid, priority, next_attempt_at) AS (\
+               SELECT w.k, w.running, 1, w.running + 1, t.uid, t.priority, t.next_attempt_at \
+               FROM visit w JOIN tasks t ON t.uid = w.head \
+               UNION ALL SELECT p.k, p.running, p.rn + 1, p.turn + 1, t.uid, t.priority, \
+               t.next_attempt_at FROM picked p JOIN tasks t ON t.uid = COALESCE(\
+               (SELECT x.uid FROM tasks x WHERE x.org = $1 AND x.queue = $2 \
+               AND x.group_key = p.k AND x.status = 'pending' AND x.priority = p.priority \
+               AND (x.next_attempt_at, x.uid) > (p.next_attempt_at, p.uid) \
+               AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
+               ORDER BY x.next_attempt_at, x.uid LIMIT 1), \
+               (SELECT x.uid FROM tasks x WHERE x.org = $1 AND x.queue = $2 \
+               AND x.group_key = p.k AND x.status = 'pending' AND x.priority < p.priority \
+               AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
+               ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT 1)) \
+               WHERE p.rn < CASE WHEN p.k = '' THEN $5 ELSE ",
             ordered_due!(@room Sqlite, $order),
-            " ORDER BY running + rn, priority DESC, next_attempt_at, uid LIMIT $5)"
+            " END ORDER BY 4, 6 DESC, 7, 5 LIMIT $5)"
         )
     };
     (@next Postgres, none) => {
@@ -181,35 +217,31 @@ macro_rules! ordered_due {
          WHERE w.k <> '' AND $6::bigint > 0 AND org = $1 AND queue = $2 AND group_key = w.k \
          AND status = 'pending' ORDER BY schedule_time, uid LIMIT 1)"
     };
-    // SQLite takes no correlated LIMIT: a named group's next tasks are
-    // read up to the group limit (`min($5, $6)`, constant), the ungrouped
-    // tasks' up to `$5`, each an index range looked up by uid.
-    (@next Sqlite, none) => {
+    // The first task a group may start now, as [`may_start!`] says.
+    (@head Sqlite, none) => {
         concat!(
-            "d.uid IN (SELECT x.uid FROM tasks x WHERE w.k <> '' AND x.org = $1 \
-             AND x.queue = $2 AND x.group_key = w.k AND x.status = 'pending' \
-             AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
-             ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT min($5, $6)) OR ",
-            ordered_due!(@ungrouped Sqlite)
+            "CASE WHEN k = '' OR running < $6 THEN (",
+            ordered_due!(@first Sqlite),
+            ") END"
         )
     };
-    // A FIFO group's head was found due by `visit`: it alone is read.
-    (@next Sqlite, fifo) => {
+    (@head Sqlite, fifo) => {
         concat!(
-            "d.uid IN (SELECT x.uid FROM tasks x WHERE w.k <> '' AND x.org = $1 \
-             AND x.queue = $2 AND x.group_key = w.k AND x.status = 'pending' \
-             ORDER BY x.schedule_time, x.uid LIMIT 1) OR ",
-            ordered_due!(@ungrouped Sqlite)
+            "CASE WHEN k = '' THEN (",
+            ordered_due!(@first Sqlite),
+            ") WHEN running = 0 THEN (SELECT h.uid FROM tasks h WHERE h.uid = \
+             (SELECT x.uid FROM tasks x WHERE x.org = $1 AND x.queue = $2 \
+             AND x.group_key = g.k AND x.status = 'pending' ORDER BY x.schedule_time, x.uid \
+             LIMIT 1) AND h.next_attempt_at <= $3 AND ($4 = '' OR h.tag = $4)) END"
         )
     };
-    (@ungrouped Sqlite) => {
-        "d.uid IN (SELECT x.uid FROM tasks x WHERE w.k = '' AND x.org = $1 \
-         AND x.queue = $2 AND x.group_key = '' AND x.status = 'pending' \
-         AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
-         ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT $5)"
+    (@first Sqlite) => {
+        "SELECT x.uid FROM tasks x WHERE x.org = $1 AND x.queue = $2 AND x.group_key = g.k \
+         AND x.status = 'pending' AND x.next_attempt_at <= $3 AND ($4 = '' OR x.tag = $4) \
+         ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT 1"
     };
     (@room Sqlite, none) => {
-        "$6 - running"
+        "$6 - p.running"
     };
     (@room Sqlite, fifo) => {
         "1"
