@@ -51,15 +51,16 @@ impl TaskUsage {
             return Ok(());
         }
         // One lock for the common case: a fresh reading, checked and added
-        // to at once.
-        if let Some((usage, _)) = self
-            .orgs
-            .lock()
-            .expect("task usage")
-            .get_mut(org)
-            .filter(|(_, at)| at.elapsed() < FRESH)
-        {
-            return take(usage, quotas, tasks, bytes);
+        // to at once. A stale one is read again by this create alone: the
+        // reading is marked fresh first, so that the creates arriving while
+        // it is read are checked against the last one, as they would have
+        // been a moment earlier, instead of all reading at once (32
+        // concurrent creates made 32 reads each second).
+        if let Some((usage, at)) = self.orgs.lock().expect("task usage").get_mut(org) {
+            if at.elapsed() < FRESH {
+                return take(usage, quotas, tasks, bytes);
+            }
+            *at = Instant::now();
         }
         let read = read().await?;
         let mut orgs = self.orgs.lock().expect("task usage");
@@ -140,6 +141,48 @@ mod tests {
         // Another organization has its own count.
         let other = async || Ok(OrgTasks::default());
         usage.admit(&q, "b", 3, 10, other).await.unwrap();
+    }
+
+    /// A stale reading is read again by one create; those arriving
+    /// meanwhile are checked against the last reading, and the new one
+    /// then answers.
+    #[tokio::test]
+    async fn a_stale_reading_is_read_again_once() {
+        let usage = TaskUsage::default();
+        let q = quotas(100, 0);
+        usage
+            .admit(&q, "a", 1, 0, async || Ok(OrgTasks { live: 10, bytes: 0 }))
+            .await
+            .unwrap();
+        let stale = Instant::now().checked_sub(FRESH * 2).unwrap();
+        usage.orgs.lock().unwrap().get_mut("a").unwrap().1 = stale;
+        let (release, wait) = tokio::sync::oneshot::channel::<()>();
+        let reads = std::sync::atomic::AtomicU32::new(0);
+        let first = usage.admit(&q, "a", 1, 0, async || {
+            reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            wait.await.unwrap();
+            Ok(OrgTasks { live: 99, bytes: 0 })
+        });
+        let meanwhile = async {
+            tokio::task::yield_now().await;
+            // Checked against the last reading (11 live), not read again.
+            let r = usage
+                .admit(&q, "a", 80, 0, async || panic!("read twice"))
+                .await;
+            release.send(()).unwrap();
+            r
+        };
+        let (first, meanwhile) = tokio::join!(first, meanwhile);
+        first.unwrap();
+        meanwhile.unwrap();
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // The new reading (99, plus the first create's one) answers now.
+        assert!(
+            usage
+                .admit(&q, "a", 1, 0, async || panic!("fresh"))
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]

@@ -496,13 +496,17 @@ pub(crate) async fn apply_next<C: Conn>(
 /// Whether queue `q` has a task due at `$1`: a queue whose tasks carry no
 /// group nor priority is the one range ('', 0) of `tasks_due_by_queue`, in
 /// due order; an ordered queue's groups are looked through until one has.
+/// One `EXISTS` of a `UNION ALL`, read queue by queue and stopping at its
+/// first row: PostgreSQL made the `OR` of two `EXISTS` a hashed subplan
+/// that read every due task of every queue on each claim (2 ms a claim
+/// with 10,000 due, a quarter of push dispatch's rate).
 macro_rules! has_due {
     () => {
-        "(EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org AND t.queue = q.name \
+        "EXISTS (SELECT 1 FROM tasks t WHERE t.org = q.org AND t.queue = q.name \
          AND t.status = 'pending' AND t.group_key = '' AND t.priority = 0 \
-         AND t.next_attempt_at <= $1) OR (q.ordered <> 0 AND EXISTS (SELECT 1 FROM tasks t \
-         WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
-         AND t.next_attempt_at <= $1)))"
+         AND t.next_attempt_at <= $1 UNION ALL SELECT 1 FROM tasks t WHERE q.ordered <> 0 \
+         AND t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
+         AND t.next_attempt_at <= $1)"
     };
 }
 
