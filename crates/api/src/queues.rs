@@ -216,14 +216,33 @@ pub struct RedriveTasks {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub finished_before: Option<Timestamp>,
+    /// Only tasks whose ID starts with it (not empty), as the task list's
+    /// `id_prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_prefix: Option<String>,
+    /// Only tasks created at or after this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub created_after: Option<Timestamp>,
+    /// Only tasks created before this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub created_before: Option<Timestamp>,
+    /// Count the matching tasks (`matching`) and redrive none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 /// The answer to a bulk redrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = RedriveView))]
 pub struct Redriven {
-    /// Tasks queued again by this request: every one that matched.
+    /// Tasks queued again by this request: every one that matched (0 for
+    /// a dry run).
     pub redriven: u64,
+    /// A dry run's count of the tasks a redrive would run again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matching: Option<u64>,
 }
 
 /// The answer to a purge.

@@ -282,6 +282,14 @@ pub struct RedriveOptions {
     pub finished_after: Option<Timestamp>,
     /// Only tasks that ended before this instant.
     pub finished_before: Option<Timestamp>,
+    /// Only tasks whose ID starts with it.
+    pub id_prefix: Option<String>,
+    /// Only tasks created at or after this instant.
+    pub created_after: Option<Timestamp>,
+    /// Only tasks created before this instant.
+    pub created_before: Option<Timestamp>,
+    /// Count the matching tasks (`matching` in the answer) and redrive none.
+    pub dry_run: bool,
     /// The idempotency key to send instead of a fresh one.
     pub idempotency_key: Option<String>,
 }
@@ -578,6 +586,10 @@ impl Client {
             state: options.state,
             finished_after: options.finished_after,
             finished_before: options.finished_before,
+            id_prefix: options.id_prefix.clone(),
+            created_after: options.created_after,
+            created_before: options.created_before,
+            dry_run: options.dry_run,
         };
         let mut call = Call::new(Method::POST, ["queues", queue, "tasks"])
             .verb("redrive")

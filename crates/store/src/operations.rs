@@ -460,7 +460,7 @@ macro_rules! store_operations {
                 ) -> Result<Redriven> {
                     let (org, queue) = (org.to_string(), queue.to_string());
                     self.write(done, async move |c, now, keyed| {
-                        tasks::redrive_many(c, &org, &queue, filter, now, keyed).await
+                        tasks::redrive_many(c, &org, &queue, &filter, now, keyed).await
                     })
                     .await
                 }

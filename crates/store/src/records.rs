@@ -454,7 +454,7 @@ impl TaskFilter {
 }
 
 /// Which ended tasks a bulk redrive runs again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedriveFilter {
     /// [`Status::Failed`] or [`Status::Cancelled`].
     pub status: Status,
@@ -462,6 +462,29 @@ pub struct RedriveFilter {
     pub finished_after: Option<Timestamp>,
     /// Ended before it.
     pub finished_before: Option<Timestamp>,
+    /// IDs starting with it, as the task list's `id_prefix`.
+    pub id_prefix: Option<String>,
+    /// Created at or after it.
+    pub created_after: Option<Timestamp>,
+    /// Created before it.
+    pub created_before: Option<Timestamp>,
+    /// Count the matching tasks and change nothing.
+    pub dry_run: bool,
+}
+
+impl RedriveFilter {
+    /// Every task of `status`, whenever it ended or was created.
+    pub fn all(status: Status) -> RedriveFilter {
+        RedriveFilter {
+            status,
+            finished_after: None,
+            finished_before: None,
+            id_prefix: None,
+            created_after: None,
+            created_before: None,
+            dry_run: false,
+        }
+    }
 }
 
 /// What a bulk redrive did.

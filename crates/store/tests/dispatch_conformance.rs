@@ -1382,9 +1382,9 @@ async fn bulk_redrive_takes_the_ended_tasks_in_its_state_and_time_range(h: Harne
     h.advance_ms(1_000);
 
     let failed = |after: Option<Timestamp>, before: Option<Timestamp>| RedriveFilter {
-        status: Status::Failed,
         finished_after: after,
         finished_before: before,
+        ..RedriveFilter::all(Status::Failed)
     };
     let r = h
         .store
@@ -1408,11 +1408,7 @@ async fn bulk_redrive_takes_the_ended_tasks_in_its_state_and_time_range(h: Harne
     assert_eq!(h.get("q", "c1").await.status, Status::Cancelled);
     assert_eq!(h.get("q", "ok").await.status, Status::Succeeded);
 
-    let cancelled = RedriveFilter {
-        status: Status::Cancelled,
-        finished_after: None,
-        finished_before: None,
-    };
+    let cancelled = RedriveFilter::all(Status::Cancelled);
     let r = h
         .store
         .task_redrive_many(ORG, "q", cancelled, None)
@@ -1463,11 +1459,7 @@ async fn bulk_redrive_takes_every_matching_task_at_once(h: Harness) {
         })
         .collect();
     h.store.dispatch_complete(results).await.unwrap();
-    let all_failed = RedriveFilter {
-        status: Status::Failed,
-        finished_after: None,
-        finished_before: None,
-    };
+    let all_failed = RedriveFilter::all(Status::Failed);
     let r = h
         .store
         .task_redrive_many(ORG, "q", all_failed, None)

@@ -153,6 +153,8 @@ def test_redrive_runs_a_failed_task_again(client):
     with pytest.raises(errors.FailedPreconditionError):
         client.redrive_task(queue, "r1")
     assert client.redrive_tasks(queue, state="failed")["redriven"] == 0
+    dry = client.redrive_tasks(queue, id_prefix="r", dry_run=True)
+    assert (dry["redriven"], dry["matching"]) == (0, 0)
 
 
 def test_pull_routes_lease_heartbeat_release_and_end(client):

@@ -223,6 +223,8 @@ for (const store of STORES) {
       const later = new Date(Date.now() + 3600_000).toISOString();
       await idem.createTask("q-redrive", { task_id: "r2", schedule_time: later, target: { url: target.url } });
       assert.equal((await idem.cancelTask("q-redrive", "r2")).value.state, "cancelled");
+      const dry = await idem.redriveTasks("q-redrive", { state: "cancelled", id_prefix: "r", dry_run: true });
+      assert.deepEqual(dry.value, { redriven: 0, matching: 1 });
       const bulk = await idem.redriveTasks("q-redrive", { state: "cancelled" });
       assert.equal(bulk.value.redriven, 1);
     });

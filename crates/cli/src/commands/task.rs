@@ -34,16 +34,9 @@ enum TaskCommand {
         /// failed, cancelled).
         #[arg(long, value_parser = parse_state)]
         state: Option<TaskState>,
-        /// Only tasks whose ID starts with this.
-        #[arg(long)]
-        id_prefix: Option<String>,
-        /// Only tasks created at or after this time (RFC 3339, or `-1h` for
-        /// a time before now); the list then goes by creation time.
-        #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
-        created_after: Option<Timestamp>,
-        /// Only tasks created before this time (RFC 3339, or `-1h`).
-        #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
-        created_before: Option<Timestamp>,
+        /// With a creation time, the list goes by creation time.
+        #[command(flatten)]
+        select: Selection,
         #[command(flatten)]
         page: ListArgs,
     },
@@ -128,6 +121,22 @@ enum TaskCommand {
     },
 }
 
+/// The ID prefix and creation range that pick a queue's tasks, for a list
+/// and a bulk redrive alike.
+#[derive(Args, Debug)]
+struct Selection {
+    /// Only tasks whose ID starts with this.
+    #[arg(long)]
+    id_prefix: Option<String>,
+    /// Only tasks created at or after this time (RFC 3339, or `-1h` for a
+    /// time before now).
+    #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
+    created_after: Option<Timestamp>,
+    /// Only tasks created before this time (RFC 3339, or `-1h`).
+    #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
+    created_before: Option<Timestamp>,
+}
+
 #[derive(Args, Debug)]
 struct RedriveAllArgs {
     queue: String,
@@ -140,6 +149,11 @@ struct RedriveAllArgs {
     /// Only tasks that ended before this time (RFC 3339, or `-1h`).
     #[arg(long, value_parser = parse_time, allow_hyphen_values = true)]
     finished_before: Option<Timestamp>,
+    #[command(flatten)]
+    select: Selection,
+    /// Print how many tasks match and redrive none.
+    #[arg(long)]
+    dry_run: bool,
     /// The request's Idempotency-Key: repeat a command whose answer was
     /// lost with the key it printed.
     #[arg(long)]
@@ -575,16 +589,14 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
         TaskCommand::Ls {
             queue,
             state,
-            id_prefix,
-            created_after,
-            created_before,
+            select,
             page,
         } => {
             let filter = TaskFilter {
                 state,
-                id_prefix,
-                created_after,
-                created_before,
+                id_prefix: select.id_prefix,
+                created_after: select.created_after,
+                created_before: select.created_before,
             };
             let answer = c.list_tasks(&queue, &filter, &page.options()).await?;
             cx.show(&answer, |page| {
@@ -751,6 +763,10 @@ async fn redrive_all(cx: &Context, args: RedriveAllArgs) -> anyhow::Result<()> {
         state: args.state,
         finished_after: args.finished_after,
         finished_before: args.finished_before,
+        id_prefix: args.select.id_prefix,
+        created_after: args.select.created_after,
+        created_before: args.select.created_before,
+        dry_run: args.dry_run,
         idempotency_key: Some(key.clone()),
     };
     let answer = match cx.client.redrive_tasks(&args.queue, &options).await {
@@ -767,8 +783,9 @@ async fn redrive_all(cx: &Context, args: RedriveAllArgs) -> anyhow::Result<()> {
             return Err(e.into());
         }
     };
-    cx.show(&answer, |r| {
-        println!("redrove {} task(s) in queue {}", r.redriven, args.queue)
+    cx.show(&answer, |r| match r.matching {
+        Some(n) => println!("{n} task(s) in queue {} would be redriven", args.queue),
+        None => println!("redrove {} task(s) in queue {}", r.redriven, args.queue),
     })
 }
 

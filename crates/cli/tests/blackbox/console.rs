@@ -775,6 +775,113 @@ async fn login_attempts_from_one_address_are_limited(backend: Backend) {
     assert!(text.contains("Too many login attempts"), "{text}");
 }
 
+/// Bulk actions act on exactly what the page's filter shows, say how many
+/// tasks and which queue before acting, and keep the filter afterwards
+/// (the redrive of a filtered list once ran every failed task of the
+/// queue).
+async fn bulk_actions_act_on_the_filter_and_name_their_count(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    let queue = "reports";
+    server
+        .create_queue_with(json!({"name": queue, "retry_config": {"max_attempts": 1}}))
+        .await;
+    let failing = [
+        "report-broken-1",
+        "report-broken-2",
+        "report-broken-3",
+        "report-other-1",
+    ];
+    for id in failing {
+        server
+            .create_task(
+                queue,
+                json!({"task_id": id, "target": {"url": target.url("/fail/1/503")}}),
+            )
+            .await;
+    }
+    for id in failing {
+        wait_state(&server, queue, id, "failed", Duration::from_secs(15)).await;
+    }
+    // Two tasks wait an hour: what a purge would cancel.
+    for id in ["later-1", "later-2"] {
+        server
+            .create_task(
+                queue,
+                json!({"task_id": id, "target": {"url": target.url("/ok")},
+                       "schedule_time": (jiff::Timestamp::now()
+                           + jiff::SignedDuration::from_hours(1)).to_string()}),
+            )
+            .await;
+    }
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-bulk", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+
+    let filtered = format!("/ui/queues/{queue}?state=failed&id_prefix=report-broken");
+    b.goto(&format!("{base}{filtered}")).await;
+    assert_eq!(b.count("a.task-link").await, 3, "the filter shows three");
+    assert_eq!(
+        b.text("button[data-action=redrive-failed]").await,
+        "Redrive failed tasks (3)"
+    );
+    let question = b
+        .find("button[data-action=purge]")
+        .await
+        .find(Locator::XPath(".."))
+        .await
+        .expect("the purge form")
+        .attr("data-confirm")
+        .await
+        .expect("attribute")
+        .unwrap_or_default();
+    assert_eq!(
+        question,
+        "Cancel the 2 tasks of queue reports that are not running?"
+    );
+    b.shot("bulk-filtered").await;
+
+    b.click("button[data-action=redrive-failed]").await;
+    let asked = b.client.get_alert_text().await.expect("a confirmation");
+    assert_eq!(
+        asked,
+        "Run again the 3 failed tasks of queue reports whose ID starts with \"report-broken\"?"
+    );
+    b.client.accept_alert().await.expect("confirm the redrive");
+    b.appears(".flash").await;
+    let flash = b.text(".flash").await;
+    assert!(flash.contains("Tasks redriven: 3."), "{flash}");
+    // The page comes back with its filter.
+    let url = b.client.current_url().await.expect("url");
+    assert_eq!(url.path(), format!("/ui/queues/{queue}"));
+    let query: std::collections::HashMap<String, String> = url.query_pairs().into_owned().collect();
+    assert_eq!(
+        query.get("id_prefix").map(String::as_str),
+        Some("report-broken")
+    );
+    assert_eq!(query.get("state").map(String::as_str), Some("failed"));
+    assert_eq!(
+        b.find("form.search input[name=id_prefix]")
+            .await
+            .attr("value")
+            .await
+            .expect("attribute")
+            .as_deref(),
+        Some("report-broken")
+    );
+    for id in ["report-broken-1", "report-broken-2", "report-broken-3"] {
+        wait_state(&server, queue, id, "succeeded", Duration::from_secs(15)).await;
+    }
+    assert_eq!(
+        server.get_task(queue, "report-other-1").await["state"],
+        "failed",
+        "outside the filter"
+    );
+    assert_eq!(target.received_for("report-other-1").len(), 1);
+    b.shot("bulk-redriven").await;
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -784,4 +891,5 @@ idem_testkit::store_tests!(
     a_post_without_the_csrf_token_is_refused_and_logout_ends_the_session,
     the_session_cookie_is_secure_behind_https,
     pages_of_what_cannot_exist_answer_with_the_apis_status,
+    bulk_actions_act_on_the_filter_and_name_their_count,
 );

@@ -551,11 +551,101 @@ async fn task_lists_filter_by_state_id_prefix_and_creation_time(s: Server) {
     assert_eq!(out["items"], json!([]));
 }
 
+/// A bulk redrive obeys the task list's filters too (ID prefix, creation
+/// range), so that what a filtered list shows is exactly what a redrive
+/// runs again; a dry run counts them and changes nothing.
+async fn bulk_redrive_runs_again_exactly_what_the_filter_matches(s: Server) {
+    let target = Target::start().await;
+    one_shot_queue(&s, "q", json!({})).await;
+    for id in [
+        "report-broken-1",
+        "report-broken-2",
+        "report-other-1",
+        "invoice-1",
+    ] {
+        s.create_task("q", task(id, &target.url("/fail/1/500")))
+            .await;
+    }
+    for id in [
+        "report-broken-1",
+        "report-broken-2",
+        "report-other-1",
+        "invoice-1",
+    ] {
+        wait_state(&s, "q", id, "failed", WITHIN).await;
+    }
+    let path = "/v1/queues/q/tasks:redrive";
+    let dry = s
+        .post(path, json!({"id_prefix": "report-broken", "dry_run": true}))
+        .await;
+    assert_eq!(dry.ok(200).json, json!({"redriven": 0, "matching": 2}));
+    let dry = s
+        .post(path, json!({"id_prefix": "report-", "dry_run": true}))
+        .await;
+    assert_eq!(dry.ok(200).json["matching"], 3);
+    // Created an hour ago or before: none.
+    let an_hour_ago = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1)).to_string();
+    let dry = s
+        .post(
+            path,
+            json!({"created_before": an_hour_ago, "dry_run": true}),
+        )
+        .await;
+    assert_eq!(dry.ok(200).json["matching"], 0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for id in ["report-broken-1", "report-broken-2"] {
+        assert_eq!(s.get_task("q", id).await["state"], "failed", "a dry run");
+    }
+
+    let done = s
+        .post(
+            path,
+            json!({"id_prefix": "report-broken", "created_after": an_hour_ago}),
+        )
+        .await;
+    assert_eq!(done.ok(200).json, json!({"redriven": 2}));
+    for id in ["report-broken-1", "report-broken-2"] {
+        wait_state(&s, "q", id, "succeeded", WITHIN).await;
+    }
+    for id in ["report-other-1", "invoice-1"] {
+        assert_eq!(s.get_task("q", id).await["state"], "failed", "{id}");
+        assert_eq!(target.received_for(id).len(), 1, "{id}");
+    }
+
+    // The CLI: a dry run prints the count.
+    let out = s
+        .idem(&[
+            "task",
+            "redrive-all",
+            "q",
+            "--id-prefix",
+            "invoice-",
+            "--dry-run",
+        ])
+        .await
+        .ok();
+    assert_eq!(out.stdout.trim(), "1 task(s) in queue q would be redriven");
+    assert_eq!(s.get_task("q", "invoice-1").await["state"], "failed");
+
+    // Bad filters name their field and change nothing.
+    s.post(path, json!({"id_prefix": ""}))
+        .await
+        .invalid("id_prefix");
+    s.post(path, json!({"created_after": "yesterday"}))
+        .await
+        .invalid("created_after");
+    s.post(path, json!({"dry_run": "yes"}))
+        .await
+        .invalid("dry_run");
+    assert_eq!(s.get_task("q", "invoice-1").await["state"], "failed");
+}
+
 idem_testkit::store_tests!(
     Server::start;
     a_redriven_task_keeps_its_id_and_run_key_and_is_delivered_once_more,
     redrive_of_a_task_that_has_not_ended_is_a_conflict,
     bulk_redrive_replayed_with_its_key_redrives_nothing_again,
+    bulk_redrive_runs_again_exactly_what_the_filter_matches,
     task_lists_filter_by_state_id_prefix_and_creation_time,
     a_guarded_target_replays_its_recorded_success_to_a_redrive,
 );

@@ -625,22 +625,37 @@ pub async fn redrive_many(
             None
         }
     };
+    if body.id_prefix.as_deref() == Some("") {
+        errors.push("id_prefix", "must not be empty");
+    }
     errors.into_result().map_err(Problem::fields)?;
     let filter = RedriveFilter {
         status: status.expect("validated"),
         finished_after: body.finished_after,
         finished_before: body.finished_before,
+        id_prefix: body.id_prefix,
+        created_after: body.created_after,
+        created_before: body.created_before,
+        dry_run: body.dry_run,
     };
+    let dry_run = filter.dry_run;
     // A replay answers with the stored count, as a purge does.
     let done = keyed.completion(&app, &auth.caller, StatusCode::OK, "queue", &queue);
     let redriven = app
         .store
         .task_redrive_many(&auth.caller.org, &queue, filter, done)
         .await?;
+    if dry_run {
+        return Ok(axum::Json(Redriven {
+            redriven: 0,
+            matching: Some(redriven.count),
+        }));
+    }
     if redriven.count > 0 {
         app.dispatch.work_available();
     }
     Ok(axum::Json(Redriven {
         redriven: redriven.count,
+        matching: None,
     }))
 }

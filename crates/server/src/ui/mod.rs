@@ -509,7 +509,8 @@ async fn queue_page(
         }
     }
     let key = &viewer.session.key;
-    let (queue_answer, tasks, groups) = tokio::join!(
+    let redrive = redrive_filter(&q);
+    let (queue_answer, tasks, groups, matching) = tokio::join!(
         console.api.get(key, path(&["queues", &queue], &[])),
         {
             let mut params: Vec<(&str, &str)> = vec![("limit", PAGE_SIZE)];
@@ -525,7 +526,21 @@ async fn queue_page(
         console.api.get(
             key,
             path(&["queues", &queue, "groups"], &[("limit", GROUPS_SHOWN)])
-        )
+        ),
+        // What "Redrive" would run again, for its confirmation: a dry run
+        // of the very request the button makes.
+        async {
+            if !viewer.can(Role::Writer) {
+                return None;
+            }
+            let mut body = redrive.clone();
+            body["dry_run"] = serde_json::Value::Bool(true);
+            let answer = console
+                .api
+                .call(key, Method::POST, redrive_path(&queue), Some(body), None)
+                .await;
+            answer.body["matching"].as_u64()
+        }
     );
     // A queue that is not there, or a name that cannot be one, answers
     // with the API's status, as the task and job pages do.
@@ -537,8 +552,42 @@ async fn queue_page(
     }
     html(
         StatusCode::OK,
-        pages::queue(&viewer, &queue, &queue_answer, &tasks, &groups, &q),
+        pages::queue(
+            &viewer,
+            &queue,
+            &queue_answer,
+            &tasks,
+            &groups,
+            &q,
+            matching,
+        ),
     )
+}
+
+/// `POST …/tasks:redrive`, one segment with a colon, which path() would
+/// percent-encode.
+fn redrive_path(queue: &str) -> String {
+    format!("{}/tasks:redrive", path(&["queues", queue], &[]))
+}
+
+/// The bulk redrive of the tasks a queue page's filter shows: its ID
+/// prefix and creation range, of the cancelled tasks on that tab and the
+/// failed ones on any other. `q` holds the page's (or the form's) filter
+/// fields, times already in RFC 3339.
+fn redrive_filter(q: &HashMap<String, String>) -> serde_json::Value {
+    let mut body = serde_json::Map::new();
+    let state = if q.get("state").map(String::as_str) == Some("cancelled") {
+        "cancelled"
+    } else {
+        "failed"
+    };
+    body.insert("state".into(), state.into());
+    for field in ["id_prefix", "created_after", "created_before"] {
+        if let Some(v) = q.get(field).filter(|v| !v.trim().is_empty()) {
+            body.insert(field.into(), v.trim().into());
+        }
+    }
+    serde_json::Value::Object(body)
 }
 
 /// `2026-11-30T17:05` (a date-time field) as `2026-11-30T17:05:00Z`; any
@@ -563,6 +612,7 @@ async fn queue_action(
     Path((queue, action)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
+    let mut filter: Vec<(&str, String)> = Vec::new();
     let (call, done) = match action.as_str() {
         "pause" => (
             (path(&["queues", &queue, "pause"], &[]), None),
@@ -576,18 +626,33 @@ async fn queue_action(
             (path(&["queues", &queue, "purge"], &[]), None),
             "Queue purged: every task not running was cancelled.",
         ),
-        // `tasks:redrive` is one segment with a colon, which path() would
-        // percent-encode.
-        "redrive-failed" => (
+        // The filter the page showed comes with the form, and the page
+        // comes back with it.
+        "redrive-failed" => {
+            let mut form = parse_form(&body);
+            for field in ["created_after", "created_before"] {
+                if let Some(v) = form.get_mut(field) {
+                    *v = as_rfc3339(v);
+                }
+            }
+            filter = TASK_FILTERS
+                .iter()
+                .filter_map(|f| Some((*f, form.get(*f)?.clone())))
+                .filter(|(_, v)| !v.is_empty())
+                .collect();
             (
-                format!("{}/tasks:redrive", path(&["queues", &queue], &[])),
-                Some(serde_json::json!({"state": "failed"})),
-            ),
-            "Failed tasks redriven.",
-        ),
+                (redrive_path(&queue), Some(redrive_filter(&form))),
+                "Redrive requested.",
+            )
+        }
         _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
     };
-    let back = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
+    let mut back = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
+    if !filter.is_empty() {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        query.extend_pairs(&filter);
+        back = format!("{back}?{}", query.finish());
+    }
     console
         .act(&headers, &body, Method::POST, call, &back, done)
         .await

@@ -67,12 +67,36 @@ fn layout(title: &str, viewer: Option<&Viewer>, active: &str, body: Markup) -> M
 
 /// A POST form of one button, which acts through the API.
 fn action(viewer: &Viewer, url: &str, name: &str, label: &str, confirm: Option<&str>) -> Markup {
+    action_with(viewer, url, name, label, confirm, &[])
+}
+
+/// [`action`] carrying `fields` with the form (a filter the action obeys).
+fn action_with(
+    viewer: &Viewer,
+    url: &str,
+    name: &str,
+    label: &str,
+    confirm: Option<&str>,
+    fields: &[(&str, &str)],
+) -> Markup {
     html! {
         form.action method="post" action=(url) data-confirm=[confirm] {
             input type="hidden" name="csrf" value=(viewer.session.csrf);
             input type="hidden" name="idem" value=(random_token());
+            @for (field, value) in fields.iter().filter(|(_, v)| !v.is_empty()) {
+                input type="hidden" name=(field) value=(value);
+            }
             button.act type="submit" data-action=(name) .danger[confirm.is_some()] { (label) }
         }
+    }
+}
+
+/// "1 task", "3 tasks".
+fn tasks_count(n: u64) -> String {
+    if n == 1 {
+        "1 task".to_string()
+    } else {
+        format!("{n} tasks")
     }
 }
 
@@ -271,6 +295,7 @@ pub fn queue(
     tasks: &Answer,
     groups: &Answer,
     q: &HashMap<String, String>,
+    matching: Option<u64>,
 ) -> Markup {
     let base = ui_path(&["queues", name]);
     let get = |k: &str| q.get(k).map(String::as_str).unwrap_or("");
@@ -295,6 +320,51 @@ pub fn queue(
         }
     };
     let body = &queue.body;
+    // Purge cancels the tasks that are not running: those waiting.
+    let waiting = ["queued", "scheduled"]
+        .iter()
+        .map(|s| body["stats"]["tasks"][s].as_u64())
+        .sum::<Option<u64>>();
+    let purge_question = match waiting {
+        Some(n) => format!(
+            "Cancel the {} of queue {name} that are not running?",
+            tasks_count(n)
+        ),
+        None => format!("Cancel every task of queue {name} that is not running?"),
+    };
+    // The redrive acts on what the filter shows, and says how much.
+    let ended = if get("state") == "cancelled" {
+        "cancelled"
+    } else {
+        "failed"
+    };
+    let mut scope = String::new();
+    if !get("id_prefix").is_empty() {
+        scope.push_str(&format!(" whose ID starts with \"{}\"", get("id_prefix")));
+    }
+    if !get("created_after").is_empty() {
+        scope.push_str(&format!(" created at or after {}", get("created_after")));
+    }
+    if !get("created_before").is_empty() {
+        scope.push_str(&format!(" created before {}", get("created_before")));
+    }
+    let redrive_question = match matching {
+        Some(n) => format!(
+            "Run again the {} {ended} {} of queue {name}{scope}?",
+            n,
+            if n == 1 { "task" } else { "tasks" }
+        ),
+        None => format!("Run again every {ended} task of queue {name}{scope}?"),
+    };
+    let redrive_label = match matching {
+        Some(n) => format!("Redrive {ended} tasks ({n})"),
+        None => format!("Redrive {ended} tasks"),
+    };
+    let redrive_fields: Vec<(&str, &str)> =
+        ["state", "id_prefix", "created_after", "created_before"]
+            .iter()
+            .map(|f| (*f, get(f)))
+            .collect();
     layout(
         name,
         Some(viewer),
@@ -312,7 +382,7 @@ pub fn queue(
                             (action(viewer, &format!("{base}/pause"), "pause", "Pause", None))
                         }
                         (action(viewer, &format!("{base}/purge"), "purge", "Purge",
-                            Some("Cancel every task of this queue that is not running?")))
+                            Some(&purge_question)))
                     }
                 }
             }
@@ -369,8 +439,8 @@ pub fn queue(
                 h2 { "Tasks" }
                 @if viewer.can(Role::Writer) && queue.ok() {
                     div.actions {
-                        (action(viewer, &format!("{base}/redrive-failed"), "redrive-failed", "Redrive failed tasks",
-                            Some("Run this queue's failed tasks again?")))
+                        (action_with(viewer, &format!("{base}/redrive-failed"), "redrive-failed", &redrive_label,
+                            Some(&redrive_question), &redrive_fields))
                     }
                 }
             }

@@ -809,36 +809,65 @@ pub(crate) async fn redrive<C: Conn>(
     require(c, org, queue, task_id, "").await
 }
 
-/// Redrives every task of the queue in `filter`'s state and time range, in
-/// one transaction, so that the request is one idempotent operation: the
-/// record of a keyed redrive keeps the answer's body. On SQLite a large one
-/// holds the writer while it runs (about a second for 100,000 tasks).
+/// Redrives every task of the queue in `filter`'s state, time ranges and
+/// ID prefix, in one transaction, so that the request is one idempotent
+/// operation: the record of a keyed redrive keeps the answer's body. A dry
+/// run counts them under the same conditions. On SQLite a large one holds
+/// the writer while it runs (about a second for 100,000 tasks).
 pub(crate) async fn redrive_many<C: Conn>(
     c: &C,
     org: &str,
     queue: &str,
-    filter: RedriveFilter,
+    filter: &RedriveFilter,
     now: i64,
     keyed: &mut Keyed,
 ) -> Result<Redriven> {
     // Under a share lock, so that the queue cannot go while its tasks do.
     queues::get(c, org, queue, "FOR SHARE").await?;
-    let after = filter.finished_after.map_or(i64::MIN, to_micros);
-    let before = filter.finished_before.map_or(i64::MAX, to_micros);
+    let micros = |t: Option<jiff::Timestamp>, none: i64| t.map_or(none, to_micros);
     // The status is written out, not bound, so that both stores see the
     // condition of its partial index (`tasks_failed`, `tasks_cancelled`).
+    // The prefix is compared as the task list's is under a linguistic
+    // collation: each ID of the queue's ended tasks tested, which both
+    // dialects spell alike.
     let status = filter.status.as_str();
     let matching = format!(
-        "FROM tasks WHERE org = $2 AND queue = $3 AND status = '{status}' \
-         AND finished_at >= $4 AND finished_at < $5"
+        "org = $2 AND queue = $3 AND status = '{status}' \
+         AND finished_at >= $4 AND finished_at < $5 AND created_at >= $6 AND created_at < $7 \
+         AND ($8 = '' OR substr(task_id, 1, length($8)) = $8)"
     );
+    let params = args![
+        now,
+        org,
+        queue,
+        micros(filter.finished_after, i64::MIN),
+        micros(filter.finished_before, i64::MAX),
+        micros(filter.created_after, i64::MIN),
+        micros(filter.created_before, i64::MAX),
+        filter.id_prefix.as_deref().unwrap_or(""),
+    ];
+    if filter.dry_run {
+        let count = c
+            .query_opt(
+                // The count binds the redrive's parameters, `$1` (now)
+                // included and first, as SQLite numbers them in the order
+                // they appear: one list serves both statements.
+                &format!(
+                    "SELECT count(*) FROM tasks WHERE CAST($1 AS BIGINT) IS NOT NULL AND {matching}"
+                ),
+                &params,
+                |r| r.i64(0),
+            )
+            .await?
+            .map_or(0, |n| u64::try_from(n).unwrap_or(0));
+        keyed.set_body(|| format!("{{\"redriven\":0,\"matching\":{count}}}"));
+        return Ok(Redriven { count });
+    }
     let sql = format!(
-        "{SQL_REDRIVE} WHERE uid IN (SELECT uid {matching} {})",
+        "{SQL_REDRIVE} WHERE uid IN (SELECT uid FROM tasks WHERE {matching} {})",
         c.lock("FOR UPDATE")
     );
-    let count = c
-        .execute(&sql, &args![now, org, queue, after, before])
-        .await?;
+    let count = c.execute(&sql, &params).await?;
     keyed.set_body(|| format!("{{\"redriven\":{count}}}"));
     Ok(Redriven { count })
 }

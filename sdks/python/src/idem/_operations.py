@@ -187,8 +187,12 @@ class Operations:
         return self._execute(Call("POST", ["queues", queue, "tasks", task_id, "redrive"], idempotency_key=idempotency_key))
 
     @operation("redriveTasks")
-    def redrive_tasks(self, queue: str, *, state: str | None = None, finished_after: str | None = None, finished_before: str | None = None, idempotency_key: str | None = None):
-        body = {k: v for k, v in {"state": state, "finished_after": finished_after, "finished_before": finished_before}.items() if v is not None}
+    def redrive_tasks(self, queue: str, *, state: str | None = None, finished_after: str | None = None, finished_before: str | None = None, id_prefix: str | None = None, created_after: str | None = None, created_before: str | None = None, dry_run: bool | None = None, idempotency_key: str | None = None):
+        """Redrives every task of the queue the filter matches (failed by
+        default); with ``dry_run=True`` answers how many (``matching``) and
+        redrives none."""
+        filters = {"state": state, "finished_after": finished_after, "finished_before": finished_before, "id_prefix": id_prefix, "created_after": created_after, "created_before": created_before, "dry_run": dry_run}
+        body = {k: v for k, v in filters.items() if v is not None}
         return self._execute(Call("POST", ["queues", queue, "tasks"], verb="redrive", json=body, idempotency_key=idempotency_key))
 
     # --- pull work (no Idempotency-Key: these routes never replay one) ---

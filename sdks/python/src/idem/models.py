@@ -842,12 +842,17 @@ class ReassignTask(TypedDict):
 
 
 class RedriveTasks(TypedDict):
+    created_after: NotRequired[str | None]
+    created_before: NotRequired[str | None]
+    dry_run: NotRequired[bool]
     finished_after: NotRequired[str | None]
     finished_before: NotRequired[str | None]
+    id_prefix: NotRequired[str | None]
     state: NotRequired[Literal['failed', 'cancelled'] | None]
 
 
 class RedriveView(TypedDict):
+    matching: NotRequired[int | None]
     redriven: int
 
 

@@ -1603,6 +1603,18 @@ export interface components {
         RedriveTasks: {
             /**
              * Format: date-time
+             * @description Only tasks created at or after this instant.
+             */
+            created_after?: string | null;
+            /**
+             * Format: date-time
+             * @description Only tasks created before this instant.
+             */
+            created_before?: string | null;
+            /** @description Count the matching tasks (`matching`) and redrive none. */
+            dry_run?: boolean;
+            /**
+             * Format: date-time
              * @description Only tasks that ended at or after this instant.
              */
             finished_after?: string | null;
@@ -1611,6 +1623,11 @@ export interface components {
              * @description Only tasks that ended before this instant.
              */
             finished_before?: string | null;
+            /**
+             * @description Only tasks whose ID starts with it (not empty), as the task list's
+             *     `id_prefix`.
+             */
+            id_prefix?: string | null;
             /**
              * @description `failed` (the default) or `cancelled`.
              * @enum {string|null}
@@ -1621,7 +1638,13 @@ export interface components {
         RedriveView: {
             /**
              * Format: int64
-             * @description Tasks queued again by this request: every one that matched.
+             * @description A dry run's count of the tasks a redrive would run again.
+             */
+            matching?: number | null;
+            /**
+             * Format: int64
+             * @description Tasks queued again by this request: every one that matched (0 for
+             *     a dry run).
              */
             redriven: number;
         };
