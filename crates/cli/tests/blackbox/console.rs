@@ -882,6 +882,112 @@ async fn bulk_actions_act_on_the_filter_and_name_their_count(backend: Backend) {
     b.close().await;
 }
 
+/// A deep link survives the login it leads through; an error is told once;
+/// an unknown console address is a page of the console, not the API's
+/// JSON; and the login page says why a session ended: a logout, or a key
+/// revoked meanwhile.
+async fn deep_links_unknown_pages_and_ended_sessions_are_told(backend: Backend) {
+    let server = Server::start(backend).await;
+    server.create_queue("reports").await;
+    server
+        .post(
+            "/v1/principals",
+            json!({"name": "ops", "kind": "service", "role": "writer"}),
+        )
+        .await
+        .ok(201);
+    let created = server.post_empty("/v1/principals/ops/keys").await;
+    let created = created.ok(201).json.clone();
+    let key = created["key"].as_str().unwrap().to_string();
+    let key_id = created["id"].as_str().unwrap().to_string();
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-links", backend_name(backend))).await;
+
+    // Not logged in: the deep link goes to the login page, and back after.
+    let deep = "/ui/queues/reports?state=failed&id_prefix=report-";
+    b.goto(&format!("{base}{deep}")).await;
+    b.wait_path("/ui/login").await;
+    b.find("#key")
+        .await
+        .send_keys(&key)
+        .await
+        .expect("type the key");
+    b.click("section.login button[type=submit]").await;
+    b.wait_path("/ui/queues/reports").await;
+    let url = b.client.current_url().await.expect("url");
+    assert_eq!(url.query(), Some("state=failed&id_prefix=report-"));
+    assert_eq!(
+        b.find("form.search input[name=id_prefix]")
+            .await
+            .attr("value")
+            .await
+            .expect("attribute")
+            .as_deref(),
+        Some("report-")
+    );
+
+    // A bad filter: its error, once.
+    b.goto(&format!("{base}/ui/queues/reports?created_after=yesterday"))
+        .await;
+    let problem = b.text("p.problem").await;
+    assert_eq!(
+        problem.matches("created_after: must be").count(),
+        1,
+        "{problem}"
+    );
+
+    // An address of no page: the console's own 404, in its frame.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = http
+        .get(format!("{base}/ui/nothing/here"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status().as_u16(),
+        303,
+        "not logged in: to the login page"
+    );
+    assert_eq!(
+        resp.headers()["location"],
+        "/ui/login?next=%2Fui%2Fnothing%2Fhere"
+    );
+    b.goto(&format!("{base}/ui/nothing/here")).await;
+    assert_eq!(b.text("h1").await, "Not found");
+    assert_eq!(b.count("header nav a[href='/ui/queues']").await, 1);
+    b.shot("not-found").await;
+
+    // A login page never sends anyone to another site.
+    b.goto(&format!("{base}/ui/login?next=//example.com/x"))
+        .await;
+    assert_eq!(
+        b.path().await,
+        "/ui/queues",
+        "logged in already: home, not away"
+    );
+
+    // Logout says so.
+    b.click("form[action='/ui/logout'] button").await;
+    b.wait_path("/ui/login").await;
+    assert_eq!(b.text("p.notice").await, "You logged out.");
+
+    // A key revoked while its session lives: the next page says why.
+    b.login(&base, &key).await;
+    server
+        .delete(&format!("/v1/principals/ops/keys/{key_id}"))
+        .await
+        .ok(204);
+    b.goto(&format!("{base}/ui/queues/reports")).await;
+    b.wait_path("/ui/login").await;
+    let notice = b.text("p.notice").await;
+    assert!(notice.contains("no longer valid"), "{notice}");
+    b.shot("session-revoked").await;
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -892,4 +998,5 @@ idem_testkit::store_tests!(
     the_session_cookie_is_secure_behind_https,
     pages_of_what_cannot_exist_answer_with_the_apis_status,
     bulk_actions_act_on_the_filter_and_name_their_count,
+    deep_links_unknown_pages_and_ended_sessions_are_told,
 );

@@ -37,13 +37,18 @@ impl Answer {
             .or_else(|| self.body["title"].as_str())
             .unwrap_or("");
         let mut text = format!("{} {code}: {detail}", self.status.as_u16());
+        // The detail names the fields already, as a rule: each error is
+        // told once.
         if let Some(errors) = self.body["extensions"]["errors"].as_array() {
             for e in errors {
-                text.push_str(&format!(
-                    "; {}: {}",
+                let error = format!(
+                    "{}: {}",
                     e["field"].as_str().unwrap_or("?"),
                     e["message"].as_str().unwrap_or("")
-                ));
+                );
+                if !detail.contains(&error) {
+                    text.push_str(&format!("; {error}"));
+                }
             }
         }
         text

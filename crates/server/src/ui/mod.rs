@@ -99,6 +99,9 @@ pub fn router(app: Arc<App>, api: Router) -> Router {
         .route("/ui/access", get(access_page))
         .route("/ui/principals/{name}/keys/{id}/revoke", post(revoke_key))
         .route("/ui/signing-secrets/rotate", post(rotate_secret))
+        // Any other console address is a page that does not exist, told in
+        // the console's frame rather than by the API's JSON.
+        .route("/ui/{*rest}", get(unknown_page))
         .with_state(console)
 }
 
@@ -119,7 +122,7 @@ impl axum::extract::FromRequestParts<Arc<Console>> for Viewer {
         parts: &mut http::request::Parts,
         console: &Arc<Console>,
     ) -> Result<Viewer, Response> {
-        console.viewer(&parts.headers).await
+        console.viewer(&parts.headers, Some(&parts.uri)).await
     }
 }
 
@@ -231,15 +234,38 @@ fn set_cookie(r: &mut Response, value: String) {
 }
 
 impl Console {
-    /// The viewer of a page, or the login page to go to. The key is
-    /// resolved as the API resolves it on every call, so a revoked key or a
-    /// changed role shows at once.
-    async fn viewer(&self, headers: &HeaderMap) -> Result<Viewer, Response> {
+    /// The viewer of a page, or the login page to go to: it says why a
+    /// session it knew of ended, and brings the viewer back to `from`, the
+    /// page asked for, once logged in. The key is resolved as the API
+    /// resolves it on every call, so a revoked key or a changed role shows
+    /// at once.
+    async fn viewer(
+        &self,
+        headers: &HeaderMap,
+        from: Option<&http::Uri>,
+    ) -> Result<Viewer, Response> {
+        let to_login = |ended: Option<&str>| {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            if let Some(next) = from.and_then(|u| u.path_and_query()).map(|p| p.as_str()) {
+                if safe_next(next).is_some() {
+                    query.append_pair("next", next);
+                }
+            }
+            if let Some(ended) = ended {
+                query.append_pair("ended", ended);
+            }
+            let query = query.finish();
+            redirect(&if query.is_empty() {
+                "/ui/login".to_string()
+            } else {
+                format!("/ui/login?{query}")
+            })
+        };
         let Some(id) = session_id(headers) else {
-            return Err(redirect("/ui/login"));
+            return Err(to_login(None));
         };
         let Some((session, flash)) = self.sessions.touch(&id) else {
-            return Err(redirect("/ui/login"));
+            return Err(to_login(Some("expired")));
         };
         match self.app.auth.authenticate(&self.app, &session.key).await {
             Ok(caller) => Ok(Viewer {
@@ -249,7 +275,7 @@ impl Console {
             }),
             Err(_) => {
                 self.sessions.close(&id);
-                Err(redirect("/ui/login"))
+                Err(to_login(Some("revoked")))
             }
         }
     }
@@ -337,24 +363,61 @@ fn parse_query(query: Option<&str>) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
-async fn login_page(State(console): State<Arc<Console>>, headers: HeaderMap) -> Response {
-    if console.viewer(&headers).await.is_ok() {
-        return redirect("/ui/queues");
-    }
-    login_form(&console, &headers, StatusCode::OK, None)
+/// Where a login may lead: a console page of this server, never another
+/// site (`//host`, `/\host`) nor the login page itself.
+fn safe_next(next: &str) -> Option<&str> {
+    let ok = next.starts_with("/ui/")
+        && !next.starts_with("/ui/login")
+        && !next.contains("//")
+        && !next.contains('\\')
+        && next.len() <= 2000
+        && !next.chars().any(char::is_control);
+    ok.then_some(next)
 }
 
-/// The login page with a login token in its form and in a cookie.
+/// Why the login page is shown, from its `ended` parameter.
+fn ended_notice(ended: Option<&str>) -> Option<&'static str> {
+    match ended? {
+        "logout" => Some("You logged out."),
+        "expired" => {
+            Some("Your session ended: it was idle too long, or the server restarted. Log in again.")
+        }
+        "revoked" => Some(
+            "Your session ended: its API key is no longer valid (revoked, or its principal \
+             removed). Log in with another key.",
+        ),
+        _ => None,
+    }
+}
+
+async fn login_page(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let q = parse_query(query.as_deref());
+    let next = q.get("next").and_then(|n| safe_next(n));
+    if console.viewer(&headers, None).await.is_ok() {
+        return redirect(next.unwrap_or("/ui/queues"));
+    }
+    let notice = ended_notice(q.get("ended").map(String::as_str));
+    login_form(&console, &headers, StatusCode::OK, None, notice, next)
+}
+
+/// The login page with a login token in its form and in a cookie, and the
+/// page to go to once logged in.
 fn login_form(
     console: &Console,
     headers: &HeaderMap,
     status: StatusCode,
     error: Option<&str>,
+    notice: Option<&str>,
+    next: Option<&str>,
 ) -> Response {
     let token = cookie_value(headers, LOGIN_COOKIE)
         .filter(|t| t.len() == 64)
         .unwrap_or_else(session::random_token);
-    let mut r = html(status, pages::login(error, &token));
+    let mut r = html(status, pages::login(error, notice, &token, next));
     set_cookie(
         &mut r,
         cookie(
@@ -387,12 +450,15 @@ async fn login(
             Some(&format!(
                 "Too many login attempts from this address; try again in {secs} s."
             )),
+            None,
+            None,
         );
         r.headers_mut()
             .insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
         return r;
     }
     let form = parse_form(&body);
+    let next = form.get("next").and_then(|n| safe_next(n));
     let expected = cookie_value(&headers, LOGIN_COOKIE).unwrap_or_default();
     let sent = form.get("login").map(String::as_str).unwrap_or("");
     let token_ok = !expected.is_empty()
@@ -406,6 +472,8 @@ async fn login(
             &headers,
             StatusCode::FORBIDDEN,
             Some("This login form has expired or did not come from this page; log in again."),
+            None,
+            next,
         );
     }
     let key = form.get("key").map(|k| k.trim()).unwrap_or("");
@@ -415,6 +483,8 @@ async fn login(
             &headers,
             StatusCode::BAD_REQUEST,
             Some("Enter an API key."),
+            None,
+            next,
         );
     }
     // Any key may list queues (reader and up): the API itself verifies it.
@@ -428,11 +498,13 @@ async fn login(
             &headers,
             answer.status,
             Some(&answer.problem_text()),
+            None,
+            next,
         );
     }
     let session = console.sessions.open(key.to_string());
     let idle = console.app.options.console.session_idle.as_secs();
-    let mut r = redirect("/ui/queues");
+    let mut r = redirect(next.unwrap_or("/ui/queues"));
     set_cookie(
         &mut r,
         cookie(&console, &headers, (COOKIE, "/ui"), &session.id, Some(idle)),
@@ -451,12 +523,16 @@ async fn logout(State(console): State<Arc<Console>>, headers: HeaderMap, body: B
         Err(why) => return refused(why),
     };
     console.sessions.close(&session.id);
-    let mut r = redirect("/ui/login");
+    let mut r = redirect("/ui/login?ended=logout");
     set_cookie(
         &mut r,
         cookie(&console, &headers, (COOKIE, "/ui"), "", None),
     );
     r
+}
+
+async fn unknown_page(viewer: Viewer) -> Response {
+    html(StatusCode::NOT_FOUND, pages::not_found(&viewer))
 }
 
 async fn queues_page(

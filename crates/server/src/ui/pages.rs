@@ -201,7 +201,7 @@ fn ui_path(segments: &[&str]) -> String {
     format!("/ui{}", &crate::api::location(segments)[3..])
 }
 
-pub fn login(error: Option<&str>, token: &str) -> Markup {
+pub fn login(error: Option<&str>, notice: Option<&str>, token: &str, next: Option<&str>) -> Markup {
     layout(
         "Log in",
         None,
@@ -210,13 +210,31 @@ pub fn login(error: Option<&str>, token: &str) -> Markup {
             section.login {
                 h1 { "Log in" }
                 p { "Paste an API key. The console acts with that key's role: a reader sees, a writer also runs and cancels tasks and jobs, an admin also manages queues and access." }
+                @if let Some(n) = notice { p.notice role="status" { (n) } }
                 @if let Some(e) = error { p.problem role="alert" { (e) } }
                 form method="post" action="/ui/login" {
                     input type="hidden" name="login" value=(token);
+                    @if let Some(next) = next { input type="hidden" name="next" value=(next); }
                     label for="key" { "API key" }
                     input #key type="password" name="key" autocomplete="current-password" required autofocus;
                     button.primary type="submit" { "Log in" }
                 }
+            }
+        },
+    )
+}
+
+/// A console address that names no page, inside the console's frame.
+pub fn not_found(viewer: &Viewer) -> Markup {
+    layout(
+        "Not found",
+        Some(viewer),
+        "",
+        html! {
+            section {
+                h1 { "Not found" }
+                p.problem role="alert" { "No page of the console has this address." }
+                p { a href="/ui/queues" { "Back to the queues" } }
             }
         },
     )
