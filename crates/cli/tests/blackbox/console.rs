@@ -988,6 +988,82 @@ async fn deep_links_unknown_pages_and_ended_sessions_are_told(backend: Backend) 
     b.close().await;
 }
 
+/// Every time says its zone: lists count from now (the exact UTC time on
+/// hover), the oldest due task shows how long it has waited, a job's
+/// instants are in its own zone beside UTC, and a paused job's are marked
+/// as the runs it would make once resumed.
+async fn times_say_their_zone_and_a_paused_jobs_runs_wait_for_resume(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    server.create_paused_queue("held").await;
+    server
+        .create_task(
+            "held",
+            json!({"task_id": "t1", "target": {"url": target.url("/ok")}}),
+        )
+        .await;
+    crate::harness::jobs::create_job(
+        &server,
+        json!({"name": "nightly", "schedule": "0 2 * * *",
+               "time_zone": "Europe/Berlin", "target": {"url": target.url("/ok")}}),
+    )
+    .await;
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-times", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+
+    b.goto(&format!("{base}/ui/queues/held")).await;
+    let waited = b.text("section.stats .stat:has(time) .n").await;
+    let unit = waited.split(' ').nth(1).unwrap_or("");
+    assert!(
+        waited.split(' ').next().unwrap().parse::<u64>().is_ok() && ["s", "min"].contains(&unit),
+        "the oldest due task's wait, as an age: {waited:?}"
+    );
+    let created = b.find("table.tasks tbody td:nth-child(6) time").await;
+    assert!(created.text().await.unwrap().ends_with(" ago"));
+    let exact = created.attr("title").await.unwrap().unwrap_or_default();
+    assert!(exact.ends_with(" UTC"), "{exact}");
+    b.click_to("a.task-link", "/ui/queues/held/tasks/t1").await;
+    for t in b
+        .client
+        .find_all(Locator::Css("dl.fields time"))
+        .await
+        .unwrap()
+    {
+        let shown = t.text().await.unwrap();
+        assert!(
+            shown.ends_with(" UTC"),
+            "a time without its zone: {shown:?}"
+        );
+    }
+
+    b.goto(&format!("{base}/ui/jobs")).await;
+    let next = b.text("table.jobs tbody td:nth-child(4)").await;
+    assert!(next.starts_with("in "), "{next}");
+    assert!(
+        next.contains("02:00 CET") || next.contains("02:00 CEST"),
+        "{next}"
+    );
+    b.goto(&format!("{base}/ui/jobs/nightly")).await;
+    let first = b.text("ol.preview li").await;
+    assert!(
+        first.contains("02:00:00 CET · ") && first.contains("01:00:00 UTC")
+            || first.contains("02:00:00 CEST · ") && first.contains("00:00:00 UTC"),
+        "in the job's zone beside UTC: {first}"
+    );
+    assert_eq!(b.text("div.split h2").await, "Next instants");
+
+    server.post_empty("/v1/jobs/nightly/pause").await.ok(200);
+    b.goto(&format!("{base}/ui/jobs")).await;
+    let next = b.text("table.jobs tbody td:nth-child(4)").await;
+    assert!(next.starts_with("when resumed"), "{next}");
+    b.goto(&format!("{base}/ui/jobs/nightly")).await;
+    assert_eq!(b.text("div.split h2").await, "Next instants, when resumed");
+    assert_eq!(b.count("ol.preview.paused li").await, 5);
+    b.shot("job-paused").await;
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -999,4 +1075,5 @@ idem_testkit::store_tests!(
     pages_of_what_cannot_exist_answer_with_the_apis_status,
     bulk_actions_act_on_the_filter_and_name_their_count,
     deep_links_unknown_pages_and_ended_sessions_are_told,
+    times_say_their_zone_and_a_paused_jobs_runs_wait_for_resume,
 );

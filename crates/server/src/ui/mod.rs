@@ -111,6 +111,8 @@ pub struct Viewer {
     pub session: Session,
     pub caller: Caller,
     pub flash: Option<Flash>,
+    /// When the page is made: what relative times count from.
+    pub now: jiff::Timestamp,
 }
 
 /// Every page is for a signed-in viewer: without one, the answer is the way
@@ -246,10 +248,11 @@ impl Console {
     ) -> Result<Viewer, Response> {
         let to_login = |ended: Option<&str>| {
             let mut query = form_urlencoded::Serializer::new(String::new());
-            if let Some(next) = from.and_then(|u| u.path_and_query()).map(|p| p.as_str()) {
-                if safe_next(next).is_some() {
-                    query.append_pair("next", next);
-                }
+            if let Some(next) = from
+                .and_then(|u| u.path_and_query())
+                .and_then(|p| safe_next(p.as_str()))
+            {
+                query.append_pair("next", next);
             }
             if let Some(ended) = ended {
                 query.append_pair("ended", ended);
@@ -272,6 +275,7 @@ impl Console {
                 session,
                 caller,
                 flash,
+                now: self.app.clock.now(),
             }),
             Err(_) => {
                 self.sessions.close(&id);
@@ -951,5 +955,24 @@ mod tests {
             HeaderValue::from_static("a=1; idem_console=abc; b=2"),
         );
         assert_eq!(session_id(&h).as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn a_login_leads_only_to_a_console_page() {
+        assert_eq!(
+            safe_next("/ui/queues/q?state=failed"),
+            Some("/ui/queues/q?state=failed")
+        );
+        for away in [
+            "//evil.example/ui/",
+            "/ui//evil.example",
+            "/ui/\\evil.example",
+            "https://evil.example/ui/x",
+            "/v1/queues",
+            "/ui/login?next=/ui/x",
+            "/ui/queues\nx",
+        ] {
+            assert_eq!(safe_next(away), None, "{away}");
+        }
     }
 }

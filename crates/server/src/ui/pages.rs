@@ -111,16 +111,59 @@ fn queue_state(s: &str) -> Markup {
 }
 
 /// An instant as `2026-11-30 17:05:03` (UTC), the full value in its title.
+/// An instant as the API gives it, shown in UTC and saying so.
 fn when(v: &Value) -> Markup {
     match v.as_str() {
-        Some(s) => {
-            let short = s
-                .parse::<jiff::Timestamp>()
-                .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
-                .unwrap_or_else(|_| s.to_string());
-            html! { time datetime=(s) title=(s) { (short) } }
-        }
+        Some(s) => html! { time datetime=(s) title=(s) { (utc(s)) } },
         None => html! { span.none { "—" } },
+    }
+}
+
+/// `2026-12-05 14:03:07 UTC`, or the text as it came if it is no instant.
+fn utc(s: &str) -> String {
+    s.parse::<jiff::Timestamp>()
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|_| s.to_string())
+}
+
+/// How long from `from` to `to`, in its largest whole unit: `45 s`,
+/// `3 min`, `2 h`, `4 d`.
+fn span_between(from: jiff::Timestamp, to: jiff::Timestamp) -> String {
+    let s = to.duration_since(from).as_secs().unsigned_abs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86400 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86400),
+    }
+}
+
+/// An instant of a list, relative to now (`3 min ago`, `in 2 h`), the
+/// exact time in UTC on hover.
+fn ago(v: &Value, now: jiff::Timestamp) -> Markup {
+    let Some(s) = v.as_str() else {
+        return html! { span.none { "—" } };
+    };
+    let Ok(t) = s.parse::<jiff::Timestamp>() else {
+        return html! { (s) };
+    };
+    let said = if t <= now {
+        format!("{} ago", span_between(t, now))
+    } else {
+        format!("in {}", span_between(now, t))
+    };
+    html! { time datetime=(s) title=(utc(s)) { (said) } }
+}
+
+/// How long the oldest due task has waited (`4 min`), its due time in UTC
+/// on hover.
+fn waited(v: &Value, now: jiff::Timestamp) -> Markup {
+    let Some(s) = v.as_str() else {
+        return html! { span.none { "—" } };
+    };
+    match s.parse::<jiff::Timestamp>() {
+        Ok(t) => html! { time datetime=(s) title=(utc(s)) { (span_between(t.min(now), now)) } },
+        Err(_) => html! { (s) },
     }
 }
 
@@ -291,7 +334,7 @@ pub fn queues(viewer: &Viewer, answer: &Answer) -> Markup {
                                     td.num.wide { (text(&stats["tasks"]["running"])) }
                                     td.num { (text(&stats["tasks"]["failed"])) }
                                     td.num.wide { (text(&q["rate_limits"]["max_dispatches_per_second"])) }
-                                    td.wide { (when(&stats["oldest_due_time"])) }
+                                    td.wide { (waited(&stats["oldest_due_time"], viewer.now)) }
                                 }
                             }
                         }
@@ -413,7 +456,7 @@ pub fn queue(
                         }
                         div.stat { span.n { (text(&stats["in_flight"])) } span.l { "in flight" } }
                         div.stat { span.n { (text(&stats["dispatched_last_minute"])) } span.l { "dispatched last minute" } }
-                        div.stat { span.n { (when(&stats["oldest_due_time"])) } span.l { "oldest due" } }
+                        div.stat { span.n { (waited(&stats["oldest_due_time"], viewer.now)) } span.l { "oldest due waited" } }
                         div.stat { span.n { (text(&stats["groups_with_due"])) } span.l { "groups with due tasks" } }
                     }
                 }
@@ -492,8 +535,8 @@ pub fn queue(
                                     td { (state(t["state"].as_str().unwrap_or("?"))) }
                                     td.num { (text(&t["attempt_count"])) }
                                     td.num { (text(&t["last_attempt"]["status_code"])) }
-                                    td.wide { (when(&t["schedule_time"])) }
-                                    td.wide { (when(&t["created_at"])) }
+                                    td.wide { (ago(&t["schedule_time"], viewer.now)) }
+                                    td.wide { (ago(&t["created_at"], viewer.now)) }
                                 }
                             }
                         }
@@ -590,7 +633,7 @@ pub fn jobs(viewer: &Viewer, answer: &Answer) -> Markup {
                                     td { a.job-link href=(ui_path(&["jobs", name])) { (name) } }
                                     td { code { (text(&j["schedule"])) } " " span.tz { (text(&j["time_zone"])) } }
                                     td { (state(j["state"].as_str().unwrap_or("?"))) }
-                                    td { (when(&j["next_run_time"])) }
+                                    td { (next_run(j, viewer.now)) }
                                     td { @if let Some(s) = j["last_run"]["state"].as_str() { (state(s)) } @else { span.none { "—" } } }
                                 }
                             }
@@ -604,6 +647,35 @@ pub fn jobs(viewer: &Viewer, answer: &Answer) -> Markup {
             }
         },
     )
+}
+
+/// A job's next run in its list: relative, then in the job's zone; a
+/// paused job's marked as the run it would make once resumed.
+fn next_run(j: &Value, now: jiff::Timestamp) -> Markup {
+    let zone = j["time_zone"].as_str().unwrap_or("UTC");
+    let paused = j["state"] == "paused";
+    if j["next_run_time"].is_null() {
+        return match paused {
+            true => html! { span.paused { "when resumed" } },
+            false => html! { span.none { "—" } },
+        };
+    }
+    html! {
+        @if paused { span.paused { "when resumed: " } }
+        (ago(&j["next_run_time"], now))
+        span.tz { " · " (in_zone_short(&j["next_run_time"], zone)) }
+    }
+}
+
+/// `02:00 CET`, or with its date when not today in the zone.
+fn in_zone_short(v: &Value, zone: &str) -> String {
+    let Some(s) = v.as_str() else {
+        return "—".into();
+    };
+    match (s.parse::<jiff::Timestamp>(), jiff::tz::TimeZone::get(zone)) {
+        (Ok(t), Ok(tz)) => t.to_zoned(tz).strftime("%Y-%m-%d %H:%M %Z").to_string(),
+        _ => s.to_string(),
+    }
 }
 
 /// An instant in `zone`, as a person there reads it.
@@ -623,6 +695,7 @@ fn in_zone(v: &Value, zone: &str) -> String {
 pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answer) -> Markup {
     let base = ui_path(&["jobs", name]);
     let zone = j["time_zone"].as_str().unwrap_or("UTC");
+    let paused = j["state"] == "paused";
     layout(
         name,
         Some(viewer),
@@ -645,13 +718,21 @@ pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answ
             }
             div.split {
                 section {
-                    h2 { "Next instants" }
-                    p.hint { code { (text(&j["schedule"])) } " in " (zone) }
+                    @if paused {
+                        h2 { "Next instants, when resumed" }
+                        p.hint.paused { "The job is paused: none of these runs until it is resumed." }
+                    } @else {
+                        h2 { "Next instants" }
+                    }
+                    p.hint { code { (text(&j["schedule"])) } " in " (zone) ", beside UTC" }
                     @if !preview.ok() { (problem(preview)) }
                     @else {
-                        ol.preview {
+                        ol.preview.paused[paused] {
                             @for t in preview.body["times"].as_array().into_iter().flatten() {
-                                li { time datetime=(text(t)) title=(text(t)) { (in_zone(t, zone)) } }
+                                li {
+                                    time datetime=(text(t)) title=(utc(&text(t))) { (in_zone(t, zone)) }
+                                    span.tz { " · " (utc(&text(t))) }
+                                }
                             }
                         }
                     }
