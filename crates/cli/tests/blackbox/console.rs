@@ -446,9 +446,15 @@ async fn a_reader_sees_everything_and_no_acting_button(backend: Backend) {
         .await;
     assert!(b.text("table.attempts td.error").await.contains("503"));
     b.goto(&format!("{base}/ui/access")).await;
-    assert!(
-        b.text(".problem").await.contains("PERMISSION_DENIED"),
-        "the access page shows the API's refusal to a reader"
+    assert_eq!(
+        b.text(".problem").await,
+        "This page is for admins; this session's key is a reader's."
+    );
+    assert_eq!(b.count(".problem").await, 1, "said once");
+    assert_eq!(
+        b.count("header nav a[href='/ui/access']").await,
+        0,
+        "no Access tab for a reader"
     );
 
     // A queue's groups: its limit, and each group's running, due and
@@ -1064,6 +1070,83 @@ async fn times_say_their_zone_and_a_paused_jobs_runs_wait_for_resume(backend: Ba
     b.close().await;
 }
 
+/// An admin manages access in the console: creates a principal and a key
+/// for it (shown once, with a button to copy it), sees which key is this
+/// session's, and finishes a rotation by deleting the older secret.
+async fn an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation(backend: Backend) {
+    let server = Server::start(backend).await;
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-access", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+    b.click_to("header nav a[href='/ui/access']", "/ui/access")
+        .await;
+    assert_eq!(
+        b.count("table.keys tr.own").await,
+        1,
+        "this session's key is marked"
+    );
+    assert!(b.text("tr.own td.id").await.contains("this session's key"));
+
+    b.find("form.create input[name=name]")
+        .await
+        .send_keys("billing-worker")
+        .await
+        .expect("type a name");
+    b.click("form.create button[type=submit]").await;
+    b.appears(".flash").await;
+    assert!(b.text(".flash").await.contains("Principal created"));
+    let principals = server.get("/v1/principals").await;
+    let created = principals.ok(200).json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "billing-worker")
+        .cloned()
+        .expect("the principal");
+    assert_eq!(created["role"], "writer");
+
+    b.click("section.principal:has(h3) form[action='/ui/principals/billing-worker/keys'] button")
+        .await;
+    b.appears("#new-secret").await;
+    let key = b.text("#new-secret").await;
+    assert!(
+        b.find("button[data-copy=new-secret]")
+            .await
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    let with_key = reqwest::Client::new()
+        .get(format!("{base}/v1/queues"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_key.status().as_u16(), 200, "the new key works");
+    b.shot("access-new-key").await;
+    b.goto(&format!("{base}/ui/access")).await;
+    assert_eq!(b.count("#new-secret").await, 0, "shown once");
+
+    b.click("button[data-action=rotate]").await;
+    b.appears(".flash").await;
+    assert_eq!(b.count("table.secrets tbody tr").await, 2);
+    assert_eq!(
+        b.count("table.secrets tbody tr:first-child button[data-action=delete-secret]")
+            .await,
+        0,
+        "the newest secret cannot be deleted here"
+    );
+    b.click("table.secrets tbody tr:nth-child(2) button[data-action=delete-secret]")
+        .await;
+    b.client.accept_alert().await.expect("confirm the delete");
+    b.appears(".flash").await;
+    assert!(b.text(".flash").await.contains("Signing secret deleted"));
+    assert_eq!(b.count("table.secrets tbody tr").await, 1);
+    let secrets = server.get("/v1/signing-secrets").await;
+    assert_eq!(secrets.ok(200).json["secrets"].as_array().unwrap().len(), 1);
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -1076,4 +1159,5 @@ idem_testkit::store_tests!(
     bulk_actions_act_on_the_filter_and_name_their_count,
     deep_links_unknown_pages_and_ended_sessions_are_told,
     times_say_their_zone_and_a_paused_jobs_runs_wait_for_resume,
+    an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation,
 );

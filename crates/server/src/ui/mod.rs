@@ -97,8 +97,11 @@ pub fn router(app: Arc<App>, api: Router) -> Router {
         .route("/ui/jobs/{job}", get(job_page))
         .route("/ui/jobs/{job}/{action}", post(job_action))
         .route("/ui/access", get(access_page))
+        .route("/ui/principals", post(create_principal))
+        .route("/ui/principals/{name}/keys", post(create_key))
         .route("/ui/principals/{name}/keys/{id}/revoke", post(revoke_key))
         .route("/ui/signing-secrets/rotate", post(rotate_secret))
+        .route("/ui/signing-secrets/{id}/delete", post(delete_secret))
         // Any other console address is a page that does not exist, told in
         // the console's frame rather than by the API's JSON.
         .route("/ui/{*rest}", get(unknown_page))
@@ -313,9 +316,26 @@ impl Console {
         headers: &HeaderMap,
         body: &Bytes,
         method: Method,
-        (api_path, api_body): (String, Option<serde_json::Value>),
+        call: (String, Option<serde_json::Value>),
         back: &str,
         done: &str,
+    ) -> Response {
+        self.act_with(headers, body, method, call, back, |answer| {
+            outcome(answer, done)
+        })
+        .await
+    }
+
+    /// [`Console::act`], the page's message made by `flash` from the
+    /// API's answer.
+    async fn act_with(
+        &self,
+        headers: &HeaderMap,
+        body: &Bytes,
+        method: Method,
+        (api_path, api_body): (String, Option<serde_json::Value>),
+        back: &str,
+        flash: impl FnOnce(&Answer) -> Flash,
     ) -> Response {
         let form = parse_form(body);
         let session = match self.acting_session(headers, &form) {
@@ -330,7 +350,7 @@ impl Console {
             .api
             .call(&session.key, method, &api_path, api_body, key)
             .await;
-        self.sessions.flash(&session.id, outcome(&answer, done));
+        self.sessions.flash(&session.id, flash(&answer));
         redirect(back)
     }
 }
@@ -348,11 +368,16 @@ fn outcome(answer: &Answer, done: &str) -> Flash {
         if let Some(n) = answer.body["redriven"].as_u64() {
             text.push_str(&format!(" Tasks redriven: {n}."));
         }
-        Flash { ok: true, text }
+        Flash {
+            ok: true,
+            text,
+            secret: None,
+        }
     } else {
         Flash {
             ok: false,
             text: answer.problem_text(),
+            secret: None,
         }
     }
 }
@@ -871,6 +896,10 @@ async fn job_action(
 }
 
 async fn access_page(State(console): State<Arc<Console>>, viewer: Viewer) -> Response {
+    // What it shows and does is an admin's: anyone else is told once.
+    if !viewer.can(Role::Admin) {
+        return html(StatusCode::FORBIDDEN, pages::admins_only(&viewer, "Access"));
+    }
     let key = &viewer.session.key;
     let (principals, secrets) = tokio::join!(
         console
@@ -915,6 +944,80 @@ async fn revoke_key(
             (path(&["principals", &name, "keys", &id], &[]), None),
             "/ui/access",
             "Key revoked.",
+        )
+        .await
+}
+
+async fn create_principal(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = parse_form(&body);
+    let field = |f: &str| {
+        form.get(f)
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let principal = serde_json::json!({
+        "name": field("name"),
+        "kind": field("kind"),
+        "role": field("role"),
+    });
+    console
+        .act(
+            &headers,
+            &body,
+            Method::POST,
+            (path(&["principals"], &[]), Some(principal)),
+            "/ui/access",
+            "Principal created; give it a key.",
+        )
+        .await
+}
+
+/// A new key, shown in the next page's message only: the API never shows
+/// it again.
+async fn create_key(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let for_whom = name.clone();
+    console
+        .act_with(
+            &headers,
+            &body,
+            Method::POST,
+            (path(&["principals", &name, "keys"], &[]), None),
+            "/ui/access",
+            move |answer| match answer.body["key"].as_str() {
+                Some(key) if answer.ok() => Flash {
+                    ok: true,
+                    text: format!("A key for {for_whom}. Copy it now: it is not shown again."),
+                    secret: Some(key.to_string()),
+                },
+                _ => outcome(answer, ""),
+            },
+        )
+        .await
+}
+
+async fn delete_secret(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    console
+        .act(
+            &headers,
+            &body,
+            Method::DELETE,
+            (path(&["signing-secrets", &id], &[]), None),
+            "/ui/access",
+            "Signing secret deleted.",
         )
         .await
 }

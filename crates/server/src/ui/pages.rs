@@ -41,7 +41,9 @@ fn layout(title: &str, viewer: Option<&Viewer>, active: &str, body: Markup) -> M
                         nav {
                             a href="/ui/queues" aria-current=[(active == "queues").then_some("page")] { "Queues" }
                             a href="/ui/jobs" aria-current=[(active == "jobs").then_some("page")] { "Jobs" }
-                            a href="/ui/access" aria-current=[(active == "access").then_some("page")] { "Access" }
+                            @if v.can(Role::Admin) {
+                                a href="/ui/access" aria-current=[(active == "access").then_some("page")] { "Access" }
+                            }
                         }
                         div.who {
                             span.principal title="principal and role" {
@@ -56,7 +58,15 @@ fn layout(title: &str, viewer: Option<&Viewer>, active: &str, body: Markup) -> M
                 }
                 main {
                     @if let Some(f) = viewer.and_then(|v| v.flash.as_ref()) {
-                        p.flash.ok[f.ok].bad[!f.ok] role="status" { (f.text) }
+                        div.flash.ok[f.ok].bad[!f.ok] role="status" {
+                            (f.text)
+                            @if let Some(secret) = &f.secret {
+                                div.secret {
+                                    code #new-secret { (secret) }
+                                    button.copy type="button" data-copy="new-secret" hidden { "Copy" }
+                                }
+                            }
+                        }
                     }
                     (body)
                 }
@@ -261,6 +271,24 @@ pub fn login(error: Option<&str>, notice: Option<&str>, token: &str, next: Optio
                     label for="key" { "API key" }
                     input #key type="password" name="key" autocomplete="current-password" required autofocus;
                     button.primary type="submit" { "Log in" }
+                }
+            }
+        },
+    )
+}
+
+/// A page for admins, to anyone else: one line saying so.
+pub fn admins_only(viewer: &Viewer, title: &str) -> Markup {
+    layout(
+        title,
+        Some(viewer),
+        "",
+        html! {
+            section {
+                h1 { (title) }
+                p.problem role="alert" {
+                    "This page is for admins; this session's key is a "
+                    (viewer.caller.role.as_str()) "'s."
                 }
             }
         },
@@ -795,12 +823,23 @@ pub fn access(
         html! {
             h1 { "Access" }
             h2 { "Principals and keys" }
+            form.create method="post" action="/ui/principals" {
+                input type="hidden" name="csrf" value=(viewer.session.csrf);
+                input type="hidden" name="idem" value=(random_token());
+                label { "Name" input type="text" name="name" required placeholder="billing-worker"; }
+                label { "Kind" select name="kind" { option value="service" { "service" } option value="person" { "person" } } }
+                label { "Role" select name="role" { option value="reader" { "reader" } option value="writer" selected { "writer" } option value="admin" { "admin" } } }
+                button type="submit" data-action="create-principal" { "Create principal" }
+            }
             @if !principals.ok() { (problem(principals)) }
             @else {
                 @for p in principals.body["items"].as_array().into_iter().flatten() {
                     @let name = p["name"].as_str().unwrap_or("");
                     section.principal {
-                        h3 { (name) " " span.tag { (text(&p["kind"])) } " " span.tag.role { (text(&p["role"])) } }
+                        div.title {
+                            h3 { (name) " " span.tag { (text(&p["kind"])) } " " span.tag.role { (text(&p["role"])) } }
+                            div.actions { (action(viewer, &ui_path(&["principals", name, "keys"]), "new-key", "New key", None)) }
+                        }
                         @if let Some((_, k)) = keys.iter().find(|(n, _)| n == name) {
                             @if !k.ok() { (problem(k)) }
                             @else {
@@ -811,8 +850,11 @@ pub fn access(
                                         tbody {
                                             @for key in k.body["items"].as_array().into_iter().flatten() {
                                                 @let id = key["id"].as_str().unwrap_or("");
-                                                tr {
-                                                    td.id { code { (id) } }
+                                                tr.own[id == viewer.caller.key_id] {
+                                                    td.id {
+                                                        code { (id) }
+                                                        @if id == viewer.caller.key_id { " " span.tag.own { "this session's key" } }
+                                                    }
                                                     td { (when(&key["created_at"])) }
                                                     td { (when(&key["last_used_at"])) }
                                                     td { @if admin {
@@ -839,14 +881,22 @@ pub fn access(
             @else {
                 div.scroll {
                     table.list.secrets {
-                        colgroup { col.w-id; col.w-name; col.w-time; }
-                        thead { tr { th { "ID" } th { "Secret" } th { "Created" } } }
+                        colgroup { col.w-id; col.w-name; col.w-time; col.w-state; }
+                        thead { tr { th { "ID" } th { "Secret" } th { "Created" } th { "" } } }
                         tbody {
-                            @for s in secrets.body["secrets"].as_array().into_iter().flatten() {
+                            // Newest first: every one but the newest may go,
+                            // which is how a rotation is finished.
+                            @for (i, s) in secrets.body["secrets"].as_array().into_iter().flatten().enumerate() {
+                                @let id = s["id"].as_str().unwrap_or("");
                                 tr {
-                                    td.id { code { (text(&s["id"])) } }
+                                    td.id { code { (id) } }
                                     td { code { (masked(s["secret"].as_str().unwrap_or(""))) } }
                                     td { (when(&s["created_at"])) }
+                                    td { @if i > 0 {
+                                        (action(viewer, &format!("{}/delete", ui_path(&["signing-secrets", id])),
+                                            "delete-secret", "Delete",
+                                            Some("Delete this signing secret? A receiver that verifies with it alone rejects the next deliveries.")))
+                                    } }
                                 }
                             }
                         }

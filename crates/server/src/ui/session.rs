@@ -24,6 +24,8 @@ pub const SESSIONS_PER_KEY: usize = 16;
 pub struct Flash {
     pub ok: bool,
     pub text: String,
+    /// A value shown once with the text, to copy (a new API key).
+    pub secret: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -267,6 +269,7 @@ mod tests {
             Flash {
                 ok: true,
                 text: "done".into(),
+                secret: None,
             },
         );
         assert_eq!(sessions.touch(&s.id).unwrap().1.unwrap().text, "done");
