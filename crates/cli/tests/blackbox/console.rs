@@ -1147,6 +1147,125 @@ async fn an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation(backen
     b.close().await;
 }
 
+/// A task's page puts its attempts first and its payload in full
+/// (indented, folded when long, copyable); its error banner follows its
+/// state; and a page left open refreshes itself once asked to.
+async fn a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    server
+        .create_queue_with(json!({"name": "live", "retry_config": {"max_attempts": 1}}))
+        .await;
+    let lines: Vec<Value> = (0..400)
+        .map(|i| json!({"line": i, "sku": format!("SKU-{i:05}"), "qty": 1}))
+        .collect();
+    let body = json!({"order": "o-1", "lines": lines}).to_string();
+    assert!(body.len() > 15_000);
+    server
+        .create_task(
+            "live",
+            json!({"task_id": "big", "target": {"url": target.url("/fail/1/503"), "body": body}}),
+        )
+        .await;
+    wait_state(&server, "live", "big", "failed", Duration::from_secs(15)).await;
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-task", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+
+    b.goto(&format!("{base}/ui/queues/live/tasks/big")).await;
+    assert!(b.text(".last-error").await.contains("503"));
+    // Attempts come before the payload, which is indented and folded.
+    let order: Vec<String> = {
+        let mut names = Vec::new();
+        for e in b
+            .client
+            .find_all(Locator::Css("main h2, main details.json summary"))
+            .await
+            .unwrap()
+        {
+            names.push(e.text().await.unwrap());
+        }
+        names
+    };
+    assert!(order[0].starts_with("Attempts"), "{order:?}");
+    let folded = b.find("details.json:has(#text-target-body)").await;
+    assert_eq!(
+        folded.attr("open").await.unwrap(),
+        None,
+        "a long body is folded"
+    );
+    assert!(
+        b.text("details.json:has(#text-target-body) summary")
+            .await
+            .contains("KiB, folded")
+    );
+    b.click("details.json:has(#text-target-body) summary").await;
+    let shown = b.text("#text-target-body").await;
+    assert!(
+        shown.contains("\n  \"lines\": [\n"),
+        "indented: {}",
+        &shown[..80]
+    );
+    assert!(shown.contains("SKU-00399"), "in full");
+    assert!(
+        b.find("button[data-copy=text-target-body]")
+            .await
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    b.shot("task-payload").await;
+
+    // Redriven, it is no longer failed, and the banner goes.
+    b.click("button[data-action=redrive]").await;
+    b.appears(".flash").await;
+    assert_eq!(
+        b.count(".last-error").await,
+        0,
+        "a redriven task is not failed"
+    );
+
+    // Auto-refresh: the queue's page shows a task created after it loaded.
+    b.goto(&format!("{base}/ui/queues/live")).await;
+    assert!(
+        b.find("header .refresh")
+            .await
+            .is_displayed()
+            .await
+            .unwrap()
+    );
+    b.find("#refresh-every")
+        .await
+        .select_by_value("2")
+        .await
+        .expect("choose 2 s");
+    b.click("#auto-refresh").await;
+    server
+        .create_task(
+            "live",
+            json!({"task_id": "late", "target": {"url": target.url("/ok")}}),
+        )
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while b.count("a.task-link[href$='/late']").await == 0 {
+        assert!(Instant::now() < deadline, "the page did not refresh itself");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The choice is remembered on the next page, and can be undone.
+    b.goto(&format!("{base}/ui/jobs")).await;
+    assert!(
+        b.find("#auto-refresh")
+            .await
+            .prop("checked")
+            .await
+            .unwrap()
+            .as_deref()
+            == Some("true")
+    );
+    b.click("#auto-refresh").await;
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -1160,4 +1279,5 @@ idem_testkit::store_tests!(
     deep_links_unknown_pages_and_ended_sessions_are_told,
     times_say_their_zone_and_a_paused_jobs_runs_wait_for_resume,
     an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation,
+    a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself,
 );

@@ -45,6 +45,16 @@ fn layout(title: &str, viewer: Option<&Viewer>, active: &str, body: Markup) -> M
                                 a href="/ui/access" aria-current=[(active == "access").then_some("page")] { "Access" }
                             }
                         }
+                        // Shown by the script, which alone can act on it.
+                        div.refresh hidden {
+                            label { input #auto-refresh type="checkbox"; " Auto-refresh" }
+                            " every "
+                            select #refresh-every aria-label="seconds between refreshes" {
+                                @for s in [2, 5, 10, 30, 60] {
+                                    option value=(s) selected[s == 10] { (s) " s" }
+                                }
+                            }
+                        }
                         div.who {
                             span.principal title="principal and role" {
                                 (v.caller.principal) " · " span.role { (v.caller.role.as_str()) }
@@ -603,12 +613,11 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
                     }
                 }
             }
-            @if let Some(e) = attempt_error(&t["last_attempt"]) {
-                p.last-error { strong { "Last error: " } (e) }
-            }
-            details.config open {
-                summary { "Task" }
-                (fields(t, &["task_id", "state", "last_attempt"]))
+            // The banner follows the state: a task run again is not failed.
+            @if s == "failed" {
+                @if let Some(e) = attempt_error(&t["last_attempt"]) {
+                    p.last-error { strong { "Last error: " } (e) }
+                }
             }
             h2 { "Attempts" }
             @if !attempts.ok() { (problem(attempts)) }
@@ -637,8 +646,65 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
                     p.empty { "No attempt yet." }
                 }
             }
+            @for (field, title) in [("target", "Target"), ("payload", "Payload")] {
+                @if let Some(v) = t.get(field).filter(|v| v.is_object()) {
+                    @let (rest, body) = split_body(v);
+                    @if rest.as_object().is_some_and(|o| !o.is_empty()) {
+                        (text_block(field, title, &pretty(&rest)))
+                    }
+                    @if let Some(body) = body {
+                        (text_block(&format!("{field}-body"), &format!("{title} body"), &body))
+                    }
+                }
+            }
+            details.config open {
+                summary { "Task" }
+                (fields(t, &["task_id", "state", "last_attempt", "target", "payload"]))
+            }
         },
     )
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// A target or payload without its body, and the body as a person reads
+/// it: JSON indented (a `json` value, or a `body` text that parses as
+/// JSON), other text as it is.
+fn split_body(v: &Value) -> (Value, Option<String>) {
+    let mut rest = v.clone();
+    let Some(obj) = rest.as_object_mut() else {
+        return (rest, None);
+    };
+    let body = if let Some(json) = obj.remove("json") {
+        Some(pretty(&json))
+    } else if let Some(Value::String(text)) = obj.remove("body") {
+        Some(match serde_json::from_str::<Value>(&text) {
+            Ok(json) if json.is_object() || json.is_array() => pretty(&json),
+            _ => text,
+        })
+    } else {
+        obj.remove("body_base64").map(|b| text(&b))
+    };
+    (rest, body)
+}
+
+/// A text in full, the page's width, folded when long, with a button (the
+/// script's) that copies it.
+fn text_block(id: &str, title: &str, content: &str) -> Markup {
+    let size = content.len();
+    let source = format!("text-{id}");
+    html! {
+        details.json open[size <= 2048] {
+            summary {
+                (title)
+                @if size > 2048 { span.hint { " (" (size.div_ceil(1024)) " KiB, folded)" } }
+                button.copy type="button" data-copy=(source) hidden { "Copy" }
+            }
+            pre #(source) { (content) }
+        }
+    }
 }
 
 pub fn jobs(viewer: &Viewer, answer: &Answer) -> Markup {
