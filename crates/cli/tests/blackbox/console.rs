@@ -200,6 +200,20 @@ impl Browser {
         }
     }
 
+    /// Waits until `css`'s text is `want` (a page the last click leads to).
+    async fn wait_until_text(&self, css: &str, want: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(e) = self.client.find(Locator::Css(css)).await
+                && e.text().await.is_ok_and(|t| t == want)
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{css} never read {want:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     async fn close(self) {
         self.client.close().await.expect("end the browser session");
     }
@@ -1266,6 +1280,53 @@ async fn a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself(back
     b.close().await;
 }
 
+/// A long list pages back and forth and says where it is and how long it
+/// is ("51–100 of 120"), keeping its filter.
+async fn pages_go_back_and_forth_and_say_their_total(backend: Backend) {
+    let server = Server::start(backend).await;
+    server.create_paused_queue("bulk").await;
+    let tasks: Vec<Value> = (0..120)
+        .map(|i| json!({"task_id": format!("t{i:03}"), "target": {"url": "http://127.0.0.1:9/"}}))
+        .collect();
+    server
+        .post("/v1/queues/bulk/tasks:batch", json!({"tasks": tasks}))
+        .await
+        .ok(200);
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-pages", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+    b.goto(&format!("{base}/ui/queues/bulk?state=queued")).await;
+    let at = async |want: &str, first: &str| {
+        assert_eq!(b.text("nav.pages .range").await, want);
+        assert_eq!(b.text("a.task-link").await, first);
+    };
+    at("1–50 of 120", "t000").await;
+    assert_eq!(b.count("nav.pages a.prev").await, 0);
+    b.click("nav.pages a.next").await;
+    b.appears("nav.pages a.prev").await;
+    at("51–100 of 120", "t050").await;
+    b.click("nav.pages a.next").await;
+    b.wait_until_text("nav.pages .range", "101–120 of 120")
+        .await;
+    at("101–120 of 120", "t100").await;
+    assert_eq!(b.count("nav.pages a.next").await, 0, "the last page");
+    let url = b.client.current_url().await.unwrap();
+    assert!(
+        url.query().unwrap().contains("state=queued"),
+        "the filter is kept"
+    );
+    b.click("nav.pages a.prev").await;
+    b.wait_until_text("nav.pages .range", "51–100 of 120").await;
+    at("51–100 of 120", "t050").await;
+    b.click("nav.pages a.prev").await;
+    b.wait_until_text("nav.pages .range", "1–50 of 120").await;
+    assert_eq!(b.count("nav.pages a.prev").await, 0, "back at the start");
+    // A filter the statistics cannot count: the rows, without a total.
+    b.goto(&format!("{base}/ui/queues/bulk?id_prefix=t1")).await;
+    assert_eq!(b.text("nav.pages .range").await, "1–20", "t100 to t119");
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -1280,4 +1341,5 @@ idem_testkit::store_tests!(
     times_say_their_zone_and_a_paused_jobs_runs_wait_for_resume,
     an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation,
     a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself,
+    pages_go_back_and_forth_and_say_their_total,
 );

@@ -116,6 +116,32 @@ pub struct Viewer {
     pub flash: Option<Flash>,
     /// When the page is made: what relative times count from.
     pub now: jiff::Timestamp,
+    /// Where in its list the page is, from its address.
+    pub paging: Paging,
+}
+
+/// Where in a list a page is: its `page_token`, and the tokens of the
+/// pages before it (`trail`, one parameter each, the first page's empty),
+/// which its Previous link goes back through. The API's tokens only go
+/// forward; the address remembers the way back.
+#[derive(Debug, Clone, Default)]
+pub struct Paging {
+    pub token: String,
+    pub trail: Vec<String>,
+}
+
+impl Paging {
+    fn of(query: Option<&str>) -> Paging {
+        let mut paging = Paging::default();
+        for (k, v) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+            match k.as_ref() {
+                "page_token" => paging.token = v.into_owned(),
+                "trail" => paging.trail.push(v.into_owned()),
+                _ => {}
+            }
+        }
+        paging
+    }
 }
 
 /// Every page is for a signed-in viewer: without one, the answer is the way
@@ -279,6 +305,7 @@ impl Console {
                 caller,
                 flash,
                 now: self.app.clock.now(),
+                paging: Paging::of(from.and_then(|u| u.query())),
             }),
             Err(_) => {
                 self.sessions.close(&id);

@@ -239,22 +239,74 @@ fn problem(answer: &Answer) -> Markup {
     html! { p.problem role="alert" { (answer.problem_text()) } }
 }
 
-fn next_link(base: &str, params: &[(&str, &str)], answer: &Answer) -> Markup {
-    let token = answer.body["next_page_token"].as_str();
-    let mut q = form_urlencoded::Serializer::new(String::new());
-    for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
-        q.append_pair(k, v);
+/// `1,214`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
     }
-    let first = q.finish();
+    out
+}
+
+/// A list's pages: which rows this one holds ("51–100 of 1,214", the
+/// total when it is known), and links to the previous, next and first
+/// pages, each keeping the list's filter (`params`).
+fn pager(
+    base: &str,
+    params: &[(&str, &str)],
+    answer: &Answer,
+    paging: &super::Paging,
+    limit: u64,
+    total: Option<u64>,
+) -> Markup {
+    let link = |token: &str, trail: &[String]| {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
+            q.append_pair(k, v);
+        }
+        if !token.is_empty() {
+            q.append_pair("page_token", token);
+            for t in trail {
+                q.append_pair("trail", t);
+            }
+        }
+        let q = q.finish();
+        if q.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{q}")
+        }
+    };
+    let rows = answer.body["items"].as_array().map_or(0, Vec::len) as u64;
+    // A page reached without its trail (an old link) is somewhere past the
+    // first; only the way forward and back to the start is known.
+    let index =
+        (paging.token.is_empty() || !paging.trail.is_empty()).then_some(paging.trail.len() as u64);
+    let next = answer.body["next_page_token"].as_str();
     html! {
-        nav.pages {
-            a href={ (base) @if !first.is_empty() { "?" (first) } } { "First page" }
-            @if let Some(t) = token {
-                a.next href={
-                    (base) "?"
-                    @if !first.is_empty() { (first) "&" }
-                    "page_token=" (form_urlencoded::byte_serialize(t.as_bytes()).collect::<String>())
-                } { "Next page →" }
+        nav.pages aria-label="pages" {
+            @if let (Some(i), true) = (index, rows > 0) {
+                span.range {
+                    (thousands(i * limit + 1)) "–" (thousands(i * limit + rows))
+                    @if let Some(n) = total { " of " (thousands(n)) }
+                }
+            }
+            @if let Some((back, before)) = paging.trail.split_last() {
+                a.prev href=(link(back, before)) { "← Previous" }
+            } @else if !paging.token.is_empty() {
+                a.prev href=(link("", &[])) { "← Previous" }
+            }
+            @if let Some(t) = next {
+                @let mut trail = paging.trail.clone();
+                @let _ = trail.push(paging.token.clone());
+                a.next href=(link(t, &trail)) { "Next →" }
+            }
+            @if !paging.token.is_empty() {
+                a.first href=(link("", &[])) { "First page" }
             }
         }
     }
@@ -381,7 +433,7 @@ pub fn queues(viewer: &Viewer, answer: &Answer) -> Markup {
                 @if answer.body["items"].as_array().is_some_and(|i| i.is_empty()) {
                     p.empty { "No queues yet. Create one with " code { "idem queue create NAME" } "." }
                 }
-                (next_link("/ui/queues", &[], answer))
+                (pager("/ui/queues", &[], answer, &viewer.paging, 50, None))
             }
         },
     )
@@ -458,6 +510,22 @@ pub fn queue(
     let redrive_label = match matching {
         Some(n) => format!("Redrive {ended} tasks ({n})"),
         None => format!("Redrive {ended} tasks"),
+    };
+    // The list's total, when the statistics hold it: a state's count, or
+    // every state's, and no other filter.
+    let counts = &body["stats"]["tasks"];
+    let listed_total = if ["id_prefix", "created_after", "created_before"]
+        .iter()
+        .any(|f| !get(f).is_empty())
+    {
+        None
+    } else if get("state").is_empty() {
+        STATES
+            .iter()
+            .map(|s| counts[s].as_u64())
+            .sum::<Option<u64>>()
+    } else {
+        counts[get("state")].as_u64()
     };
     let redrive_fields: Vec<(&str, &str)> =
         ["state", "id_prefix", "created_after", "created_before"]
@@ -583,7 +651,7 @@ pub fn queue(
                 @if tasks.body["items"].as_array().is_some_and(|i| i.is_empty()) {
                     p.empty { "No tasks match." }
                 }
-                (next_link(&base, &filter_params, tasks))
+                (pager(&base, &filter_params, tasks, &viewer.paging, 50, listed_total))
             }
         },
     )
@@ -737,7 +805,7 @@ pub fn jobs(viewer: &Viewer, answer: &Answer) -> Markup {
                 @if answer.body["items"].as_array().is_some_and(|i| i.is_empty()) {
                     p.empty { "No cron jobs yet." }
                 }
-                (next_link("/ui/jobs", &[], answer))
+                (pager("/ui/jobs", &[], answer, &viewer.paging, 50, None))
             }
         },
     )
@@ -862,7 +930,7 @@ pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answ
                 @if runs.body["items"].as_array().is_some_and(|i| i.is_empty()) {
                     p.empty { "No runs yet." }
                 }
-                (next_link(&base, &[], runs))
+                (pager(&base, &[], runs, &viewer.paging, 20, None))
             }
         },
     )
