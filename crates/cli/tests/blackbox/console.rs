@@ -1327,6 +1327,53 @@ async fn pages_go_back_and_forth_and_say_their_total(backend: Backend) {
     b.close().await;
 }
 
+/// A task is found by its ID from any page, whichever queue holds it.
+async fn a_task_is_found_by_its_id_from_any_page(backend: Backend) {
+    let server = Server::start(backend).await;
+    for q in ["billing", "reports"] {
+        server.create_paused_queue(q).await;
+    }
+    for (q, id) in [("reports", "inv-9"), ("billing", "dup"), ("reports", "dup")] {
+        server
+            .create_task(
+                q,
+                json!({"task_id": id, "target": {"url": "http://127.0.0.1:9/"}}),
+            )
+            .await;
+    }
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-find", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+    let find = async |id: &str| {
+        let field = b.find("header form.find input[name=task_id]").await;
+        field
+            .send_keys(&format!("{id}\n"))
+            .await
+            .expect("type an ID");
+    };
+
+    b.goto(&format!("{base}/ui/jobs")).await;
+    find("inv-9").await;
+    b.wait_path("/ui/queues/reports/tasks/inv-9").await;
+
+    find("dup").await;
+    b.wait_path("/ui/find").await;
+    assert_eq!(b.count("table.found a.task-link").await, 2, "in two queues");
+    b.click_to(
+        "table.found a.task-link[href='/ui/queues/billing/tasks/dup']",
+        "/ui/queues/billing/tasks/dup",
+    )
+    .await;
+
+    find("nope").await;
+    b.wait_path("/ui/find").await;
+    assert!(b.text("p.empty").await.contains("No queue you can see"));
+    find("bad id!").await;
+    b.appears("p.problem").await;
+    assert!(b.text("p.problem").await.contains("task_id"));
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -1342,4 +1389,5 @@ idem_testkit::store_tests!(
     an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation,
     a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself,
     pages_go_back_and_forth_and_say_their_total,
+    a_task_is_found_by_its_id_from_any_page,
 );

@@ -97,6 +97,7 @@ pub fn router(app: Arc<App>, api: Router) -> Router {
         .route("/ui/jobs/{job}", get(job_page))
         .route("/ui/jobs/{job}/{action}", post(job_action))
         .route("/ui/access", get(access_page))
+        .route("/ui/find", get(find_page))
         .route("/ui/principals", post(create_principal))
         .route("/ui/principals/{name}/keys", post(create_key))
         .route("/ui/principals/{name}/keys/{id}/revoke", post(revoke_key))
@@ -585,6 +586,89 @@ async fn logout(State(console): State<Arc<Console>>, headers: HeaderMap, body: B
         cookie(&console, &headers, (COOKIE, "/ui"), "", None),
     );
     r
+}
+
+/// Most queues a look-up by task ID reads, a page of 100 at a time.
+const FIND_MAX_QUEUES: usize = 1000;
+
+/// A task found by its ID alone, in whichever queue holds it: one read of
+/// the ID in each queue the key may see (the API has no look-up across
+/// queues: a task is named by its queue and ID).
+async fn find_page(
+    State(console): State<Arc<Console>>,
+    viewer: Viewer,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let q = parse_query(query.as_deref());
+    let id = q.get("task_id").map(|v| v.trim()).unwrap_or("");
+    if id.is_empty() {
+        return redirect("/ui/queues");
+    }
+    // An ID no task can have is said at once, as the API would say it.
+    if let Err(e) = idem_core::names::check_task_id("task_id", id) {
+        return html(
+            StatusCode::BAD_REQUEST,
+            pages::found(
+                &viewer,
+                id,
+                &[],
+                Some(&format!("{}: {}", e.field, e.message)),
+            ),
+        );
+    }
+    let key = &viewer.session.key;
+    let mut queues: Vec<String> = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = console
+            .api
+            .get(
+                key,
+                path(&["queues"], &[("limit", "100"), ("page_token", &token)]),
+            )
+            .await;
+        if !page.ok() {
+            return html(
+                page.status,
+                pages::problem_page(&viewer, "Find a task", &page),
+            );
+        }
+        queues.extend(
+            page.body["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|q| q["name"].as_str().map(str::to_string)),
+        );
+        match page.body["next_page_token"].as_str() {
+            Some(next) if queues.len() < FIND_MAX_QUEUES => token = next.to_string(),
+            _ => break,
+        }
+    }
+    let api = &console.api;
+    let reads = queues.iter().map(|queue| async move {
+        let answer = api
+            .get(key, path(&["queues", queue, "tasks", id], &[]))
+            .await;
+        (queue.clone(), answer)
+    });
+    let answers = futures_util::future::join_all(reads).await;
+    let found: Vec<(String, serde_json::Value)> = answers
+        .into_iter()
+        .filter(|(_, a)| a.ok())
+        .map(|(queue, a)| (queue, a.body))
+        .collect();
+    match found.as_slice() {
+        [(queue, _)] => redirect(&pages::task_path(queue, id)),
+        _ => html(
+            if found.is_empty() {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::OK
+            },
+            pages::found(&viewer, id, &found, None),
+        ),
+    }
 }
 
 async fn unknown_page(viewer: Viewer) -> Response {

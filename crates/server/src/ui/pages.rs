@@ -55,6 +55,9 @@ fn layout(title: &str, viewer: Option<&Viewer>, active: &str, body: Markup) -> M
                                 }
                             }
                         }
+                        form.find method="get" action="/ui/find" role="search" {
+                            input type="search" name="task_id" placeholder="Find a task by ID" aria-label="task ID";
+                        }
                         div.who {
                             span.principal title="principal and role" {
                                 (v.caller.principal) " · " span.role { (v.caller.role.as_str()) }
@@ -286,7 +289,11 @@ fn pager(
     // first; only the way forward and back to the start is known.
     let index =
         (paging.token.is_empty() || !paging.trail.is_empty()).then_some(paging.trail.len() as u64);
-    let next = answer.body["next_page_token"].as_str();
+    let next = answer.body["next_page_token"].as_str().map(|t| {
+        let mut trail = paging.trail.clone();
+        trail.push(paging.token.clone());
+        link(t, &trail)
+    });
     html! {
         nav.pages aria-label="pages" {
             @if let (Some(i), true) = (index, rows > 0) {
@@ -300,10 +307,8 @@ fn pager(
             } @else if !paging.token.is_empty() {
                 a.prev href=(link("", &[])) { "← Previous" }
             }
-            @if let Some(t) = next {
-                @let mut trail = paging.trail.clone();
-                @let _ = trail.push(paging.token.clone());
-                a.next href=(link(t, &trail)) { "Next →" }
+            @if let Some(href) = next {
+                a.next href=(href) { "Next →" }
             }
             @if !paging.token.is_empty() {
                 a.first href=(link("", &[])) { "First page" }
@@ -333,6 +338,50 @@ pub fn login(error: Option<&str>, notice: Option<&str>, token: &str, next: Optio
                     label for="key" { "API key" }
                     input #key type="password" name="key" autocomplete="current-password" required autofocus;
                     button.primary type="submit" { "Log in" }
+                }
+            }
+        },
+    )
+}
+
+/// A task's page in the console.
+pub fn task_path(queue: &str, id: &str) -> String {
+    ui_path(&["queues", queue, "tasks", id])
+}
+
+/// The tasks of one ID found across queues: none, or several (one goes
+/// straight to its page).
+pub fn found(
+    viewer: &Viewer,
+    id: &str,
+    found: &[(String, Value)],
+    invalid: Option<&str>,
+) -> Markup {
+    layout(
+        "Find a task",
+        Some(viewer),
+        "",
+        html! {
+            h1 { "Tasks with ID " code { (id) } }
+            @if let Some(why) = invalid {
+                p.problem role="alert" { "No task can have this ID: " (why) }
+            } @else if found.is_empty() {
+                p.empty { "No queue you can see holds a task with this ID." }
+            } @else {
+                p.hint { "Several queues hold a task with this ID." }
+                div.scroll {
+                    table.list.found {
+                        thead { tr { th { "Queue" } th { "State" } th { "Created" } } }
+                        tbody {
+                            @for (queue, t) in found {
+                                tr {
+                                    td { a.task-link href=(task_path(queue, id)) { (queue) } }
+                                    td { (state(t["state"].as_str().unwrap_or("?"))) }
+                                    td { (ago(&t["created_at"], viewer.now)) }
+                                }
+                            }
+                        }
+                    }
                 }
             }
         },
