@@ -1374,6 +1374,111 @@ async fn a_task_is_found_by_its_id_from_any_page(backend: Backend) {
     b.close().await;
 }
 
+/// An operator edits a queue's limits in human units and creates a task
+/// from the console; a value the form cannot read is named, and nothing
+/// changes.
+async fn limits_are_edited_in_human_units_and_tasks_created_from_the_console(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    server.create_queue("ops").await;
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-edit", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+    b.goto(&format!("{base}/ui/queues/ops")).await;
+
+    b.click("details.limits summary").await;
+    let set = async |name: &str, value: &str| {
+        let field = b.find(&format!("form.edit [name={name}]")).await;
+        field.clear().await.expect("clear");
+        field.send_keys(value).await.expect("type");
+    };
+    set("max_concurrent_dispatches", "3").await;
+    set("max_dispatches_per_second", "2.5").await;
+    set("dispatch_deadline", "2m").await;
+    b.click("button[data-action=limits]").await;
+    b.appears(".flash").await;
+    assert_eq!(b.text(".flash").await, "Limits saved.");
+    let q = server.get("/v1/queues/ops").await.ok(200).json.clone();
+    assert_eq!(q["rate_limits"]["max_concurrent_dispatches"], 3);
+    assert_eq!(q["rate_limits"]["max_dispatches_per_second"], 2.5);
+    assert_eq!(q["dispatch_deadline_s"], 120);
+    // The form shows the deadline as a duration.
+    b.click("details.limits summary").await;
+    assert_eq!(
+        b.find("form.edit [name=dispatch_deadline]")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("2m")
+    );
+    set("dispatch_deadline", "soon").await;
+    b.click("button[data-action=limits]").await;
+    b.appears(".flash.bad").await;
+    assert!(
+        b.text(".flash")
+            .await
+            .starts_with("dispatch_deadline: \"soon\"")
+    );
+    assert_eq!(
+        server.get("/v1/queues/ops").await.ok(200).json["dispatch_deadline_s"],
+        120
+    );
+
+    b.click("details.new-task summary").await;
+    b.find("form.edit [name=task_id]")
+        .await
+        .send_keys("manual-1")
+        .await
+        .unwrap();
+    b.find("form.edit [name=url]")
+        .await
+        .send_keys(&target.url("/ok"))
+        .await
+        .unwrap();
+    b.find("form.edit [name=body]")
+        .await
+        .send_keys("{\"invoice\": 42}")
+        .await
+        .unwrap();
+    b.click("button[data-action=create-task]").await;
+    b.wait_path("/ui/queues/ops/tasks/manual-1").await;
+    assert_eq!(b.text(".flash").await, "Task created.");
+    wait_state(
+        &server,
+        "ops",
+        "manual-1",
+        "succeeded",
+        Duration::from_secs(15),
+    )
+    .await;
+    assert_eq!(target.received_for("manual-1").len(), 1);
+    b.shot("task-created").await;
+
+    // A pull queue's task carries a JSON payload.
+    server
+        .create_queue_with(json!({"name": "work", "mode": "pull"}))
+        .await;
+    b.goto(&format!("{base}/ui/queues/work")).await;
+    b.click("details.new-task summary").await;
+    b.find("form.edit [name=task_id]")
+        .await
+        .send_keys("job-7")
+        .await
+        .unwrap();
+    b.find("form.edit [name=payload]")
+        .await
+        .send_keys("{\"n\": 7}")
+        .await
+        .unwrap();
+    b.click("button[data-action=create-task]").await;
+    b.wait_path("/ui/queues/work/tasks/job-7").await;
+    let task = server.get_task("work", "job-7").await;
+    assert_eq!(task["payload"]["json"], json!({"n": 7}), "{task}");
+    b.close().await;
+}
+
 idem_testkit::store_tests!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     logins_of_one_key_never_end_another_keys_session,
@@ -1390,4 +1495,5 @@ idem_testkit::store_tests!(
     a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself,
     pages_go_back_and_forth_and_say_their_total,
     a_task_is_found_by_its_id_from_any_page,
+    limits_are_edited_in_human_units_and_tasks_created_from_the_console,
 );

@@ -354,6 +354,24 @@ impl Console {
         .await
     }
 
+    /// Goes back to `back` saying `why` a form was not acted on, once the
+    /// form is known to come from the session.
+    fn say(&self, headers: &HeaderMap, body: &Bytes, back: &str, why: String) -> Response {
+        let session = match self.acting_session(headers, &parse_form(body)) {
+            Ok(s) => s,
+            Err(refusal) => return refused(refusal),
+        };
+        self.sessions.flash(
+            &session.id,
+            Flash {
+                ok: false,
+                text: why,
+                secret: None,
+            },
+        );
+        redirect(back)
+    }
+
     /// [`Console::act`], the page's message made by `flash` from the
     /// API's answer.
     async fn act_with(
@@ -828,7 +846,9 @@ async fn queue_action(
     Path((queue, action)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
+    let queue_page = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
     let mut filter: Vec<(&str, String)> = Vec::new();
+    let mut method = Method::POST;
     let (call, done) = match action.as_str() {
         "pause" => (
             (path(&["queues", &queue, "pause"], &[]), None),
@@ -861,17 +881,142 @@ async fn queue_action(
                 "Redrive requested.",
             )
         }
+        // The form's fields in human units; a field left empty is left as
+        // it is.
+        "limits" => match limits_patch(&parse_form(&body)) {
+            Ok(patch) => {
+                method = Method::PATCH;
+                (
+                    (path(&["queues", &queue], &[]), Some(patch)),
+                    "Limits saved.",
+                )
+            }
+            Err(why) => return console.say(&headers, &body, &queue_page, why),
+        },
+        "create-task" => {
+            let form = parse_form(&body);
+            let task = match new_task(&form) {
+                Ok(task) => task,
+                Err(why) => return console.say(&headers, &body, &queue_page, why),
+            };
+            let id = task["task_id"].as_str().unwrap_or("").to_string();
+            let back = if id.is_empty() {
+                queue_page.clone()
+            } else {
+                pages::task_path(&queue, &id)
+            };
+            return console
+                .act(
+                    &headers,
+                    &body,
+                    Method::POST,
+                    (path(&["queues", &queue, "tasks"], &[]), Some(task)),
+                    &back,
+                    "Task created.",
+                )
+                .await;
+        }
         _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
     };
-    let mut back = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
+    let mut back = queue_page;
     if !filter.is_empty() {
         let mut query = form_urlencoded::Serializer::new(String::new());
         query.extend_pairs(&filter);
         back = format!("{back}?{}", query.finish());
     }
     console
-        .act(&headers, &body, Method::POST, call, &back, done)
+        .act(&headers, &body, method, call, &back, done)
         .await
+}
+
+/// A queue's limits from the console's form: counts as numbers, the
+/// deadline as a duration (`30s`, `10m`, `1h 30m`); empty fields are not
+/// sent. The API judges the values; this only reads them.
+fn limits_patch(form: &HashMap<String, String>) -> Result<serde_json::Value, String> {
+    let field = |name: &str| form.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let number = |name: &str| -> Result<Option<serde_json::Value>, String> {
+        field(name)
+            .map(|v| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite())
+                    .and_then(|n| serde_json::Number::from_f64(n).map(serde_json::Value::Number))
+                    .ok_or_else(|| format!("{name}: \"{v}\" is not a number"))
+            })
+            .transpose()
+    };
+    let whole = |name: &str| -> Result<Option<serde_json::Value>, String> {
+        field(name)
+            .map(|v| {
+                v.parse::<u64>()
+                    .map(serde_json::Value::from)
+                    .map_err(|_| format!("{name}: \"{v}\" is not a whole number"))
+            })
+            .transpose()
+    };
+    let mut patch = serde_json::Map::new();
+    let mut rate = serde_json::Map::new();
+    if let Some(n) = number("max_dispatches_per_second")? {
+        rate.insert("max_dispatches_per_second".into(), n);
+    }
+    for name in ["max_burst_size", "max_concurrent_dispatches"] {
+        if let Some(n) = whole(name)? {
+            rate.insert(name.into(), n);
+        }
+    }
+    if !rate.is_empty() {
+        patch.insert("rate_limits".into(), rate.into());
+    }
+    if let Some(n) = whole("max_attempts")? {
+        patch.insert(
+            "retry_config".into(),
+            serde_json::json!({"max_attempts": n}),
+        );
+    }
+    if let Some(n) = whole("group_concurrency")? {
+        patch.insert("group_concurrency".into(), n);
+    }
+    if let Some(v) = field("dispatch_deadline") {
+        let d = v.parse::<jiff::SignedDuration>().map_err(|_| {
+            format!("dispatch_deadline: \"{v}\" is not a duration such as 90s, 10m or 1h 30m")
+        })?;
+        if d.subsec_nanos() != 0 || d.is_negative() {
+            return Err(format!(
+                "dispatch_deadline: \"{v}\" is not a whole number of seconds"
+            ));
+        }
+        patch.insert("dispatch_deadline_s".into(), d.as_secs().into());
+    }
+    if patch.is_empty() {
+        return Err("Nothing to change: every field was empty.".into());
+    }
+    Ok(serde_json::Value::Object(patch))
+}
+
+/// A task from the console's form: its ID (none: the server picks one),
+/// a push task's target URL and body or a pull task's JSON payload, and
+/// when to run it (UTC without a zone).
+fn new_task(form: &HashMap<String, String>) -> Result<serde_json::Value, String> {
+    let field = |name: &str| form.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let mut task = serde_json::Map::new();
+    if let Some(id) = field("task_id") {
+        task.insert("task_id".into(), id.into());
+    }
+    if let Some(url) = field("url") {
+        let mut target = serde_json::json!({"url": url});
+        if let Some(body) = form.get("body").filter(|b| !b.trim().is_empty()) {
+            target["body"] = body.as_str().into();
+        }
+        task.insert("target".into(), target);
+    } else if let Some(payload) = field("payload") {
+        let json: serde_json::Value =
+            serde_json::from_str(payload).map_err(|e| format!("payload: not JSON ({e})"))?;
+        task.insert("payload".into(), serde_json::json!({"json": json}));
+    }
+    if let Some(at) = field("schedule_time") {
+        task.insert("schedule_time".into(), as_rfc3339(at).into());
+    }
+    Ok(serde_json::Value::Object(task))
 }
 
 async fn task_page(

@@ -344,6 +344,66 @@ pub fn login(error: Option<&str>, notice: Option<&str>, token: &str, next: Optio
     )
 }
 
+/// A number field of a form, with its current value.
+fn number_field(name: &str, label: &str, value: &Value, step: &str) -> Markup {
+    html! {
+        label {
+            (label)
+            input type="number" name=(name) min="0" step=(step) value=[value.as_f64().map(|n| n.to_string())];
+        }
+    }
+}
+
+/// A queue's limits, in human units: counts, a rate named as the maximum
+/// it is, the deadline as a duration.
+fn limits_form(viewer: &Viewer, base: &str, q: &Value) -> Markup {
+    let deadline = q["dispatch_deadline_s"]
+        .as_i64()
+        .map(|s| format!("{:#}", jiff::SignedDuration::from_secs(s)));
+    html! {
+        details.limits {
+            summary { "Edit limits" }
+            form.edit method="post" action={ (base) "/limits" } {
+                input type="hidden" name="csrf" value=(viewer.session.csrf);
+                input type="hidden" name="idem" value=(random_token());
+                (number_field("max_concurrent_dispatches", "Most tasks running at once", &q["rate_limits"]["max_concurrent_dispatches"], "1"))
+                (number_field("max_dispatches_per_second", "Maximum rate (dispatches per second)", &q["rate_limits"]["max_dispatches_per_second"], "any"))
+                (number_field("max_burst_size", "Largest burst", &q["rate_limits"]["max_burst_size"], "1"))
+                label {
+                    "Dispatch deadline (a duration: 90s, 10m, 1h 30m)"
+                    input type="text" name="dispatch_deadline" value=[deadline];
+                }
+                (number_field("max_attempts", "Most attempts of a task", &q["retry_config"]["max_attempts"], "1"))
+                (number_field("group_concurrency", "Most running per group", &q["group_concurrency"], "1"))
+                button type="submit" data-action="limits" { "Save limits" }
+            }
+        }
+    }
+}
+
+/// A new task: its ID (empty: the server picks one), a push task's target
+/// URL and body or a pull task's JSON payload, and when it runs.
+fn task_form(viewer: &Viewer, base: &str, pull: bool) -> Markup {
+    html! {
+        details.new-task {
+            summary { "Create a task" }
+            form.edit method="post" action={ (base) "/create-task" } {
+                input type="hidden" name="csrf" value=(viewer.session.csrf);
+                input type="hidden" name="idem" value=(random_token());
+                label { "Task ID (empty: one is made)" input type="text" name="task_id" placeholder="invoice-2026-11"; }
+                @if pull {
+                    label.wide { "Payload (JSON)" textarea name="payload" rows="4" placeholder="{\"invoice\": 42}" {} }
+                } @else {
+                    label { "Target URL" input type="url" name="url" required placeholder="https://billing.internal/run"; }
+                    label.wide { "Body" textarea name="body" rows="4" {} }
+                }
+                label { "Run at (UTC; empty: now)" input type="datetime-local" name="schedule_time" step="1"; }
+                button type="submit" data-action="create-task" { "Create task" }
+            }
+        }
+    }
+}
+
 /// A task's page in the console.
 pub fn task_path(queue: &str, id: &str) -> String {
     ui_path(&["queues", queue, "tasks", id])
@@ -618,6 +678,12 @@ pub fn queue(
                 details.config {
                     summary { "Configuration and limits" }
                     (fields(body, &["name", "state", "stats"]))
+                }
+                @if viewer.can(Role::Admin) {
+                    (limits_form(viewer, &base, body))
+                }
+                @if viewer.can(Role::Writer) {
+                    (task_form(viewer, &base, body["mode"] == "pull"))
                 }
                 @if let Some(items) = groups.body["items"].as_array().filter(|g| !g.is_empty()) {
                     section.groups aria-label="groups" {
