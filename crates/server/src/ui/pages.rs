@@ -743,7 +743,7 @@ pub fn queue(
             @else {
                 div.scroll {
                     table.list.tasks {
-                        colgroup { col.w-id; col.w-state; col.w-num; col.w-num; col.w-time.wide; col.w-time.wide; }
+                        colgroup { col.w-id; col.w-state; col.w-num; col.w-num; col.w-ago.wide; col.w-ago.wide; }
                         thead { tr {
                             th { "Task ID" } th { "State" } th.num { "Attempts" } th.num { "Last status" }
                             th.wide { "Scheduled" } th.wide { "Created" }
