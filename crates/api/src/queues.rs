@@ -219,6 +219,7 @@ pub struct RedriveTasks {
     /// Only tasks whose ID starts with it (not empty), as the task list's
     /// `id_prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub id_prefix: Option<String>,
     /// Only tasks created at or after this instant.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -121,6 +121,15 @@ impl Browser {
         }
     }
 
+    /// Types `text` into the field `css` finds.
+    async fn type_into(&self, css: &str, text: &str) {
+        self.find(css)
+            .await
+            .send_keys(text)
+            .await
+            .unwrap_or_else(|e| panic!("typing into {css}: {e}"));
+    }
+
     async fn text(&self, css: &str) -> String {
         self.find(css).await.text().await.expect("text")
     }
@@ -288,11 +297,8 @@ async fn an_operator_finds_a_failed_task_and_redrives_it(backend: Backend) {
     // Search: the ID prefix and the creation range go to the API's filters.
     b.goto(&format!("{base}/ui/queues/{queue}")).await;
     assert_eq!(b.count("a.task-link").await, 4, "all of the queue's tasks");
-    b.find("form.search input[name=id_prefix]")
-        .await
-        .send_keys("charge-")
-        .await
-        .expect("type a prefix");
+    b.type_into("form.search input[name=id_prefix]", "charge-")
+        .await;
     b.click("form.search button[type=submit]").await;
     b.appears("form.search input[name=id_prefix][value='charge-']")
         .await;
@@ -927,11 +933,7 @@ async fn deep_links_unknown_pages_and_ended_sessions_are_told(backend: Backend) 
     let deep = "/ui/queues/reports?state=failed&id_prefix=report-";
     b.goto(&format!("{base}{deep}")).await;
     b.wait_path("/ui/login").await;
-    b.find("#key")
-        .await
-        .send_keys(&key)
-        .await
-        .expect("type the key");
+    b.type_into("#key", &key).await;
     b.click("section.login button[type=submit]").await;
     b.wait_path("/ui/queues/reports").await;
     let url = b.client.current_url().await.expect("url");
@@ -1101,11 +1103,8 @@ async fn an_admin_creates_a_principal_and_its_key_and_finishes_a_rotation(backen
     );
     assert!(b.text("tr.own td.id").await.contains("this session's key"));
 
-    b.find("form.create input[name=name]")
-        .await
-        .send_keys("billing-worker")
-        .await
-        .expect("type a name");
+    b.type_into("form.create input[name=name]", "billing-worker")
+        .await;
     b.click("form.create button[type=submit]").await;
     b.appears(".flash").await;
     assert!(b.text(".flash").await.contains("Principal created"));
@@ -1427,21 +1426,11 @@ async fn limits_are_edited_in_human_units_and_tasks_created_from_the_console(bac
     );
 
     b.click("details.new-task summary").await;
-    b.find("form.edit [name=task_id]")
-        .await
-        .send_keys("manual-1")
-        .await
-        .unwrap();
-    b.find("form.edit [name=url]")
-        .await
-        .send_keys(&target.url("/ok"))
-        .await
-        .unwrap();
-    b.find("form.edit [name=body]")
-        .await
-        .send_keys("{\"invoice\": 42}")
-        .await
-        .unwrap();
+    b.type_into("form.edit [name=task_id]", "manual-1").await;
+    b.type_into("form.edit [name=url]", &target.url("/ok"))
+        .await;
+    b.type_into("form.edit [name=body]", "{\"invoice\": 42}")
+        .await;
     b.click("button[data-action=create-task]").await;
     b.wait_path("/ui/queues/ops/tasks/manual-1").await;
     assert_eq!(b.text(".flash").await, "Task created.");
@@ -1462,16 +1451,8 @@ async fn limits_are_edited_in_human_units_and_tasks_created_from_the_console(bac
         .await;
     b.goto(&format!("{base}/ui/queues/work")).await;
     b.click("details.new-task summary").await;
-    b.find("form.edit [name=task_id]")
-        .await
-        .send_keys("job-7")
-        .await
-        .unwrap();
-    b.find("form.edit [name=payload]")
-        .await
-        .send_keys("{\"n\": 7}")
-        .await
-        .unwrap();
+    b.type_into("form.edit [name=task_id]", "job-7").await;
+    b.type_into("form.edit [name=payload]", "{\"n\": 7}").await;
     b.click("button[data-action=create-task]").await;
     b.wait_path("/ui/queues/work/tasks/job-7").await;
     let task = server.get_task("work", "job-7").await;
