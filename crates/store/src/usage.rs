@@ -55,7 +55,9 @@ impl TaskUsage {
         // reading is marked fresh first, so that the creates arriving while
         // it is read are checked against the last one, as they would have
         // been a moment earlier, instead of all reading at once (32
-        // concurrent creates made 32 reads each second).
+        // concurrent creates made 32 reads each second). A failed read
+        // fails its create and leaves the last reading in use for another
+        // second: the bound stays as soft as it is between readings.
         if let Some((usage, at)) = self.orgs.lock().expect("task usage").get_mut(org) {
             if at.elapsed() < FRESH {
                 return take(usage, quotas, tasks, bytes);

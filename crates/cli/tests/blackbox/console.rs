@@ -130,6 +130,15 @@ impl Browser {
             .unwrap_or_else(|e| panic!("typing into {css}: {e}"));
     }
 
+    /// The attribute `name` of the element `css` finds, if it has one.
+    async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        self.find(css)
+            .await
+            .attr(name)
+            .await
+            .unwrap_or_else(|e| panic!("{css}[{name}]: {e}"))
+    }
+
     async fn text(&self, css: &str) -> String {
         self.find(css).await.text().await.expect("text")
     }
@@ -852,14 +861,8 @@ async fn bulk_actions_act_on_the_filter_and_name_their_count(backend: Backend) {
         "Redrive failed tasks (3)"
     );
     let question = b
-        .find("button[data-action=purge]")
+        .attr("form:has(button[data-action=purge])", "data-confirm")
         .await
-        .find(Locator::XPath(".."))
-        .await
-        .expect("the purge form")
-        .attr("data-confirm")
-        .await
-        .expect("attribute")
         .unwrap_or_default();
     assert_eq!(
         question,
@@ -887,11 +890,8 @@ async fn bulk_actions_act_on_the_filter_and_name_their_count(backend: Backend) {
     );
     assert_eq!(query.get("state").map(String::as_str), Some("failed"));
     assert_eq!(
-        b.find("form.search input[name=id_prefix]")
+        b.attr("form.search input[name=id_prefix]", "value")
             .await
-            .attr("value")
-            .await
-            .expect("attribute")
             .as_deref(),
         Some("report-broken")
     );
@@ -939,11 +939,8 @@ async fn deep_links_unknown_pages_and_ended_sessions_are_told(backend: Backend) 
     let url = b.client.current_url().await.expect("url");
     assert_eq!(url.query(), Some("state=failed&id_prefix=report-"));
     assert_eq!(
-        b.find("form.search input[name=id_prefix]")
+        b.attr("form.search input[name=id_prefix]", "value")
             .await
-            .attr("value")
-            .await
-            .expect("attribute")
             .as_deref(),
         Some("report-")
     );

@@ -609,6 +609,9 @@ async fn logout(State(console): State<Arc<Console>>, headers: HeaderMap, body: B
 /// Most queues a look-up by task ID reads, a page of 100 at a time.
 const FIND_MAX_QUEUES: usize = 1000;
 
+/// How many of those reads run at once.
+const FIND_READS_AT_ONCE: usize = 16;
+
 /// A task found by its ID alone, in whichever queue holds it: one read of
 /// the ID in each queue the key may see (the API has no look-up across
 /// queues: a task is named by its queue and ID).
@@ -663,14 +666,19 @@ async fn find_page(
             _ => break,
         }
     }
+    // A few reads at a time: a key that sees 1,000 queues must not put
+    // 1,000 reads before the store at once for one page.
     let api = &console.api;
-    let reads = queues.iter().map(|queue| async move {
-        let answer = api
-            .get(key, path(&["queues", queue, "tasks", id], &[]))
-            .await;
-        (queue.clone(), answer)
-    });
-    let answers = futures_util::future::join_all(reads).await;
+    let mut answers: Vec<(String, Answer)> = Vec::with_capacity(queues.len());
+    for chunk in queues.chunks(FIND_READS_AT_ONCE) {
+        let reads = chunk.iter().map(|queue| async move {
+            let answer = api
+                .get(key, path(&["queues", queue, "tasks", id], &[]))
+                .await;
+            (queue.clone(), answer)
+        });
+        answers.extend(futures_util::future::join_all(reads).await);
+    }
     let found: Vec<(String, serde_json::Value)> = answers
         .into_iter()
         .filter(|(_, a)| a.ok())
