@@ -56,5 +56,7 @@ pub use idem_core::queue::{
     RetryConfigPatch,
 };
 pub use idem_core::schedule::CatchUp;
-pub use idem_core::task::{Attempt, Oidc, OidcSpec, PayloadSpec, TargetSpec, TaskState};
+pub use idem_core::task::{
+    Attempt, AttemptResponse, Oidc, OidcSpec, PayloadSpec, TargetSpec, TaskState,
+};
 pub use idem_core::tenancy::{PrincipalKind, Role};

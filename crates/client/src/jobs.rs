@@ -5,8 +5,8 @@ use crate::error::Error;
 use crate::list::ListOptions;
 use crate::tasks::NewTarget;
 use idem_api::{
-    CatchUp, CreateJob, HeaderStyle, Job, JobRetryConfigPatch, List, Preview, PreviewRequest, Run,
-    TaskState, UpdateJob,
+    Attempt, CatchUp, CreateJob, HeaderStyle, Job, JobRetryConfigPatch, List, Preview,
+    PreviewRequest, Run, TaskState, UpdateJob,
 };
 use jiff::Timestamp;
 use reqwest::Method;
@@ -189,6 +189,18 @@ impl Client {
     pub async fn run_job(&self, name: &str) -> Result<Response<Run>, Error> {
         self.execute(Call::new(Method::POST, ["jobs", name, "run"]))
             .await
+    }
+
+    /// `GET /v1/jobs/{job}/runs/{run_id}/attempts`: one page of a run's
+    /// attempts kept, oldest first.
+    pub async fn run_attempts(
+        &self,
+        name: &str,
+        run_id: &str,
+        page: &ListOptions,
+    ) -> Result<Response<List<Attempt>>, Error> {
+        let call = Call::new(Method::GET, ["jobs", name, "runs", run_id, "attempts"]);
+        self.execute(page.apply(call)).await
     }
 
     /// `GET /v1/jobs/{job}/runs`: one page of runs, newest first.

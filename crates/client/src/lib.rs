@@ -120,8 +120,8 @@ pub use work::ClaimOptions;
 /// The wire format, re-exported so that callers need not depend on
 /// `idem-api`: what the calls return, and the parts of what they send.
 pub use idem_api::{
-    ApiKey, Attempt, BatchResult, BatchResults, CatchUp, ClaimedTasks, CreateTask, EndTask,
-    EventType, Group, GroupOrder, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch,
+    ApiKey, Attempt, AttemptResponse, BatchResult, BatchResults, CatchUp, ClaimedTasks, CreateTask,
+    EndTask, EventType, Group, GroupOrder, HeaderStyle, Job, JobRetryConfig, JobRetryConfigPatch,
     JobRunEvent, JobState, Lease, List, NewApiKey, Organization, Payload, Preview, Principal,
     PrincipalKind, ProblemCode, Purged, Queue, QueueConfigPatch, QueueMode, QueueState, QueueStats,
     RateLimits, RateLimitsPatch, Redriven, RetryConfig, RetryConfigPatch, Role, Run, RunKind,

@@ -584,6 +584,49 @@ pub struct Attempt {
     pub status_code: Option<u16>,
     pub error: Option<String>,
     pub duration_ms: Option<u64>,
+    /// What the target answered to a failed attempt (null for a success,
+    /// an attempt without an answer, and a pull worker's attempt).
+    #[serde(default)]
+    pub response: Option<AttemptResponse>,
+}
+
+/// The start of a target's non-2xx answer, kept so that the attempt says
+/// why the target refused, not only that it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AttemptResponse {
+    /// The answer's `Content-Type`, as sent (at most 200 characters).
+    pub content_type: Option<String>,
+    /// The first 1 KiB of the answer's body as text; bytes that are not
+    /// UTF-8 read as U+FFFD.
+    pub body: String,
+    /// The body went on past what `body` holds.
+    pub truncated: bool,
+}
+
+impl AttemptResponse {
+    /// The most of a body kept.
+    pub const MAX_BODY: usize = 1024;
+    /// The most of a content type kept.
+    pub const MAX_CONTENT_TYPE: usize = 200;
+
+    /// Keeps the start of an answer: `head` is its first bytes (at least
+    /// [`Self::MAX_BODY`] when there were that many), `more` whether the
+    /// body went on past them. A character cut by the limit is dropped
+    /// whole rather than kept as U+FFFD.
+    pub fn keep(content_type: Option<&str>, head: &[u8], more: bool) -> AttemptResponse {
+        let cut = head.len().min(Self::MAX_BODY);
+        let kept = &head[..cut];
+        let kept = match std::str::from_utf8(kept) {
+            Err(e) if e.error_len().is_none() && cut < head.len() => &kept[..e.valid_up_to()],
+            _ => kept,
+        };
+        AttemptResponse {
+            content_type: content_type.map(|t| t.chars().take(Self::MAX_CONTENT_TYPE).collect()),
+            body: String::from_utf8_lossy(kept).into_owned(),
+            truncated: more || cut < head.len(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -795,5 +838,29 @@ mod tests {
             assert_eq!(TaskState::parse(s).unwrap().as_str(), s);
         }
         assert!(TaskState::Cancelled.is_final() && !TaskState::Running.is_final());
+    }
+
+    #[test]
+    fn an_answer_keeps_its_first_kibibyte_and_whole_characters() {
+        let short = AttemptResponse::keep(Some("text/plain"), b"no such account", false);
+        assert_eq!(short.body, "no such account");
+        assert!(!short.truncated);
+        assert_eq!(short.content_type.as_deref(), Some("text/plain"));
+
+        // 1023 ASCII bytes, then a two-byte character the limit cuts.
+        let mut long = vec![b'a'; 1023];
+        long.extend("é and more".as_bytes());
+        let kept = AttemptResponse::keep(None, &long, false);
+        assert_eq!(kept.body.len(), 1023);
+        assert!(kept.body.bytes().all(|b| b == b'a'));
+        assert!(kept.truncated);
+
+        let binary = AttemptResponse::keep(None, &[0xff, b'x'], true);
+        assert_eq!(binary.body, "\u{fffd}x");
+        assert!(binary.truncated, "the reader said more followed");
+
+        let odd_type = "x".repeat(500);
+        let kept = AttemptResponse::keep(Some(&odd_type), b"", false);
+        assert_eq!(kept.content_type.map(|t| t.len()), Some(200));
     }
 }

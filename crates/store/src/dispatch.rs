@@ -154,6 +154,8 @@ pub struct AttemptResult {
     /// The failure is one no retry can change (the target policy refused
     /// the address): the task fails without further attempts.
     pub give_up: bool,
+    /// The start of the target's answer, kept for a failed attempt only.
+    pub response: Option<idem_core::task::AttemptResponse>,
 }
 
 impl AttemptResult {

@@ -29,7 +29,7 @@
 
 use crate::Result;
 use crate::idempotency::KeyCompletion;
-use crate::records::{Job, Page, PageRequest, Task};
+use crate::records::{Attempt, Job, Page, PageRequest, Task};
 use async_trait::async_trait;
 use idem_core::job::{JobConfig, JobPatch, JobState};
 use jiff::Timestamp;
@@ -142,6 +142,14 @@ pub trait JobStore: Send + Sync {
     /// The job's runs, newest schedule time first.
     async fn job_runs(&self, org: &str, name: &str, page: &PageRequest) -> Result<Page<Task>>;
     async fn job_run_get(&self, org: &str, name: &str, run_id: &str) -> Result<Task>;
+    /// One page of a run's attempts, oldest first, as a task's.
+    async fn job_run_attempts(
+        &self,
+        org: &str,
+        name: &str,
+        run_id: &str,
+        page: &PageRequest,
+    ) -> Result<Page<Attempt>>;
 
     /// Fires due enabled jobs, at most `max_jobs`, in one transaction.
     async fn scheduler_fire(&self, params: FireParams) -> Result<FireReport>;

@@ -656,6 +656,25 @@ macro_rules! store_operations {
                         .await
                 }
 
+                async fn job_run_attempts(
+                    &self,
+                    org: &str,
+                    name: &str,
+                    run_id: &str,
+                    page: &PageRequest,
+                ) -> Result<Page<Attempt>> {
+                    let (org, name, run_id, page) = (
+                        org.to_string(),
+                        name.to_string(),
+                        run_id.to_string(),
+                        page.clone(),
+                    );
+                    self.read(async move |c, now| {
+                        jobs::run_attempts(c, &org, &name, &run_id, &page, now).await
+                    })
+                    .await
+                }
+
                 async fn scheduler_fire(&self, params: FireParams) -> Result<FireReport> {
                     self.write(None, async move |c, now, _| {
                         jobs::fire(c, now, params).await

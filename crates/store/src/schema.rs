@@ -32,6 +32,7 @@ macro_rules! with_migrations {
             "016_task_bytes",
             "017_groups",
             "018_ordered_by_creates",
+            "019_attempt_response",
         )
     };
 }

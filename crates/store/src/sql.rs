@@ -247,5 +247,9 @@ pub(crate) fn attempt(r: &impl Row) -> Result<Attempt> {
         status_code: r.opt_i64(3)?.map(|c| c as u16),
         error: r.opt_text(4)?,
         duration_ms: r.opt_i64(5)?.map(|d| d as u64),
+        response: r
+            .opt_text(6)?
+            .map(|t| json("attempt response", &t))
+            .transpose()?,
     })
 }

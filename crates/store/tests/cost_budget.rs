@@ -266,6 +266,7 @@ async fn phase(store: &dyn Store, phase: &str, run: usize) {
                         duration: Duration::from_millis(3),
                         retry_after: None,
                         give_up: false,
+                        response: None,
                     })
                     .collect::<Vec<_>>();
                 delivered += results.len();

@@ -8,7 +8,7 @@ mod support;
 
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RateLimits, RetryConfig};
 use idem_core::queue::{RateLimitsPatch, RetryConfigPatch};
-use idem_core::task::{Target, TaskState};
+use idem_core::task::{AttemptResponse, Target, TaskState};
 use idem_store::dispatch::*;
 use idem_store::*;
 use jiff::{SignedDuration, Timestamp};
@@ -275,7 +275,13 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
     h.queue("q", open_config()).await;
     h.task("q", "t").await;
     let first = h.claim(1).await.tasks.remove(0);
-    let done = h.complete(&first, Some(503)).await;
+    let answer = AttemptResponse::keep(Some("text/plain"), "upstream «down»".as_bytes(), true);
+    let done = h
+        .complete_with(AttemptResult {
+            response: Some(answer.clone()),
+            ..result_of(&first, Some(503))
+        })
+        .await;
     let AttemptOutcome::Applied(f) = done else {
         panic!("{done:?}")
     };
@@ -286,6 +292,11 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
     let last = task.last_attempt.unwrap();
     assert_eq!((last.attempt, last.status_code), (1, Some(503)));
     assert_eq!(last.duration_ms, Some(7));
+    assert_eq!(
+        last.response.as_ref(),
+        Some(&answer),
+        "the task's last attempt"
+    );
 
     assert!(h.claim(1).await.tasks.is_empty(), "backing off");
     h.advance_ms(1000);
@@ -303,6 +314,7 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
         duration: Duration::from_millis(1),
         retry_after: Some(Duration::from_secs(30)),
         give_up: false,
+        response: None,
     };
     h.complete_with(result).await;
     let task = h.get("q", "t").await;
@@ -318,6 +330,12 @@ async fn a_failure_is_retried_after_the_backoff(h: Harness) {
         .items;
     let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
     assert_eq!(codes, [Some(503), Some(429)]);
+    let answers: Vec<_> = attempts.iter().map(|a| a.response.as_ref()).collect();
+    assert_eq!(
+        answers,
+        [Some(&answer), None],
+        "each attempt keeps its own answer"
+    );
     assert!(attempts.iter().all(|a| a.finished_at.is_some()));
 }
 
@@ -334,6 +352,7 @@ async fn a_failure_that_gives_up_ends_the_task_with_attempts_left(h: Harness) {
             duration: Duration::from_millis(1),
             retry_after: None,
             give_up: true,
+            response: None,
         })
         .await;
     let AttemptOutcome::Applied(f) = done else {
@@ -487,6 +506,7 @@ fn result_of(claimed: &ClaimedTask, status: Option<u16>) -> AttemptResult {
         duration: Duration::from_millis(7),
         retry_after: None,
         give_up: false,
+        response: None,
     }
 }
 
@@ -1044,6 +1064,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
         duration: Duration::from_millis(3),
         retry_after: None,
         give_up: true,
+        response: None,
     })
     .await;
     h.complete(&others[0], Some(200)).await;
@@ -1174,6 +1195,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                             duration: Duration::from_millis(1),
                             retry_after: None,
                             give_up: false,
+                            response: None,
                         })
                         .collect();
                     claimed += batch.tasks.len() as u64;
@@ -1456,6 +1478,7 @@ async fn bulk_redrive_takes_every_matching_task_at_once(h: Harness) {
             duration: Duration::from_millis(1),
             retry_after: None,
             give_up: false,
+            response: None,
         })
         .collect();
     h.store.dispatch_complete(results).await.unwrap();

@@ -97,6 +97,7 @@ impl Harness {
                 duration: Duration::from_millis(3),
                 retry_after: None,
                 give_up: false,
+                response: None,
             }])
             .await
     }

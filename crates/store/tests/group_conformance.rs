@@ -407,6 +407,7 @@ async fn push_claims_take_turns_within_limits(h: Harness) {
                     duration: Duration::from_millis(1),
                     retry_after: None,
                     give_up: false,
+                    response: None,
                 })
                 .collect(),
         )

@@ -100,6 +100,7 @@ impl Harness {
                 duration: Duration::from_millis(7),
                 retry_after: None,
                 give_up: false,
+                response: None,
             }])
             .await
             .unwrap();

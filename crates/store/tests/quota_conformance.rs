@@ -654,6 +654,7 @@ async fn the_task_counters_match_the_rows(h: Harness) {
             duration: std::time::Duration::from_millis(1),
             retry_after: None,
             give_up: false,
+            response: None,
         })
         .collect();
     s.dispatch_complete(results).await.unwrap();

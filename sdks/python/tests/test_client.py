@@ -208,6 +208,12 @@ def test_jobs_tenancy_webhooks_and_discovery(server, client):
     assert client.resume_job(job)["state"] == "enabled"
     run = client.run_job(job).value
     assert client.get_job_run(job, run["run_id"])["run_id"] == run["run_id"]
+    # The manual run is due now: its attempt is listed once it starts.
+    deadline = time.monotonic() + 10
+    while not (attempts := list(client.iter_job_run_attempts(job, run["run_id"]))):
+        assert time.monotonic() < deadline, "the run's attempt never appeared"
+        time.sleep(0.05)
+    assert attempts[0]["attempt"] == 1
     assert run["run_id"] in [r["run_id"] for r in client.iter_job_runs(job)]
     assert job in [j["name"] for j in client.iter_jobs()]
     preview = client.preview_schedule("0 12 * * *", time_zone="UTC", after="2026-10-16T00:00:00Z", count=2)

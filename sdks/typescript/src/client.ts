@@ -574,6 +574,13 @@ export class IdemClient {
   getJobRun(job: string, runId: string, options?: CallOptions) {
     return this.execute<T.Run>({ method: "GET", segments: ["jobs", job, "runs", runId], options });
   }
+  /** A run's attempts, oldest first: each with its duration and, when the target refused it, the start of its answer (`response`). */
+  listJobRunAttempts(job: string, runId: string, page: T.PageOptions = {}, options?: CallOptions) {
+    return this.execute<T.Page<T.Attempt>>({ method: "GET", segments: ["jobs", job, "runs", runId, "attempts"], query: { ...page }, options });
+  }
+  iterateJobRunAttempts(job: string, runId: string, page: T.PageOptions = {}) {
+    return this.paginate((p) => this.listJobRunAttempts(job, runId, p), page);
+  }
   /** The next instants a schedule fires at, computed as the scheduler would. */
   previewSchedule(request: T.SchedulePreviewRequest, options?: CallOptions) {
     return this.execute<T.SchedulePreview>({ method: "POST", segments: ["schedules", "preview"], body: json(request), keyed: false, options });

@@ -18,6 +18,7 @@ export type NewTask = Schemas["CreateTask"];
 export type TargetSpec = Schemas["TargetSpec"];
 export type PayloadSpec = Schemas["PayloadSpec"];
 export type Attempt = Schemas["Attempt"];
+export type AttemptResponse = Schemas["AttemptResponse"];
 export type Lease = Schemas["Lease"];
 export type BatchResults = Schemas["TaskBatchResults"];
 export type BatchResult = BatchResults["results"][number];

@@ -241,6 +241,13 @@ for (const store of STORES) {
       for await (const r of idem.iterateJobRuns("nightly")) runs.push(r);
       assert.equal(runs.length, 1);
       assert.equal((await idem.getJobRun("nightly", runs[0].run_id)).value.kind, "manual");
+      // The manual run is due now: its attempt is listed once it starts.
+      const attempts = [];
+      for (const until = Date.now() + 10_000; attempts.length === 0 && Date.now() < until; ) {
+        for await (const a of idem.iterateJobRunAttempts("nightly", runs[0].run_id)) attempts.push(a);
+        if (attempts.length === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(attempts[0]?.attempt, 1);
       await assert.rejects(idem.updateJob("nightly", { schedule: "0 4 * * *", expected_updated_at: "2020-01-01T00:00:00Z" }), StaleVersionError);
       const updated = await idem.updateJob("nightly", { schedule: "0 4 * * *", expected_updated_at: job.value.updated_at });
       assert.equal(updated.value.schedule, "0 4 * * *");

@@ -1,7 +1,9 @@
-//! `idem job create|ls|get|pause|resume|run|runs|rm|preview`.
+//! `idem job create|ls|get|pause|resume|run|runs|attempts|rm|preview`.
 
 use super::queue::{BackoffArgs, ListArgs, describe_backoff};
-use super::task::{TargetArgs, describe_body, describe_target, last_status, parse_time};
+use super::task::{
+    TargetArgs, attempts_table, describe_body, describe_target, last_status, parse_time,
+};
 use super::{ApiArgs, Context, deadline_seconds, fields, hint_on_lost_answer, or_dash, table};
 use crate::serve::parse_duration;
 use clap::{Args, Subcommand};
@@ -37,6 +39,13 @@ enum JobCommand {
     /// List a job's runs, newest first.
     Runs {
         name: String,
+        #[command(flatten)]
+        page: ListArgs,
+    },
+    /// List a run's delivery attempts kept, oldest first.
+    Attempts {
+        name: String,
+        run_id: String,
         #[command(flatten)]
         page: ListArgs,
     },
@@ -268,6 +277,12 @@ pub async fn run(args: JobArgs) -> anyhow::Result<()> {
         JobCommand::Pause { name } => cx.show(&c.pause_job(&name).await?, show_job),
         JobCommand::Resume { name } => cx.show(&c.resume_job(&name).await?, show_job),
         JobCommand::Run { name } => cx.show(&c.run_job(&name).await?, show_run),
+        JobCommand::Attempts { name, run_id, page } => {
+            let answer = c.run_attempts(&name, &run_id, &page.options()).await?;
+            cx.show(&answer, |list| attempts_table(&list.items))?;
+            cx.more(answer.value.next_page_token.as_deref());
+            Ok(())
+        }
         JobCommand::Runs { name, page } => {
             let answer = c.list_runs(&name, &page.options()).await?;
             cx.show(&answer, |page| {

@@ -374,6 +374,36 @@ impl CreateArgs {
     }
 }
 
+/// A task's or run's attempts; a failed attempt without an error shows
+/// the first line of what its target answered.
+pub fn attempts_table(attempts: &[Attempt]) {
+    let rows: Vec<Vec<String>> = attempts
+        .iter()
+        .map(|a| {
+            let answer = a
+                .response
+                .as_ref()
+                .and_then(|r| r.body.lines().find(|l| !l.trim().is_empty()))
+                .map(|l| l.trim().chars().take(80).collect::<String>());
+            vec![
+                a.attempt.to_string(),
+                a.started_at.to_string(),
+                or_dash(a.finished_at),
+                or_dash(a.status_code),
+                or_dash(a.duration_ms.map(|ms| format!("{ms}ms"))),
+                // Last: an error message may be long.
+                or_dash(a.error.as_deref().or(answer.as_deref())),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "ATTEMPT", "STARTED", "FINISHED", "STATUS", "DURATION", "ERROR",
+        ],
+        &rows,
+    );
+}
+
 pub fn last_status(a: Option<&Attempt>) -> String {
     match a {
         None => "-".into(),
@@ -638,28 +668,7 @@ pub async fn run(args: TaskArgs) -> anyhow::Result<()> {
             page,
         } => {
             let answer = c.task_attempts(&queue, &task_id, &page.options()).await?;
-            cx.show(&answer, |list| {
-                let rows: Vec<Vec<String>> = list
-                    .items
-                    .iter()
-                    .map(|a| {
-                        vec![
-                            a.attempt.to_string(),
-                            a.started_at.to_string(),
-                            or_dash(a.finished_at),
-                            or_dash(a.status_code),
-                            or_dash(a.duration_ms.map(|ms| format!("{ms}ms"))),
-                            or_dash(a.error.as_deref()),
-                        ]
-                    })
-                    .collect();
-                table(
-                    &[
-                        "ATTEMPT", "STARTED", "FINISHED", "STATUS", "DURATION", "ERROR",
-                    ],
-                    &rows,
-                );
-            })?;
+            cx.show(&answer, |list| attempts_table(&list.items))?;
             cx.more(answer.value.next_page_token.as_deref());
             Ok(())
         }

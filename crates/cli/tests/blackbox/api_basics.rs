@@ -531,6 +531,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/jobs/{}/run"),
     ("get", "/v1/jobs/{}/runs"),
     ("get", "/v1/jobs/{}/runs/{}"),
+    ("get", "/v1/jobs/{}/runs/{}/attempts"),
     ("post", "/v1/schedules/preview"),
 ];
 

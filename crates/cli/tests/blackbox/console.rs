@@ -1276,6 +1276,90 @@ async fn a_task_page_shows_attempts_and_payload_and_a_page_refreshes_itself(back
     b.close().await;
 }
 
+/// A failed attempt shows what its target answered (JSON indented), and a
+/// job's run opens from the job's page to its attempts and durations.
+async fn a_failed_attempt_shows_its_answer_and_a_run_opens_to_its_attempts(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    server
+        .create_queue_with(json!({"name": "pay", "retry_config": {"max_attempts": 1}}))
+        .await;
+    server
+        .create_task(
+            "pay",
+            json!({"task_id": "charge-7", "target": {"url": target.url("/declined")}}),
+        )
+        .await;
+    for name in ["ledger", "other"] {
+        crate::harness::jobs::create_job(
+            &server,
+            json!({"name": name, "schedule": "0 0 1 1 *",
+                   "target": {"url": target.url("/answer/500/40")}}),
+        )
+        .await;
+    }
+    let run = server
+        .post_empty("/v1/jobs/ledger/run")
+        .await
+        .ok(201)
+        .json
+        .clone();
+    let run_id = run["run_id"].as_str().unwrap().to_string();
+    wait_state(
+        &server,
+        "pay",
+        "charge-7",
+        "failed",
+        Duration::from_secs(15),
+    )
+    .await;
+    let run_api = format!("/v1/jobs/ledger/runs/{run_id}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while server.get(&run_api).await.ok(200).json["state"] != "failed" {
+        assert!(Instant::now() < deadline, "the run never failed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let base = server.base().to_string();
+    let b = Browser::start(&format!("{}-answers", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+    b.goto(&format!("{base}/ui/queues/pay/tasks/charge-7"))
+        .await;
+    assert!(
+        b.text("details.answer summary")
+            .await
+            .contains("application/json")
+    );
+    let answer = b.text("table.attempts pre.answer-body").await;
+    assert!(
+        answer.contains("\"decline_code\": \"insufficient_funds\""),
+        "indented JSON: {answer}"
+    );
+    b.shot("attempt-answer").await;
+
+    b.goto(&format!("{base}/ui/jobs/ledger")).await;
+    b.click_to("a.run-link", &format!("/ui/jobs/ledger/runs/{run_id}"))
+        .await;
+    assert!(b.text("main h1").await.contains(&run_id));
+    assert_eq!(b.count("table.attempts tbody tr:not(.response)").await, 1);
+    assert!(b.text("table.attempts td.num.bad").await.contains("500"));
+    assert!(
+        b.text("table.attempts tbody tr td:nth-child(4)")
+            .await
+            .ends_with("ms")
+    );
+    assert!(
+        b.text("table.attempts pre.answer-body")
+            .await
+            .starts_with("refused with 500")
+    );
+    // A run of another job is not found under this one.
+    b.goto(&format!("{base}/ui/jobs/other/runs/{run_id}")).await;
+    assert!(b.text(".problem").await.contains("not found"));
+    assert_eq!(b.count("table.attempts").await, 0);
+    b.close().await;
+}
+
 /// A long list pages back and forth and says where it is and how long it
 /// is ("51–100 of 120"), keeping its filter.
 async fn pages_go_back_and_forth_and_say_their_total(backend: Backend) {
@@ -1474,4 +1558,5 @@ idem_testkit::store_tests!(
     pages_go_back_and_forth_and_say_their_total,
     a_task_is_found_by_its_id_from_any_page,
     limits_are_edited_in_human_units_and_tasks_created_from_the_console,
+    a_failed_attempt_shows_its_answer_and_a_run_opens_to_its_attempts,
 );

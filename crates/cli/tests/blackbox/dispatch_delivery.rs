@@ -295,8 +295,60 @@ async fn paused_queues_hold_and_run_now_dispatches(s: Server) {
     assert_eq!(got[0].header("idem-schedule-time"), Some(later.as_str()));
 }
 
+/// A failed attempt keeps what the target answered: its content type and
+/// the first 1 KiB of its body, marked when there was more; a success and
+/// an attempt without an answer keep nothing.
+async fn a_failed_attempt_keeps_the_start_of_the_answer(s: Server) {
+    let target = Target::start().await;
+    queue(
+        &s,
+        "q",
+        json!({"retry_config": {"min_backoff_ms": 100, "max_backoff_ms": 100, "max_attempts": 1}}),
+    )
+    .await;
+    s.create_task("q", task("short", &target.url("/declined")))
+        .await;
+    s.create_task("q", task("long", &target.url("/answer/503/5000")))
+        .await;
+    s.create_task("q", task("fine", &target.url("/ok"))).await;
+    s.create_task("q", task("nobody", &target.reset_url()))
+        .await;
+
+    let short = wait_state(&s, "q", "short", "failed", WITHIN).await;
+    let answer = &short["last_attempt"]["response"];
+    assert_eq!(answer["content_type"], "application/json", "{short}");
+    assert_eq!(
+        answer["body"],
+        r#"{"error":"card_declined","decline_code":"insufficient_funds"}"#
+    );
+    assert_eq!(answer["truncated"], false);
+    let attempts = s
+        .get("/v1/queues/q/tasks/short/attempts")
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(attempts["items"][0]["status_code"], 402);
+    assert_eq!(attempts["items"][0]["response"], *answer);
+
+    let long = wait_state(&s, "q", "long", "failed", WITHIN).await;
+    let answer = &long["last_attempt"]["response"];
+    let body = answer["body"].as_str().unwrap();
+    assert_eq!(body.len(), 1024);
+    assert!(body.starts_with("refused with 503\n"), "{body}");
+    assert_eq!(answer["truncated"], true);
+    assert_eq!(answer["content_type"], "text/plain; charset=utf-8");
+
+    let fine = wait_state(&s, "q", "fine", "succeeded", WITHIN).await;
+    assert_eq!(fine["last_attempt"]["response"], Value::Null);
+    let nobody = wait_state(&s, "q", "nobody", "failed", WITHIN).await;
+    assert_eq!(nobody["last_attempt"]["response"], Value::Null);
+    assert!(nobody["last_attempt"]["error"].is_string());
+}
+
 idem_testkit::store_tests!(
     Server::start;
+    a_failed_attempt_keeps_the_start_of_the_answer,
     delivers_with_identity_headers_and_signatures,
     retries_follow_the_backoff_formula,
     conflicts_are_retried_until_attempts_run_out,

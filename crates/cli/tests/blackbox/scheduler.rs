@@ -285,6 +285,79 @@ async fn jobs_are_validated_versioned_and_deleted_with_their_runs(s: Server) {
         .problem(404, "NOT_FOUND");
 }
 
+/// A run opens to its attempts, each with its duration and what the target
+/// answered, page by page; a run is found only under its own job.
+async fn a_run_lists_its_attempts(s: Server) {
+    let target = Target::start().await;
+    for name in ["ledger", "other"] {
+        create_job(
+            &s,
+            json!({"name": name, "schedule": "0 0 1 1 *",
+                   "target": {"url": target.url("/answer/500/40")},
+                   "retry_config": {"retry_count": 1, "min_backoff_ms": 100, "max_backoff_ms": 100}}),
+        )
+        .await;
+    }
+    let run = s
+        .post_empty("/v1/jobs/ledger/run")
+        .await
+        .ok(201)
+        .json
+        .clone();
+    let run_id = run["run_id"].as_str().unwrap().to_string();
+    let run_path = format!("/v1/jobs/ledger/runs/{run_id}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while s.get(&run_path).await.ok(200).json["state"] != "failed" {
+        assert!(std::time::Instant::now() < deadline, "the run never failed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let attempts = s
+        .get(&format!("{run_path}/attempts"))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    let items = attempts["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{attempts}");
+    for (i, a) in items.iter().enumerate() {
+        assert_eq!(a["attempt"], i + 1);
+        assert_eq!(a["status_code"], 500);
+        assert!(a["duration_ms"].is_u64(), "{a}");
+        assert!(a["finished_at"].is_string(), "{a}");
+        let body = a["response"]["body"].as_str().unwrap();
+        assert!(
+            body.starts_with("refused with 500\n") && body.len() == 40,
+            "{a}"
+        );
+    }
+
+    let first = s
+        .get(&format!("{run_path}/attempts?limit=1"))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(first["items"][0]["attempt"], 1);
+    let token = first["next_page_token"].as_str().unwrap();
+    let second = s
+        .get(&format!("{run_path}/attempts?limit=1&page_token={token}"))
+        .await
+        .ok(200)
+        .json
+        .clone();
+    assert_eq!(second["items"][0]["attempt"], 2);
+
+    s.get(&format!("/v1/jobs/other/runs/{run_id}/attempts"))
+        .await
+        .problem(404, "NOT_FOUND");
+    s.get("/v1/jobs/ledger/runs/no-such-run/attempts")
+        .await
+        .problem(404, "NOT_FOUND");
+    s.get(&format!("/v1/jobs/gone/runs/{run_id}/attempts"))
+        .await
+        .problem(404, "NOT_FOUND");
+}
+
 async fn preview_computes_instants_across_dst(s: Server) {
     let r = s
         .post(
@@ -323,5 +396,6 @@ idem_testkit::store_tests!(
     cloud_scheduler_style_adds_its_headers,
     a_manual_run_does_not_take_the_next_scheduled_run,
     jobs_are_validated_versioned_and_deleted_with_their_runs,
+    a_run_lists_its_attempts,
     preview_computes_instants_across_dst,
 );

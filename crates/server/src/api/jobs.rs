@@ -169,6 +169,20 @@ pub async fn get_run(
     Ok(axum::Json(views::run(run, app.clock.now())))
 }
 
+pub async fn run_attempts(
+    State(app): State<Arc<App>>,
+    auth: Auth<Reader>,
+    Path((name, run_id)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<List<idem_core::task::Attempt>>> {
+    let params = ListParams::parse(query.as_deref())?;
+    let page = app
+        .store
+        .job_run_attempts(&auth.caller.org, &name, &run_id, &params.page)
+        .await?;
+    Ok(axum::Json(views::list(page, |a| a)))
+}
+
 /// The error of a target whose IP literal the target policy refuses.
 fn refused_target(app: &App, target: Option<&TargetSpec>) -> FieldErrors {
     let mut errors = FieldErrors::new();

@@ -503,6 +503,10 @@ fn operations() -> Vec<(Operation, MethodRouter<Arc<App>>)> {
             jobs::get_run,
         ),
         route(
+            op!(GET "/v1/jobs/{job}/runs/{run_id}/attempts", "listJobRunAttempts", "List a run's attempts, oldest first", idempotent: false),
+            jobs::run_attempts,
+        ),
+        route(
             Operation {
                 example: Some(
                     r#"{"schedule": "0 9 * * MON-FRI", "time_zone": "Europe/Berlin", "count": 3}"#,

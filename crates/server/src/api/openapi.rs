@@ -164,7 +164,7 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
             ATTEMPTS_PAGE_TOKEN_PATTERN, PAGE_TOKEN_PATTERN, RUNS_PAGE_TOKEN_PATTERN,
         };
         let pattern = match op.id {
-            "listTaskAttempts" => ATTEMPTS_PAGE_TOKEN_PATTERN,
+            "listTaskAttempts" | "listJobRunAttempts" => ATTEMPTS_PAGE_TOKEN_PATTERN,
             "listJobRuns" => RUNS_PAGE_TOKEN_PATTERN,
             _ => PAGE_TOKEN_PATTERN,
         };
@@ -892,6 +892,7 @@ pub fn document(ops: &[Operation], request_id_header: &str) -> Value {
         .schema(super::work::EndedTasks::name(), ended_tasks_schema())
         .schema_from::<TargetSpec>()
         .schema_from::<Attempt>()
+        .schema_from::<AttemptResponse>()
         .schema_from::<QueueState>()
         .schema_from::<TaskState>()
         .schema_from::<Role>()

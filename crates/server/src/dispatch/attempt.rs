@@ -156,6 +156,7 @@ impl Attempt {
             duration,
             retry_after: answer.retry_after,
             give_up: answer.give_up,
+            response: answer.response,
         })
     }
 

@@ -4,13 +4,14 @@
 
 use http::{HeaderMap, StatusCode};
 use idem_core::target_policy::{self, Mode, TargetPolicy};
+use idem_core::task::AttemptResponse;
 use std::net::SocketAddr;
 use std::sync::{Arc, Once};
 use std::time::{Duration, SystemTime};
 
 /// Most response body bytes read before the connection is given up: reading
-/// the body lets a keep-alive connection be reused, but Idem keeps none of
-/// it, so a huge answer is not worth downloading.
+/// the body lets a keep-alive connection be reused, but Idem keeps at most
+/// the start of a failure's, so a huge answer is not worth downloading.
 const MAX_DRAINED_BODY: usize = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +90,8 @@ pub struct Answer {
     /// The failure is one no retry can change: the target policy refused
     /// the address.
     pub give_up: bool,
+    /// The start of a non-2xx answer.
+    pub response: Option<AttemptResponse>,
 }
 
 impl Answer {
@@ -98,6 +101,7 @@ impl Answer {
             error: Some(error.into()),
             retry_after: None,
             give_up: false,
+            response: None,
         }
     }
 
@@ -124,18 +128,51 @@ pub async fn send(
             }
             _ => None,
         };
+        // A success's body is read only to free the connection; a
+        // failure's start is kept, past it just one byte more to learn
+        // whether it went on.
+        let keep = if status.is_success() {
+            0
+        } else {
+            AttemptResponse::MAX_BODY + 1
+        };
+        let content_type = response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let mut head = Vec::new();
         let mut drained = 0usize;
+        let mut ended = false;
         while drained <= MAX_DRAINED_BODY {
-            match response.chunk().await? {
-                Some(chunk) => drained += chunk.len(),
-                None => break,
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = keep.saturating_sub(head.len()).min(chunk.len());
+                    head.extend_from_slice(&chunk[..room]);
+                    drained += chunk.len();
+                }
+                Ok(None) => {
+                    ended = true;
+                    break;
+                }
+                // An answer that breaks off mid-body still answered: its
+                // status stands, and what came of its body is kept.
+                Err(e) if keep > 0 => {
+                    tracing::debug!(error = %full_text(&e), "failure's body broke off");
+                    break;
+                }
+                Err(e) => return Err(e),
             }
         }
+        let response = (keep > 0).then(|| {
+            let more = !ended && head.len() <= AttemptResponse::MAX_BODY;
+            AttemptResponse::keep(content_type.as_deref(), &head, more)
+        });
         Ok::<_, reqwest::Error>(Answer {
             status_code: Some(status.as_u16()),
             error: None,
             retry_after,
             give_up: false,
+            response,
         })
     };
     match tokio::time::timeout(deadline, exchange).await {

@@ -341,6 +341,7 @@ mod tests {
             status_code,
             error: error.map(str::to_string),
             duration_ms: Some(1),
+            response: None,
         };
         c.task.last_attempt = Some(previous(Some(503), None));
         assert_eq!(retry_reason(&c), "HTTP status 503");

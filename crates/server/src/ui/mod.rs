@@ -96,6 +96,7 @@ pub fn router(app: Arc<App>, api: Router) -> Router {
         .route("/ui/jobs", get(jobs_page))
         .route("/ui/jobs/{job}", get(job_page))
         .route("/ui/jobs/{job}/{action}", post(job_action))
+        .route("/ui/jobs/{job}/runs/{run_id}", get(run_page))
         .route("/ui/access", get(access_page))
         .route("/ui/find", get(find_page))
         .route("/ui/principals", post(create_principal))
@@ -1131,6 +1132,32 @@ async fn job_page(
     html(
         StatusCode::OK,
         pages::job(&viewer, &job, &answer.body, &runs, &preview),
+    )
+}
+
+async fn run_page(
+    State(console): State<Arc<Console>>,
+    viewer: Viewer,
+    Path((job, run_id)): Path<(String, String)>,
+) -> Response {
+    let key = &viewer.session.key;
+    let run_path = ["jobs", job.as_str(), "runs", run_id.as_str()];
+    let (run, attempts) = tokio::join!(
+        console.api.get(key, path(&run_path, &[])),
+        console.api.get(
+            key,
+            path(
+                &[run_path.as_slice(), &["attempts"]].concat(),
+                &[("limit", "100")]
+            )
+        ),
+    );
+    if !run.ok() {
+        return html(run.status, pages::problem_page(&viewer, "Run", &run));
+    }
+    html(
+        StatusCode::OK,
+        pages::run(&viewer, &job, &run_id, &run.body, &attempts),
     )
 }
 

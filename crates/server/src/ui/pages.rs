@@ -802,33 +802,7 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
                     p.last-error { strong { "Last error: " } (e) }
                 }
             }
-            h2 { "Attempts" }
-            @if !attempts.ok() { (problem(attempts)) }
-            @else {
-                div.scroll {
-                    table.list.attempts {
-                        colgroup { col.w-num; col.w-time.wide; col.w-num; col.w-num; col.w-error; }
-                        thead { tr {
-                            th.num { "#" } th.wide { "Started" } th.num { "Status" } th.num { "Duration" } th { "Error" }
-                        } }
-                        tbody {
-                            @for a in attempts.body["items"].as_array().into_iter().flatten() {
-                                @let code = a["status_code"].as_u64();
-                                tr {
-                                    td.num { (text(&a["attempt"])) }
-                                    td.wide { (when(&a["started_at"])) }
-                                    td.num.ok[code.is_some_and(|c| (200..300).contains(&c))].bad[code.is_some_and(|c| c >= 300)] { (text(&a["status_code"])) }
-                                    td.num { @if let Some(ms) = a["duration_ms"].as_u64() { (ms) " ms" } @else { "—" } }
-                                    td.error { (attempt_error(a).unwrap_or_default()) }
-                                }
-                            }
-                        }
-                    }
-                }
-                @if attempts.body["items"].as_array().is_some_and(|i| i.is_empty()) {
-                    p.empty { "No attempt yet." }
-                }
-            }
+            (attempts_table(attempts))
             @for (field, title) in [("target", "Target"), ("payload", "Payload")] {
                 @if let Some(v) = t.get(field).filter(|v| v.is_object()) {
                     @let (rest, body) = split_body(v);
@@ -846,6 +820,65 @@ pub fn task(viewer: &Viewer, queue: &str, id: &str, t: &Value, attempts: &Answer
             }
         },
     )
+}
+
+/// A task's or run's attempts, oldest first, each failed one followed by
+/// the start of what its target answered.
+fn attempts_table(attempts: &Answer) -> Markup {
+    html! {
+        h2 { "Attempts" }
+        @if !attempts.ok() { (problem(attempts)) }
+        @else {
+            div.scroll {
+                table.list.attempts {
+                    colgroup { col.w-num; col.w-time.wide; col.w-num; col.w-num; col.w-error; }
+                    thead { tr {
+                        th.num { "#" } th.wide { "Started" } th.num { "Status" } th.num { "Duration" } th { "Error" }
+                    } }
+                    tbody {
+                        @for a in attempts.body["items"].as_array().into_iter().flatten() {
+                            @let code = a["status_code"].as_u64();
+                            tr {
+                                td.num { (text(&a["attempt"])) }
+                                td.wide { (when(&a["started_at"])) }
+                                td.num.ok[code.is_some_and(|c| (200..300).contains(&c))].bad[code.is_some_and(|c| c >= 300)] { (text(&a["status_code"])) }
+                                td.num { @if let Some(ms) = a["duration_ms"].as_u64() { (ms) " ms" } @else { "—" } }
+                                td.error { (attempt_error(a).unwrap_or_default()) }
+                            }
+                            @if let Some(r) = a["response"].as_object() {
+                                tr.response { td colspan="5" { (target_answer(a, r)) } }
+                            }
+                        }
+                    }
+                }
+            }
+            @if attempts.body["items"].as_array().is_some_and(|i| i.is_empty()) {
+                p.empty { "No attempt yet." }
+            }
+        }
+    }
+}
+
+/// What a target answered to attempt `a`: its content type and the start
+/// of its body, indented when it is JSON.
+fn target_answer(a: &Value, r: &serde_json::Map<String, Value>) -> Markup {
+    let raw = r.get("body").and_then(Value::as_str).unwrap_or("");
+    let body = match serde_json::from_str::<Value>(raw) {
+        Ok(json) if json.is_object() || json.is_array() => pretty(&json),
+        _ => raw.to_string(),
+    };
+    let truncated = r.get("truncated").and_then(Value::as_bool) == Some(true);
+    html! {
+        details.answer open {
+            summary {
+                "Answer to attempt " (text(&a["attempt"]))
+                @if let Some(t) = r.get("content_type").and_then(Value::as_str) { " · " code { (t) } }
+                @if truncated { span.hint { " (its first 1 KiB)" } }
+            }
+            @if body.is_empty() { p.empty { "An empty body." } }
+            @else { pre.answer-body { (body) } }
+        }
+    }
 }
 
 fn pretty(v: &Value) -> String {
@@ -1031,7 +1064,7 @@ pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answ
                         tbody {
                             @for r in runs.body["items"].as_array().into_iter().flatten() {
                                 tr {
-                                    td { (when(&r["schedule_time"])) }
+                                    td { a.run-link href=(ui_path(&["jobs", name, "runs", r["run_id"].as_str().unwrap_or("")])) { (when(&r["schedule_time"])) } }
                                     td { (text(&r["kind"])) }
                                     td { (state(r["state"].as_str().unwrap_or("?"))) }
                                     td.num { (text(&r["attempt_count"])) }
@@ -1046,6 +1079,31 @@ pub fn job(viewer: &Viewer, name: &str, j: &Value, runs: &Answer, preview: &Answ
                     p.empty { "No runs yet." }
                 }
                 (pager(&base, &[], runs, &viewer.paging, 20, None))
+            }
+        },
+    )
+}
+
+pub fn run(viewer: &Viewer, job: &str, run_id: &str, r: &Value, attempts: &Answer) -> Markup {
+    layout(
+        run_id,
+        Some(viewer),
+        "jobs",
+        html! {
+            p.crumbs { a href="/ui/jobs" { "Jobs" } " / " a href=(ui_path(&["jobs", job])) { (job) } " / " }
+            div.title {
+                h1 { "Run " code { (run_id) } }
+                (state(r["state"].as_str().unwrap_or("?")))
+            }
+            @if r["state"] == "failed" {
+                @if let Some(e) = attempt_error(&r["last_attempt"]) {
+                    p.last-error { strong { "Last error: " } (e) }
+                }
+            }
+            (attempts_table(attempts))
+            details.config open {
+                summary { "Run" }
+                (fields(r, &["run_id", "state", "last_attempt"]))
             }
         },
     )

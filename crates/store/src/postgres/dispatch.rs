@@ -283,6 +283,10 @@ pub(super) async fn write_ends<C: GenericClient>(
         .map(|(_, n)| n.attempt.error.as_deref())
         .collect();
     let durations = col(|n| n.attempt.duration_ms.map(|d| d as i64));
+    let responses: Vec<Option<String>> = ends
+        .iter()
+        .map(|(_, n)| n.attempt.response.as_ref().map(rows::to_json))
+        .collect();
 
     let write_tasks = async {
         let sql = format!(
@@ -318,16 +322,17 @@ pub(super) async fn write_ends<C: GenericClient>(
         let stmt =
             c.0.prepare_cached(
                 "UPDATE attempts a SET finished_at = $1, status_code = v.status_code, \
-                 error = v.error, duration_ms = v.duration_ms \
+                 error = v.error, duration_ms = v.duration_ms, response = v.response \
                  FROM (SELECT v.*, x.ctid AS row_id FROM unnest($2::text[], $3::bigint[], \
-                 $4::bigint[], $5::text[], $6::bigint[]) \
-                 AS v(uid, attempt, status_code, error, duration_ms) CROSS JOIN LATERAL \
+                 $4::bigint[], $5::text[], $6::bigint[], $7::text[]) \
+                 AS v(uid, attempt, status_code, error, duration_ms, response) CROSS JOIN LATERAL \
                  (SELECT ctid FROM attempts WHERE task_uid = v.uid AND attempt = v.attempt \
                  LIMIT 1) x) v WHERE a.ctid = v.row_id",
             )
             .await?;
-        let params: [&(dyn ToSql + Sync); 6] =
-            [&now, &uids, &attempts, &codes, &errors, &durations];
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &now, &uids, &attempts, &codes, &errors, &durations, &responses,
+        ];
         Ok::<_, crate::Error>(c.0.execute(&stmt, &params).await?)
     };
     let (updated, _) = try_join(write_tasks, write_attempts).await?;

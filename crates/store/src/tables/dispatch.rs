@@ -175,6 +175,7 @@ impl RunningRow {
             status_code: result.status_code,
             error: result.error.clone(),
             duration_ms: Some(u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)),
+            response: result.response.clone(),
         }
     }
 
@@ -209,6 +210,7 @@ impl RunningRow {
             ),
             retry_after: None,
             give_up: false,
+            response: None,
         }
     }
 }
@@ -473,17 +475,19 @@ pub(crate) async fn apply_next<C: Conn>(
          result = COALESCE($6, result) WHERE uid = $7",
         &task_args,
     );
+    let response = next.attempt.response.as_ref().map(rows::to_json);
     let attempt_args = args![
         now,
         next.attempt.status_code.map(i64::from),
         &next.attempt.error,
         next.attempt.duration_ms.map(|d| d as i64),
+        &response,
         &row.uid,
         i64::from(row.attempt_count),
     ];
     let attempt = c.execute(
-        "UPDATE attempts SET finished_at = $1, status_code = $2, error = $3, duration_ms = $4 \
-         WHERE task_uid = $5 AND attempt = $6",
+        "UPDATE attempts SET finished_at = $1, status_code = $2, error = $3, duration_ms = $4, \
+         response = $5 WHERE task_uid = $6 AND attempt = $7",
         &attempt_args,
     );
     try_join(task, attempt).await?;

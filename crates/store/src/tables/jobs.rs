@@ -8,7 +8,7 @@ use super::{after, limit, not_found, released, tasks, within_quota};
 use crate::driver::{Conn, Dialect, args};
 use crate::jobs::*;
 use crate::quotas::{Quota, Quotas};
-use crate::records::{Job, Page, PageRequest, Task};
+use crate::records::{Attempt, Job, Page, PageRequest, Task};
 use crate::sql::{self, Offset, Row};
 use crate::task_row::{self, insert_task, task_columns};
 use crate::{Error, Result};
@@ -722,6 +722,19 @@ pub(crate) async fn run_get<C: Conn>(
         .await?
         .filter(|t| t.run.as_ref().is_some_and(|r| r.job == name))
         .ok_or_else(|| not_found("run", run_id))
+}
+
+/// A run's attempts, found only under its own job.
+pub(crate) async fn run_attempts<C: Conn>(
+    c: &C,
+    org: &str,
+    name: &str,
+    run_id: &str,
+    page: &PageRequest,
+    now: i64,
+) -> Result<Page<Attempt>> {
+    run_get(c, org, name, run_id, now).await?;
+    tasks::attempts(c, org, JOBS_QUEUE, run_id, page).await
 }
 
 /// Fires the due jobs this pass takes (on PostgreSQL, those no other node

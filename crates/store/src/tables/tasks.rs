@@ -252,7 +252,7 @@ const SQL_RUN_NOW: &str =
     "UPDATE tasks SET next_attempt_at = $1 WHERE uid = $2 AND status = 'pending'";
 
 const SQL_ATTEMPTS: &str = "SELECT attempt, started_at, finished_at, status_code, \
-     error, duration_ms FROM attempts WHERE task_uid = $1 AND attempt > $2 \
+     error, duration_ms, response FROM attempts WHERE task_uid = $1 AND attempt > $2 \
      ORDER BY attempt LIMIT $3";
 
 /// A job's latest run (whose time has come) is kept past its window, for the

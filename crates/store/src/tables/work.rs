@@ -562,6 +562,7 @@ pub(crate) fn decide_end_of(
         duration: Duration::from_micros(u64::try_from(now - started_at).unwrap_or(0)),
         retry_after: None,
         give_up: false,
+        response: None,
     };
     let mut next = row.outcome(&attempt, now);
     if let Ok(result) = end.outcome {

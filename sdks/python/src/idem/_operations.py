@@ -295,6 +295,15 @@ class Operations:
     def get_job_run(self, job: str, run_id: str):
         return self._execute(Call("GET", ["jobs", job, "runs", run_id]))
 
+    @operation("listJobRunAttempts")
+    def list_job_run_attempts(self, job: str, run_id: str, *, limit: int | None = None, page_token: str | None = None):
+        """A run's attempts, oldest first: each with its duration and, when
+        the target refused it, the start of its answer (``response``)."""
+        return self._execute(Call("GET", ["jobs", job, "runs", run_id, "attempts"], query=_page(limit, page_token)))
+
+    def iter_job_run_attempts(self, job: str, run_id: str, *, limit: int | None = None):
+        return self._paginate(Call("GET", ["jobs", job, "runs", run_id, "attempts"], query=_page(limit, None)))
+
     @operation("previewSchedule")
     def preview_schedule(self, schedule: str, *, time_zone: str | None = None, after: str | None = None, count: int | None = None):
         body = {k: v for k, v in {"schedule": schedule, "time_zone": time_zone, "after": after, "count": count}.items() if v is not None}

@@ -23,18 +23,10 @@ class AssignTask(TypedDict):
     principal: str
 
 
-class Attempt(TypedDict):
-    attempt: int
-    duration_ms: NotRequired[int | None]
-    error: NotRequired[str | None]
-    finished_at: NotRequired[str | None]
-    started_at: str
-    status_code: NotRequired[int | None]
-
-
-class AttemptList(TypedDict):
-    items: list[Attempt]
-    next_page_token: str | None
+class AttemptResponse(TypedDict):
+    body: str
+    content_type: NotRequired[str | None]
+    truncated: bool
 
 
 CatchUp: TypeAlias = Literal['none', 'latest', 'all']
@@ -936,29 +928,6 @@ TaskState: TypeAlias = Literal[
 ]
 
 
-class TaskView(TypedDict):
-    attempt_count: int
-    created_at: str
-    dispatch_deadline_s: int
-    finished_at: NotRequired[str | None]
-    group: NotRequired[str | None]
-    header_style: NotRequired[HeaderStyle]
-    last_attempt: NotRequired[Attempt | None]
-    lease: NotRequired[Lease | None]
-    on_failure: NotRequired[TargetView | None]
-    on_success: NotRequired[TargetView | None]
-    payload: NotRequired[PayloadView | None]
-    priority: NotRequired[int]
-    queue: str
-    result: NotRequired[Any]
-    retry_config: RetryConfig
-    schedule_time: str
-    state: TaskState
-    tag: NotRequired[str | None]
-    target: NotRequired[TargetView | None]
-    task_id: str
-
-
 class UpdateJob(TypedDict):
     attempt_deadline_s: NotRequired[int | None]
     catch_up: NotRequired[CatchUp | None]
@@ -1590,16 +1559,27 @@ class ApiKeyList(TypedDict):
     next_page_token: str | None
 
 
+class Attempt(TypedDict):
+    attempt: int
+    duration_ms: NotRequired[int | None]
+    error: NotRequired[str | None]
+    finished_at: NotRequired[str | None]
+    response: NotRequired[AttemptResponse | None]
+    started_at: str
+    status_code: NotRequired[int | None]
+
+
+class AttemptList(TypedDict):
+    items: list[Attempt]
+    next_page_token: str | None
+
+
 class CallbackSpec(TypedDict):
     headers: NotRequired[dict[str, str]]
     method: NotRequired[str | None]
     oidc: NotRequired[OidcSpec | None]
     secret_headers: NotRequired[list[str]]
     url: str
-
-
-class ClaimedTasks(TypedDict):
-    tasks: list[TaskView]
 
 
 class CreateJob(TypedDict):
@@ -2260,17 +2240,6 @@ class CreateTasks(TypedDict):
     tasks: list[CreateTask]
 
 
-class Result(TypedDict):
-    problem: NotRequired[Problem]
-    replayed: NotRequired[bool]
-    status: Literal[200, 403, 404, 409, 503]
-    task: NotRequired[TaskView]
-
-
-class EndedTasks(TypedDict):
-    results: list[Result]
-
-
 class GroupList(TypedDict):
     items: list[GroupView]
     next_page_token: str | None
@@ -2348,30 +2317,47 @@ class RunView(TypedDict):
     state: TaskState
 
 
-class Result1(TypedDict):
-    problem: NotRequired[Problem]
-    status: Literal[201, 400, 409, 410]
-    task: NotRequired[TaskView]
-
-
-class TaskBatchResults(TypedDict):
-    results: list[Result1]
-
-
-class TaskEvent(TypedDict):
+class TaskView(TypedDict):
+    attempt_count: int
+    created_at: str
+    dispatch_deadline_s: int
+    finished_at: NotRequired[str | None]
+    group: NotRequired[str | None]
+    header_style: NotRequired[HeaderStyle]
+    last_attempt: NotRequired[Attempt | None]
+    lease: NotRequired[Lease | None]
+    on_failure: NotRequired[TargetView | None]
+    on_success: NotRequired[TargetView | None]
+    payload: NotRequired[PayloadView | None]
+    priority: NotRequired[int]
     queue: str
-    task: TaskView
-    type: EventType
-
-
-class TaskList(TypedDict):
-    items: list[TaskView]
-    next_page_token: str | None
+    result: NotRequired[Any]
+    retry_config: RetryConfig
+    schedule_time: str
+    state: TaskState
+    tag: NotRequired[str | None]
+    target: NotRequired[TargetView | None]
+    task_id: str
 
 
 class WebhookList(TypedDict):
     items: list[WebhookView]
     next_page_token: str | None
+
+
+class ClaimedTasks(TypedDict):
+    tasks: list[TaskView]
+
+
+class Result(TypedDict):
+    problem: NotRequired[Problem]
+    replayed: NotRequired[bool]
+    status: Literal[200, 403, 404, 409, 503]
+    task: NotRequired[TaskView]
+
+
+class EndedTasks(TypedDict):
+    results: list[Result]
 
 
 class JobRunEvent(TypedDict):
@@ -2409,6 +2395,27 @@ class QueueList(TypedDict):
 
 class RunList(TypedDict):
     items: list[RunView]
+    next_page_token: str | None
+
+
+class Result1(TypedDict):
+    problem: NotRequired[Problem]
+    status: Literal[201, 400, 409, 410]
+    task: NotRequired[TaskView]
+
+
+class TaskBatchResults(TypedDict):
+    results: list[Result1]
+
+
+class TaskEvent(TypedDict):
+    queue: str
+    task: TaskView
+    type: EventType
+
+
+class TaskList(TypedDict):
+    items: list[TaskView]
     next_page_token: str | None
 
 

@@ -245,6 +245,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{job}/runs/{run_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a run's attempts, oldest first */
+        get: operations["listJobRunAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations": {
         parameters: {
             query?: never;
@@ -864,6 +881,7 @@ export interface components {
             error?: string | null;
             /** Format: date-time */
             finished_at?: string | null;
+            response?: components["schemas"]["AttemptResponse"] | null;
             /** Format: date-time */
             started_at: string;
             /** Format: int32 */
@@ -872,6 +890,21 @@ export interface components {
         AttemptList: {
             items: components["schemas"]["Attempt"][];
             next_page_token: string | null;
+        };
+        /**
+         * @description The start of a target's non-2xx answer, kept so that the attempt says
+         *     why the target refused, not only that it did.
+         */
+        AttemptResponse: {
+            /**
+             * @description The first 1 KiB of the answer's body as text; bytes that are not
+             *     UTF-8 read as U+FFFD.
+             */
+            body: string;
+            /** @description The answer's `Content-Type`, as sent (at most 200 characters). */
+            content_type?: string | null;
+            /** @description The body went on past what `body` holds. */
+            truncated: boolean;
         };
         /** @description Where a completion event goes: a target without a body (the event is the body), sent with POST (the default), PUT or PATCH. */
         CallbackSpec: {
@@ -3545,6 +3578,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description Bad Request: INVALID_ARGUMENT */
+            400: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 400;
+                        /** @enum {unknown} */
+                        type?: "INVALID_ARGUMENT";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 401;
+                        /** @enum {unknown} */
+                        type?: "UNAUTHENTICATED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: PERMISSION_DENIED */
+            403: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 403;
+                        /** @enum {unknown} */
+                        type?: "PERMISSION_DENIED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found: NOT_FOUND */
+            404: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 404;
+                        /** @enum {unknown} */
+                        type?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable: UNAVAILABLE */
+            503: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @constant */
+                        status?: 503;
+                        /** @enum {unknown} */
+                        type?: "UNAVAILABLE";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listJobRunAttempts: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 50) */
+                limit?: number;
+                /** @description The previous page's `next_page_token` (empty: the first page): the position the page starts after */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                job: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idem-Request-Id": components["headers"]["Idem-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptList"];
                 };
             };
             /** @description Bad Request: INVALID_ARGUMENT */

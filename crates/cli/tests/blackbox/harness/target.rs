@@ -354,6 +354,29 @@ async fn answer(path: &str, seen: u32) -> Response {
     let parts: Vec<&str> = path.split('/').collect();
     match parts.as_slice() {
         ["ok"] => StatusCode::OK.into_response(),
+        // A refusal whose body says why: `size` bytes of text, the first
+        // line naming the status.
+        ["answer", status, size] => {
+            let status = StatusCode::from_u16(status.parse().unwrap()).unwrap();
+            let size: usize = size.parse().unwrap();
+            let mut body = format!("refused with {}\n", status.as_u16());
+            while body.len() < size {
+                body.push_str("0123456789abcdef");
+            }
+            body.truncate(size);
+            (
+                status,
+                [("content-type", "text/plain; charset=utf-8")],
+                body,
+            )
+                .into_response()
+        }
+        ["declined"] => (
+            StatusCode::PAYMENT_REQUIRED,
+            [("content-type", "application/json")],
+            r#"{"error":"card_declined","decline_code":"insufficient_funds"}"#,
+        )
+            .into_response(),
         ["fail", n, status] => {
             let n: u32 = n.parse().unwrap();
             if seen <= n {
