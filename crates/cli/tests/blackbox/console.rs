@@ -31,6 +31,15 @@ fn tool(env: &str, default: &str) -> String {
 
 impl Browser {
     async fn start(prefix: &str) -> Browser {
+        Browser::launch(prefix, true).await
+    }
+
+    /// A browser that runs no script: what the console must serve whole.
+    async fn without_script(prefix: &str) -> Browser {
+        Browser::launch(prefix, false).await
+    }
+
+    async fn launch(prefix: &str, script: bool) -> Browser {
         let driver_path = tool("IDEM_TEST_CHROMEDRIVER", CHROMEDRIVER);
         let chromium = tool("IDEM_TEST_CHROMIUM", CHROMIUM);
         for (what, path) in [("chromedriver", &driver_path), ("chromium", &chromium)] {
@@ -54,14 +63,20 @@ impl Browser {
             .unwrap_or_else(|e| panic!("starting {driver_path}: {e}"));
         let url = format!("http://127.0.0.1:{port}");
         let mut caps = serde_json::Map::new();
+        let mut args = vec![
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--window-size=1280,900",
+            "--hide-scrollbars",
+        ];
+        if !script {
+            args.push("--blink-settings=scriptEnabled=false");
+        }
         caps.insert(
             "goog:chromeOptions".into(),
-            json!({
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", "--window-size=1280,900",
-                         "--hide-scrollbars"],
-            }),
+            json!({"binary": chromium, "args": args}),
         );
         let deadline = Instant::now() + Duration::from_secs(20);
         let client = loop {
@@ -1360,6 +1375,78 @@ async fn a_failed_attempt_shows_its_answer_and_a_run_opens_to_its_attempts(backe
     b.close().await;
 }
 
+/// With scripts off, an operator still logs in, finds a task by its ID,
+/// reads its attempt and the target's answer, redrives it, filters and
+/// pages the list, opens a job's run, runs the job and creates a principal
+/// with a key; only auto-refresh and the copy buttons are missing.
+async fn every_page_works_without_javascript(backend: Backend) {
+    let server = Server::start(backend).await;
+    let target = Target::start().await;
+    failed_task(&server, &target, "billing", "charge-1").await;
+    for i in 0..60 {
+        server
+            .create_task(
+                "billing",
+                json!({"task_id": format!("later-{i:02}"), "schedule_time": "2999-01-01T00:00:00Z",
+                       "target": {"url": target.url("/ok")}}),
+            )
+            .await;
+    }
+    let base = server.base().to_string();
+    let b = Browser::without_script(&format!("{}-noscript", backend_name(backend))).await;
+    b.login(&base, &server.admin_key).await;
+    // The script unhides these; without it they stay hidden.
+    assert!(
+        b.attr("header .refresh", "hidden").await.is_some(),
+        "auto-refresh needs the script, so it is not offered"
+    );
+
+    b.type_into("header form.find input[name=task_id]", "charge-1")
+        .await;
+    b.find("header form.find input[name=task_id]")
+        .await
+        .send_keys("\u{E007}")
+        .await
+        .expect("press Enter");
+    b.wait_path("/ui/queues/billing/tasks/charge-1").await;
+    assert!(b.text(".last-error").await.contains("503"));
+    assert!(b.text("table.attempts td.num.bad").await.contains("503"));
+    assert_eq!(
+        b.count("button[data-copy]").await,
+        b.count("button[data-copy][hidden]").await,
+        "copy buttons need the script"
+    );
+    b.click("button[data-action=redrive]").await;
+    b.appears(".flash").await;
+    assert!(b.text(".flash").await.contains("redriven"));
+    b.shot("task").await;
+
+    b.goto(&format!("{base}/ui/queues/billing?state=scheduled"))
+        .await;
+    assert_eq!(b.count("a.task-link").await, 50);
+    b.click("nav.pages a.next").await;
+    b.wait_until_text("nav.pages .range", "51–60 of 60").await;
+    assert_eq!(b.count("a.task-link").await, 10);
+
+    b.goto(&format!("{base}/ui/jobs")).await;
+    b.click_to("a.job-link", "/ui/jobs/nightly-report").await;
+    b.click("button[data-action=run]").await;
+    b.appears(".flash").await;
+    b.reload_until("table.runs tbody", "manual", Duration::from_secs(10))
+        .await;
+    b.click("a.run-link").await;
+    b.appears("table.attempts").await;
+    assert!(b.path().await.starts_with("/ui/jobs/nightly-report/runs/"));
+
+    b.goto(&format!("{base}/ui/access")).await;
+    b.type_into("form.create input[name=name]", "night-ops")
+        .await;
+    b.click("form.create button[type=submit]").await;
+    b.appears(".flash").await;
+    assert!(b.text(".flash").await.contains("Principal created"));
+    b.close().await;
+}
+
 /// A long list pages back and forth and says where it is and how long it
 /// is ("51–100 of 120"), keeping its filter.
 async fn pages_go_back_and_forth_and_say_their_total(backend: Backend) {
@@ -1559,4 +1646,5 @@ idem_testkit::store_tests!(
     a_task_is_found_by_its_id_from_any_page,
     limits_are_edited_in_human_units_and_tasks_created_from_the_console,
     a_failed_attempt_shows_its_answer_and_a_run_opens_to_its_attempts,
+    every_page_works_without_javascript,
 );
