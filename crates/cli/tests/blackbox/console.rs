@@ -1497,10 +1497,19 @@ async fn pages_go_back_and_forth_and_say_their_total(backend: Backend) {
 /// A task is found by its ID from any page, whichever queue holds it.
 async fn a_task_is_found_by_its_id_from_any_page(backend: Backend) {
     let server = Server::start(backend).await;
-    for q in ["billing", "reports"] {
+    // More queues than one round of reads takes (16), so that "reports"
+    // and "q18" are read in a later round than "billing".
+    let mut queues: Vec<String> = (0..20).map(|i| format!("q{i:02}")).collect();
+    queues.extend(["billing".to_string(), "reports".to_string()]);
+    for q in &queues {
         server.create_paused_queue(q).await;
     }
-    for (q, id) in [("reports", "inv-9"), ("billing", "dup"), ("reports", "dup")] {
+    for (q, id) in [
+        ("reports", "inv-9"),
+        ("billing", "dup"),
+        ("q18", "dup"),
+        ("reports", "dup"),
+    ] {
         server
             .create_task(
                 q,
@@ -1525,7 +1534,11 @@ async fn a_task_is_found_by_its_id_from_any_page(backend: Backend) {
 
     find("dup").await;
     b.wait_path("/ui/find").await;
-    assert_eq!(b.count("table.found a.task-link").await, 2, "in two queues");
+    assert_eq!(
+        b.count("table.found a.task-link").await,
+        3,
+        "in three queues"
+    );
     b.click_to(
         "table.found a.task-link[href='/ui/queues/billing/tasks/dup']",
         "/ui/queues/billing/tasks/dup",

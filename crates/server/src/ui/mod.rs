@@ -1335,6 +1335,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_limits_form_says_what_it_cannot_read_and_when_it_changes_nothing() {
+        let form = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let blank = form(&[("max_burst_size", "  "), ("dispatch_deadline", "")]);
+        assert_eq!(
+            limits_patch(&blank),
+            Err("Nothing to change: every field was empty.".to_string())
+        );
+        assert_eq!(
+            limits_patch(&form(&[
+                ("dispatch_deadline", "1h 30m"),
+                ("max_attempts", "4")
+            ])),
+            Ok(
+                serde_json::json!({"dispatch_deadline_s": 5400, "retry_config": {"max_attempts": 4}})
+            )
+        );
+        let bad = limits_patch(&form(&[("max_burst_size", "2.5")])).unwrap_err();
+        assert!(bad.starts_with("max_burst_size:"), "{bad}");
+        let bad = limits_patch(&form(&[("dispatch_deadline", "1.5s")])).unwrap_err();
+        assert!(bad.contains("whole number of seconds"), "{bad}");
+    }
+
+    #[test]
     fn a_date_time_field_is_read_as_utc() {
         assert_eq!(as_rfc3339("2026-11-30T17:05"), "2026-11-30T17:05:00Z");
         assert_eq!(as_rfc3339("2026-11-30T17:05:00Z"), "2026-11-30T17:05:00Z");
