@@ -136,9 +136,9 @@ pub async fn send(
         } else {
             AttemptResponse::MAX_BODY + 1
         };
-        let content_type = response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
+        let content_type = (keep > 0)
+            .then(|| response.headers().get(http::header::CONTENT_TYPE))
+            .flatten()
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let mut head = Vec::new();
         let mut drained = 0usize;
