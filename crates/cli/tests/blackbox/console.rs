@@ -368,9 +368,16 @@ async fn an_operator_finds_a_failed_task_and_redrives_it(backend: Backend) {
     );
     b.reload_until(".title .state", "succeeded", Duration::from_secs(15))
         .await;
-    assert_eq!(b.count("table.attempts tbody tr").await, 2);
+    assert_eq!(b.count("table.attempts tbody tr:not(.response)").await, 2);
+    // The failed attempt is followed by its (empty) answer; the success
+    // by nothing.
+    assert!(
+        b.text("table.attempts tbody tr.response")
+            .await
+            .contains("empty body")
+    );
     assert_eq!(
-        b.text("table.attempts tbody tr:nth-child(2) td:nth-child(3)")
+        b.text("table.attempts tbody tr:last-child td:nth-child(3)")
             .await,
         "200"
     );
