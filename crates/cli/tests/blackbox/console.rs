@@ -1320,13 +1320,8 @@ async fn a_failed_attempt_shows_its_answer_and_a_run_opens_to_its_attempts(backe
         )
         .await;
     }
-    let run = server
-        .post_empty("/v1/jobs/ledger/run")
-        .await
-        .ok(201)
-        .json
-        .clone();
-    let run_id = run["run_id"].as_str().unwrap().to_string();
+    let run_id =
+        crate::harness::jobs::run_until(&server, "ledger", "failed", Duration::from_secs(15)).await;
     wait_state(
         &server,
         "pay",
@@ -1335,12 +1330,6 @@ async fn a_failed_attempt_shows_its_answer_and_a_run_opens_to_its_attempts(backe
         Duration::from_secs(15),
     )
     .await;
-    let run_api = format!("/v1/jobs/ledger/runs/{run_id}");
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while server.get(&run_api).await.ok(200).json["state"] != "failed" {
-        assert!(Instant::now() < deadline, "the run never failed");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 
     let base = server.base().to_string();
     let b = Browser::start(&format!("{}-answers", backend_name(backend))).await;

@@ -298,19 +298,8 @@ async fn a_run_lists_its_attempts(s: Server) {
         )
         .await;
     }
-    let run = s
-        .post_empty("/v1/jobs/ledger/run")
-        .await
-        .ok(201)
-        .json
-        .clone();
-    let run_id = run["run_id"].as_str().unwrap().to_string();
+    let run_id = run_until(&s, "ledger", "failed", Duration::from_secs(10)).await;
     let run_path = format!("/v1/jobs/ledger/runs/{run_id}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while s.get(&run_path).await.ok(200).json["state"] != "failed" {
-        assert!(std::time::Instant::now() < deadline, "the run never failed");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     let attempts = s
         .get(&format!("{run_path}/attempts"))
         .await

@@ -24,6 +24,28 @@ pub async fn create_job(api: &Api, body: Value) -> Value {
     api.post("/v1/jobs", body).await.ok(201).json.clone()
 }
 
+/// Starts a manual run of `job` and waits until it is `state`; answers its
+/// run ID.
+pub async fn run_until(api: &Api, job: &str, state: &str, within: Duration) -> String {
+    let run = api
+        .post_empty(&format!("/v1/jobs/{job}/run"))
+        .await
+        .ok(201)
+        .json
+        .clone();
+    let run_id = run["run_id"].as_str().unwrap().to_string();
+    let path = format!("/v1/jobs/{job}/runs/{run_id}");
+    let deadline = std::time::Instant::now() + within;
+    while api.get(&path).await.ok(200).json["state"] != state {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "run {run_id} of {job} was not {state} within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    run_id
+}
+
 /// The requests of one job, in arrival order.
 pub fn of_job(target: &Target, job: &str) -> Vec<Received> {
     target
