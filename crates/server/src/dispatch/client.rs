@@ -311,4 +311,60 @@ mod tests {
         assert_eq!(retry_after(&with("soon"), now), None);
         assert_eq!(retry_after(&HeaderMap::new(), now), None);
     }
+
+    /// Serves one connection with `raw` as the whole answer, then closes it.
+    async fn answering(raw: &'static [u8]) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf).await;
+            stream.write_all(raw).await.unwrap();
+        });
+        url
+    }
+
+    async fn answer_to(raw: &'static [u8]) -> Answer {
+        let url = answering(raw).await;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::new();
+        let request = client.post(url).build().unwrap();
+        send(&client, request, Duration::from_secs(5)).await
+    }
+
+    #[tokio::test]
+    async fn a_refusal_whose_body_breaks_off_keeps_its_status_and_what_came() {
+        let answer = answer_to(
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
+              content-length: 100\r\n\r\nbusy, try",
+        )
+        .await;
+        assert_eq!(answer.status_code, Some(503));
+        assert_eq!(answer.error, None);
+        let kept = answer.response.expect("the start of the answer");
+        assert_eq!(kept.body, "busy, try");
+        assert_eq!(kept.content_type.as_deref(), Some("text/plain"));
+        assert!(kept.truncated, "the body promised more than came");
+    }
+
+    #[tokio::test]
+    async fn a_success_whose_body_breaks_off_is_a_failure_and_keeps_nothing() {
+        let answer = answer_to(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nhalf").await;
+        assert_eq!(answer.status_code, None);
+        assert!(answer.error.is_some());
+        assert_eq!(answer.response, None);
+    }
+
+    #[tokio::test]
+    async fn a_whole_refusal_is_kept_untruncated_and_a_success_keeps_nothing() {
+        let refused = answer_to(b"HTTP/1.1 409 Conflict\r\ncontent-length: 4\r\n\r\nheld").await;
+        let kept = refused.response.expect("the answer");
+        assert_eq!((kept.body.as_str(), kept.truncated), ("held", false));
+        assert_eq!(kept.content_type, None);
+        let ok = answer_to(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await;
+        assert_eq!(ok.status_code, Some(200));
+        assert_eq!(ok.response, None);
+    }
 }

@@ -855,7 +855,7 @@ async fn queue_action(
     Path((queue, action)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    let queue_page = format!("/ui{}", &crate::api::location(&["queues", &queue])[3..]);
+    let queue_page = pages::ui_path(&["queues", &queue]);
     let mut filter: Vec<(&str, String)> = Vec::new();
     let mut method = Method::POST;
     let (call, done) = match action.as_str() {
@@ -1028,24 +1028,34 @@ fn new_task(form: &HashMap<String, String>) -> Result<serde_json::Value, String>
     Ok(serde_json::Value::Object(task))
 }
 
+/// The latest 100 attempts a task's or a run's page shows.
+const ATTEMPTS_SHOWN: &str = "100";
+
+impl Console {
+    /// A task or a run (`segments`, its API path) and its attempts, read
+    /// together.
+    async fn with_attempts(&self, key: &str, segments: &[&str]) -> (Answer, Answer) {
+        tokio::join!(
+            self.api.get(key, path(segments, &[])),
+            self.api.get(
+                key,
+                path(
+                    &[segments, &["attempts"]].concat(),
+                    &[("limit", ATTEMPTS_SHOWN)]
+                )
+            ),
+        )
+    }
+}
+
 async fn task_page(
     State(console): State<Arc<Console>>,
     viewer: Viewer,
     Path((queue, task_id)): Path<(String, String)>,
 ) -> Response {
-    let key = &viewer.session.key;
-    let (task, attempts) = tokio::join!(
-        console
-            .api
-            .get(key, path(&["queues", &queue, "tasks", &task_id], &[])),
-        console.api.get(
-            key,
-            path(
-                &["queues", &queue, "tasks", &task_id, "attempts"],
-                &[("limit", "100")]
-            )
-        ),
-    );
+    let (task, attempts) = console
+        .with_attempts(&viewer.session.key, &["queues", &queue, "tasks", &task_id])
+        .await;
     if !task.ok() {
         return html(task.status, pages::problem_page(&viewer, "Task", &task));
     }
@@ -1076,7 +1086,7 @@ async fn task_action(
         ),
         _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
     };
-    let back = format!("/ui{}", &crate::api::location(task_path)[3..]);
+    let back = pages::ui_path(task_path);
     console
         .act(&headers, &body, method, (api_path, None), &back, done)
         .await
@@ -1140,18 +1150,9 @@ async fn run_page(
     viewer: Viewer,
     Path((job, run_id)): Path<(String, String)>,
 ) -> Response {
-    let key = &viewer.session.key;
-    let run_path = ["jobs", job.as_str(), "runs", run_id.as_str()];
-    let (run, attempts) = tokio::join!(
-        console.api.get(key, path(&run_path, &[])),
-        console.api.get(
-            key,
-            path(
-                &[run_path.as_slice(), &["attempts"]].concat(),
-                &[("limit", "100")]
-            )
-        ),
-    );
+    let (run, attempts) = console
+        .with_attempts(&viewer.session.key, &["jobs", &job, "runs", &run_id])
+        .await;
     if !run.ok() {
         return html(run.status, pages::problem_page(&viewer, "Run", &run));
     }
@@ -1173,7 +1174,7 @@ async fn job_action(
         "run" => "Job run started.",
         _ => return html(StatusCode::NOT_FOUND, pages::refused("No such action.")),
     };
-    let back = format!("/ui{}", &crate::api::location(&["jobs", &job])[3..]);
+    let back = pages::ui_path(&["jobs", &job]);
     console
         .act(
             &headers,

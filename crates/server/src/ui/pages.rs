@@ -317,7 +317,9 @@ fn pager(
     }
 }
 
-fn ui_path(segments: &[&str]) -> String {
+/// The console's address of an API resource, each segment escaped as
+/// the API's `Location` escapes it.
+pub fn ui_path(segments: &[&str]) -> String {
     format!("/ui{}", &crate::api::location(segments)[3..])
 }
 

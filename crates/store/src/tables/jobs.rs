@@ -733,8 +733,8 @@ pub(crate) async fn run_attempts<C: Conn>(
     page: &PageRequest,
     now: i64,
 ) -> Result<Page<Attempt>> {
-    run_get(c, org, name, run_id, now).await?;
-    tasks::attempts(c, org, JOBS_QUEUE, run_id, page).await
+    let run = run_get(c, org, name, run_id, now).await?;
+    tasks::attempts_of(c, &run.uid, page).await
 }
 
 /// Fires the due jobs this pass takes (on PostgreSQL, those no other node

@@ -711,6 +711,15 @@ pub(crate) async fn attempts<C: Conn>(
     page: &PageRequest,
 ) -> Result<Page<Attempt>> {
     let task = require(c, org, queue, task_id, "").await?;
+    attempts_of(c, &task.uid, page).await
+}
+
+/// One page of the attempts of the task `uid`, found by the caller.
+pub(crate) async fn attempts_of<C: Conn>(
+    c: &C,
+    uid: &str,
+    page: &PageRequest,
+) -> Result<Page<Attempt>> {
     // Attempts are keyed by their number, oldest first; a key that is not
     // one was never issued for this list.
     let after: i64 = match page.after.as_deref() {
@@ -722,7 +731,7 @@ pub(crate) async fn attempts<C: Conn>(
         })?,
     };
     let items = c
-        .query(SQL_ATTEMPTS, &args![&task.uid, after, limit(page)], |r| {
+        .query(SQL_ATTEMPTS, &args![uid, after, limit(page)], |r| {
             rows::attempt(r)
         })
         .await?;
