@@ -3,13 +3,13 @@
 //!
 //! Each is held by a count per organization and resource (`org_usage`),
 //! not by counting rows: the creation it limits checks the count and takes
-//! one in a single upsert, the last statement of its transaction, and
-//! every deletion gives back the rows it removed in its own, so the check
-//! costs the same however many the organization holds. On PostgreSQL the
-//! upsert's lock on the count's row orders concurrent creations of one
-//! organization's resource, so two cannot both take the last one; SQLite's
-//! single writer runs them one at a time anyway. See
-//! `tables::within_quota`.
+//! one at the end of its transaction, and every deletion gives back the
+//! rows it removed in its own, so the check costs the same however many
+//! the organization holds. On PostgreSQL a count is spread over rows, so
+//! that one organization's creations commit together, and counted exactly,
+//! every row locked, within reach of the limit, so that two cannot both
+//! take the last one; SQLite's single writer runs them one at a time
+//! anyway. See `tables/org_usage.rs`.
 
 /// The limits, per organization; 0 means unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -33,6 +33,7 @@ macro_rules! with_migrations {
             "017_groups",
             "018_ordered_by_creates",
             "019_attempt_response",
+            "020_usage_slots",
         )
     };
 }

@@ -124,6 +124,20 @@ impl Harness {
         }
     }
 
+    /// On PostgreSQL, another node on the same database with a pool of
+    /// `connections`, so that more transactions run at once than the
+    /// harness's two nodes hold; on SQLite, the store itself.
+    pub async fn node_with(&self, connections: usize) -> Arc<dyn Store> {
+        match &self._db {
+            Some(db) => Arc::new(
+                PostgresStore::open(&db.url, connections, Arc::new(self.clock.clone()), events())
+                    .await
+                    .unwrap(),
+            ),
+            None => self.store.clone(),
+        }
+    }
+
     /// The PostgreSQL database's URL, when the store is PostgreSQL.
     pub fn postgres_url(&self) -> Option<&str> {
         self._db.as_ref().map(|db| db.url.as_str())
