@@ -586,6 +586,30 @@ async fn every_create_path_marks_an_ordered_queue(h: Harness) {
     assert_eq!(ordered("batch").await, 1);
 }
 
+/// A node that starts on a store holding an ordered pull queue claims it
+/// in turns from its first claim: the first sends what the second does,
+/// not a plain claim first to find the queue ordered.
+async fn a_new_node_claims_an_ordered_queue_in_turns_at_once(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for (i, group) in ["a", "a", "a", "b", "b", "b"].iter().enumerate() {
+        h.add(task("w", &format!("t{i}"), Some(group), 0, true))
+            .await;
+    }
+    let (node, sent) = h.counted_node().await;
+    let mut costs = Vec::new();
+    for _ in 0..2 {
+        let before = sent.total();
+        let claimed = node.work_claim(claim_of(2)).await.unwrap();
+        costs.push(sent.total() - before);
+        let n = groups_of(&claimed);
+        assert_eq!((n.get("a"), n.get("b")), (Some(&1), Some(&1)), "in turns");
+    }
+    assert_eq!(
+        costs[0], costs[1],
+        "statements of the first and second claims"
+    );
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
@@ -598,4 +622,5 @@ idem_testkit::backend_tests! {
     push_claims_take_turns_within_limits,
     statistics_and_the_list_count_groups,
     every_create_path_marks_an_ordered_queue,
+    a_new_node_claims_an_ordered_queue_in_turns_at_once,
 }

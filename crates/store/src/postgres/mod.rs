@@ -196,8 +196,12 @@ impl PostgresStore {
         };
         store.migrate().await?;
         let ids_bytewise = store.ids_sort_bytewise_probe().await?;
+        let ordered = store
+            .read(async |c, _| crate::tables::work::ordered_queues(c).await)
+            .await?;
         Ok(PostgresStore {
             ids_bytewise,
+            ordered_queues: Arc::new(ordered),
             ..store
         })
     }

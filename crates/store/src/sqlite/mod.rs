@@ -123,7 +123,7 @@ impl SqliteStore {
         })
         .await
         .map_err(|e| Error::Internal(e.to_string()))??;
-        Ok(SqliteStore {
+        let store = SqliteStore {
             inner: Arc::new(Inner {
                 path,
                 statements,
@@ -138,7 +138,13 @@ impl SqliteStore {
                 task_usage: Default::default(),
                 dispatched: Default::default(),
             }),
-        })
+        };
+        let ordered = store
+            .read(async |c, _| crate::tables::work::ordered_queues(c).await)
+            .await?;
+        *store.inner.ordered_queues.lock().expect("ordered queues") =
+            ordered.into_inner().expect("ordered queues");
+        Ok(store)
     }
 
     fn now(&self) -> Timestamp {

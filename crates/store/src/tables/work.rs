@@ -86,6 +86,20 @@ async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Resul
 /// name, which [`claim_in_turns`] finds plain and the claim forgets.
 pub(crate) type OrderedQueues = std::sync::Mutex<std::collections::HashSet<(String, String)>>;
 
+/// The queues marked ordered, for a store's [`OrderedQueues`] as it opens:
+/// a node's first claim of an ordered queue after a start then goes to
+/// [`claim_in_turns`] at once, rather than first trying the plain claim.
+pub(crate) async fn ordered_queues<C: Conn>(c: &C) -> Result<OrderedQueues> {
+    let found = c
+        .query(
+            "SELECT org, name FROM queues WHERE ordered <> 0",
+            &args![],
+            |r| Ok((r.text(0)?, r.text(1)?)),
+        )
+        .await?;
+    Ok(std::sync::Mutex::new(found.into_iter().collect()))
+}
+
 /// Claims up to `max_tasks` due tasks of the queue in schedule order, with
 /// the claim statement the dispatcher's claim uses ([`due`]), in one
 /// statement. A queue whose tasks use groups or priorities answers none to

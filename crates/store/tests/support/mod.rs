@@ -11,11 +11,34 @@ use idem_store::postgres::PostgresStore;
 use idem_store::sqlite::SqliteStore;
 use idem_store::{NewApiKey, Store, Task};
 use idem_testkit::TestDatabase;
+use idem_testkit::pg_wire::WireCounter;
 use jiff::Timestamp;
 use serde_json::json;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const ORG: &str = "acme";
+
+/// What a node has sent its store so far: on PostgreSQL counted on the
+/// wire (less the planner-statistics timer's, which runs whatever the
+/// workload), on SQLite every statement its connections start.
+pub enum Sent {
+    Wire(WireCounter),
+    Sqlite(Arc<AtomicU64>),
+}
+
+impl Sent {
+    pub fn total(&self) -> u64 {
+        match self {
+            Sent::Wire(w) => w
+                .snapshot()
+                .without("pg_stat_user_tables")
+                .without("ANALYZE")
+                .total(),
+            Sent::Sqlite(n) => n.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// Where every test's clock starts: a whole minute.
 pub fn start() -> Timestamp {
@@ -135,6 +158,34 @@ impl Harness {
                     .unwrap(),
             ),
             None => self.store.clone(),
+        }
+    }
+
+    /// Another node on the same store, as one starting on it would, whose
+    /// statements are counted where it sends them.
+    pub async fn counted_node(&self) -> (Arc<dyn Store>, Sent) {
+        let clock = Arc::new(self.clock.clone());
+        match &self._db {
+            Some(db) => {
+                let wire = WireCounter::start(&db.url).await;
+                let store = PostgresStore::open(wire.url(), 8, clock, events())
+                    .await
+                    .unwrap();
+                (Arc::new(store), Sent::Wire(wire))
+            }
+            None => {
+                let dir = self._dir.as_ref().expect("a backend");
+                let n = Arc::new(AtomicU64::new(0));
+                let store = SqliteStore::open_counting_statements(
+                    dir.path().join("idem.db"),
+                    clock,
+                    events(),
+                    n.clone(),
+                )
+                .await
+                .unwrap();
+                (Arc::new(store), Sent::Sqlite(n))
+            }
         }
     }
 
