@@ -528,8 +528,11 @@ pub(crate) async fn create<C: Conn>(
         JobState::Paused => None,
     };
     let cols = JobColumns::of(config);
-    let n = c
-        .execute(
+    let queue_config = sql::to_json(&jobs_queue_config());
+    // Sent together, one round trip on PostgreSQL: neither reads what the
+    // other writes, so the order they run in is no matter.
+    let (n, _) = futures_util::future::try_join(
+        c.execute(
             SQL_INSERT_JOB,
             &args![
                 org,
@@ -547,17 +550,16 @@ pub(crate) async fn create<C: Conn>(
                 next_run_at,
                 now,
             ],
-        )
-        .await?;
+        ),
+        c.execute(SQL_ENSURE_JOBS_QUEUE, &args![org, &queue_config, now]),
+    )
+    .await?;
     if n == 0 {
         return Err(Error::AlreadyExists {
             kind: "job",
             id: name.to_string(),
         });
     }
-    let queue_config = sql::to_json(&jobs_queue_config());
-    c.execute(SQL_ENSURE_JOBS_QUEUE, &args![org, &queue_config, now])
-        .await?;
     let job = get(c, org, name, now).await?;
     within_quota(c, quotas, Quota::Jobs, org).await?;
     Ok(job)

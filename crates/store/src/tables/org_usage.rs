@@ -81,13 +81,15 @@ pub(crate) async fn within_quota<C: Conn>(
     }
     let resource = quota.resource();
     let room_for_all = ceiling.saturating_sub(2 * SLOTS);
-    // One round trip: PostgreSQL runs the sum after the update, in a
-    // snapshot of its own.
-    let (took, sum) = futures_util::future::try_join(
-        c.execute(SQL_TAKE_IN_SLOT, &args![org, resource, room_for_all]),
-        c.query_opt(SQL_SUM, &args![org, resource], |r| r.opt_i64(0)),
-    )
-    .await?;
+    // Two statements, one after the other: the sum's snapshot must be
+    // taken once the slot is held (sent together, a statement still being
+    // prepared would reach the server after one that is not).
+    let took = c
+        .execute(SQL_TAKE_IN_SLOT, &args![org, resource, room_for_all])
+        .await?;
+    let sum = c
+        .query_opt(SQL_SUM, &args![org, resource], |r| r.opt_i64(0))
+        .await?;
     let sum = sum.flatten().unwrap_or(0);
     if took == 0 {
         return match exactly(c, org, resource).await? < ceiling {
