@@ -40,6 +40,12 @@ use tokio_postgres::types::ToSql;
 const MIGRATIONS: &[&str] = crate::schema::with_migrations!(migration_sql!("postgres",));
 /// How many times a write runs when PostgreSQL aborts it for a conflict.
 const WRITE_TRIES: u32 = 4;
+/// The connections a node opens as it starts ([`PostgresStore::warm_up`]).
+const WARM_CONNECTIONS: usize = 4;
+/// Planned, not run: planning a table opens its indexes.
+const SQL_WARM_UP: &str = "EXPLAIN SELECT 1 FROM tasks t \
+     JOIN queues q ON q.org = t.org AND q.name = t.queue \
+     JOIN attempts a ON a.task_uid = t.uid WHERE t.org = ''";
 /// Serializes migrations and bootstrap across nodes starting together.
 const ADVISORY_LOCK: i64 = 0x1de3_5c4e_3a00_0001;
 
@@ -199,11 +205,25 @@ impl PostgresStore {
         let ordered = store
             .read(async |c, _| crate::tables::work::ordered_queues(c).await)
             .await?;
+        store.warm_up().await?;
         Ok(PostgresStore {
             ids_bytewise,
             ordered_queues: Arc::new(ordered),
             ..store
         })
+    }
+
+    /// Opens [`WARM_CONNECTIONS`] of the pool's connections and has each
+    /// plan a statement over the task tables, so that the first requests
+    /// after a start find connections made and the tables' catalog entries
+    /// (the tasks table's indexes above all) loaded, rather than paying for
+    /// both: a new server process reads them on its first plan of a table.
+    async fn warm_up(&self) -> Result<()> {
+        let n = WARM_CONNECTIONS.min(self.pool.status().max_size);
+        let clients = futures_util::future::try_join_all((0..n).map(|_| self.pool.get())).await?;
+        futures_util::future::try_join_all(clients.iter().map(|c| c.simple_query(SQL_WARM_UP)))
+            .await?;
+        Ok(())
     }
 
     /// Sorts every character a task ID may hold under the database's
