@@ -410,6 +410,19 @@ async fn create(s: &dyn Store, quota: Quota, i: usize) -> Result<()> {
     }
 }
 
+/// How many of the creations `tries` made; each other one must have been
+/// refused at `quota`'s `limit`.
+async fn made(tries: Vec<tokio::task::JoinHandle<Result<()>>>, quota: Quota, limit: u32) -> usize {
+    let mut made = 0;
+    for t in tries {
+        match t.await.unwrap() {
+            Ok(()) => made += 1,
+            refusal => refused(refusal, quota, limit.into()),
+        }
+    }
+    made
+}
+
 /// Forty creations at once, from two nodes on PostgreSQL, with room for
 /// ten: ten are made, whichever commit first.
 async fn concurrent_creations_stop_at_the_limit(h: Harness) {
@@ -428,19 +441,12 @@ async fn concurrent_creations_stop_at_the_limit(h: Harness) {
             };
             tries.push(tokio::spawn(async move { create(&*s, quota, i).await }));
         }
-        let mut made = 0;
-        for t in tries {
-            match t.await.unwrap() {
-                Ok(()) => made += 1,
-                refusal => refused(refusal, quota, limit.into()),
-            }
-        }
-        assert_eq!(made, ROOM, "{quota:?}");
+        assert_eq!(made(tries, quota, limit).await, ROOM, "{quota:?}");
         assert_eq!(counted(&h, ORG).await[q], before + ROOM as i64, "{quota:?}");
     }
 }
 
-/// A hundred and twenty creations at once, on a node of 64 connections
+/// A hundred and twenty creations at once, on a node of 40 connections
 /// and the harness's two, with room for sixty: sixty are made. On
 /// PostgreSQL most of the first ones pass the committed count's margin
 /// together, more than the count's slots, and take their counts in their
@@ -450,7 +456,7 @@ async fn concurrent_creations_stop_at_the_limit(h: Harness) {
 async fn a_crowd_of_creations_stops_at_the_limit(h: Harness) {
     const ROOM: usize = 60;
     const TRIES: usize = 120;
-    let wide = h.node_with(64).await;
+    let wide = h.node_with(40).await;
     for quota in [Quota::Jobs, Quota::Queues] {
         let q = QUOTAS.iter().position(|&x| x == quota).unwrap();
         set_quotas(&h, unlimited());
@@ -468,14 +474,7 @@ async fn a_crowd_of_creations_stops_at_the_limit(h: Harness) {
                 async move { create(&*s, quota, 1000 + i).await },
             ));
         }
-        let mut made = 0;
-        for t in tries {
-            match t.await.unwrap() {
-                Ok(()) => made += 1,
-                refusal => refused(refusal, quota, limit.into()),
-            }
-        }
-        assert_eq!(made, ROOM, "{quota:?}");
+        assert_eq!(made(tries, quota, limit).await, ROOM, "{quota:?}");
         assert_eq!(counted(&h, ORG).await[q], before + ROOM as i64, "{quota:?}");
         if h.postgres_url().is_some() {
             let slots = h

@@ -508,3 +508,23 @@ impl PostgresStore {
         Ok(value)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{WARM_CONNECTIONS, testing};
+
+    /// A node starts with connections open: as many requests at once as
+    /// it warmed take them without opening one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_node_starts_with_its_connections_open() {
+        let (_db, store) = testing::store_with_org().await;
+        let opened = store.pool.status().size;
+        assert!(opened >= WARM_CONNECTIONS, "{opened} connections open");
+        let held =
+            futures_util::future::try_join_all((0..WARM_CONNECTIONS).map(|_| store.pool.get()))
+                .await
+                .unwrap();
+        assert_eq!(store.pool.status().size, opened, "a connection was opened");
+        drop(held);
+    }
+}
