@@ -208,7 +208,7 @@ impl PostgresStore {
         store.warm_up().await?;
         Ok(PostgresStore {
             ids_bytewise,
-            ordered_queues: Arc::new(ordered),
+            ordered_queues: Arc::new(Mutex::new(ordered)),
             ..store
         })
     }

@@ -142,8 +142,7 @@ impl SqliteStore {
         let ordered = store
             .read(async |c, _| crate::tables::work::ordered_queues(c).await)
             .await?;
-        *store.inner.ordered_queues.lock().expect("ordered queues") =
-            ordered.into_inner().expect("ordered queues");
+        *store.inner.ordered_queues.lock().expect("ordered queues") = ordered;
         Ok(store)
     }
 

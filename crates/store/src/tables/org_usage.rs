@@ -31,24 +31,37 @@ use crate::quotas::{self, Quota, QuotaExceeded, Quotas};
 use crate::sql::Row as _;
 
 /// The rows each PostgreSQL count is spread over: up to this many
-/// creations of one organization's resource commit together.
+/// creations of one organization's resource commit together. The
+/// statements below name it as a literal ([`slots!`]).
 const SLOTS: i64 = 16;
+macro_rules! slots {
+    () => {
+        "16"
+    };
+}
 
 /// Adds one to the connection's slot while the committed sum leaves room
 /// for every slot's creation in flight and this one's again (`$3`), so
 /// that the check after it ([`SQL_SUM`]) rarely falls within the margin
 /// of the limit; no row changes (and no lock is taken) otherwise, or when
 /// the slot has no row yet. `$1` org, `$2` resource.
-const SQL_TAKE_IN_SLOT: &str = "UPDATE org_usage SET n = n + 1 \
-     WHERE org = $1 AND resource = $2 AND slot = pg_backend_pid() % 16 \
-     AND (SELECT sum(n) FROM org_usage WHERE org = $1 AND resource = $2) <= $3::bigint";
+const SQL_TAKE_IN_SLOT: &str = concat!(
+    "UPDATE org_usage SET n = n + 1 WHERE org = $1 AND resource = $2 \
+     AND slot = pg_backend_pid() % ",
+    slots!(),
+    " AND (SELECT sum(n) FROM org_usage WHERE org = $1 AND resource = $2) <= $3::bigint"
+);
 
 const SQL_SUM: &str = "SELECT sum(n)::bigint FROM org_usage WHERE org = $1 AND resource = $2";
 
 /// Makes every slot's row, so that locking them all ([`SQL_LOCK_SLOTS`])
 /// leaves no slot a creation could take meanwhile.
-const SQL_MAKE_SLOTS: &str = "INSERT INTO org_usage (org, resource, slot, n) \
-     SELECT $1, $2, s, 0 FROM generate_series(0, 15) AS s ON CONFLICT DO NOTHING";
+const SQL_MAKE_SLOTS: &str = concat!(
+    "INSERT INTO org_usage (org, resource, slot, n) SELECT $1, $2, s - 1, 0 \
+     FROM generate_series(1, ",
+    slots!(),
+    ") AS s ON CONFLICT DO NOTHING"
+);
 
 /// In slot order, so that two exact counts wait for each other rather than
 /// deadlock.
@@ -157,4 +170,12 @@ pub(crate) async fn released<C: Conn>(c: &C, quota: Quota, org: &str, n: u64) ->
         .await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_statements_name_the_slots_there_are() {
+        assert_eq!(slots!().parse::<i64>().unwrap(), super::SLOTS);
+    }
 }

@@ -89,7 +89,9 @@ pub(crate) type OrderedQueues = std::sync::Mutex<std::collections::HashSet<(Stri
 /// The queues marked ordered, for a store's [`OrderedQueues`] as it opens:
 /// a node's first claim of an ordered queue after a start then goes to
 /// [`claim_in_turns`] at once, rather than first trying the plain claim.
-pub(crate) async fn ordered_queues<C: Conn>(c: &C) -> Result<OrderedQueues> {
+pub(crate) async fn ordered_queues<C: Conn>(
+    c: &C,
+) -> Result<std::collections::HashSet<(String, String)>> {
     let found = c
         .query(
             "SELECT org, name FROM queues WHERE ordered <> 0",
@@ -97,7 +99,7 @@ pub(crate) async fn ordered_queues<C: Conn>(c: &C) -> Result<OrderedQueues> {
             |r| Ok((r.text(0)?, r.text(1)?)),
         )
         .await?;
-    Ok(std::sync::Mutex::new(found.into_iter().collect()))
+    Ok(found.into_iter().collect())
 }
 
 /// Claims up to `max_tasks` due tasks of the queue in schedule order, with

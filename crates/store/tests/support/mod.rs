@@ -131,12 +131,8 @@ impl Harness {
     /// it would: it brings the schema up to date first.
     pub async fn reopen(&self) -> Arc<dyn Store> {
         let clock = Arc::new(self.clock.clone());
-        if let Some(db) = &self._db {
-            Arc::new(
-                PostgresStore::open(&db.url, 8, clock, events())
-                    .await
-                    .unwrap(),
-            )
+        if self._db.is_some() {
+            self.node_with(8).await
         } else {
             let dir = self._dir.as_ref().expect("a backend");
             Arc::new(
