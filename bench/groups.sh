@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Groups inside a queue beside the same workload without groups, same node
 # and run, both stores, release build.
-# Usage: bench/groups.sh [tasks] [groups] [limit] [workers] [claim-batch] [large] [large-groups]
+# Usage: bench/groups.sh [tasks] [groups] [limit] [workers] [claim-batch] [large] [large-groups] [pairs]
 # PostgreSQL: IDEM_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,5 +11,5 @@ export IDEM_BIN="$CARGO_TARGET_DIR/release/idem"
 for store in sqlite postgres; do
   echo "== $store"
   "$CARGO_TARGET_DIR/release/examples/group_bench" "$store" "${1:-20000}" "${2:-1000}" \
-    "${3:-4}" "${4:-16}" "${5:-32}" "${6:-1000000}" "${7:-10000}"
+    "${3:-4}" "${4:-16}" "${5:-32}" "${6:-1000000}" "${7:-10000}" "${8:-3}"
 done

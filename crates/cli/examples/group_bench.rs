@@ -10,6 +10,9 @@
 //! - pull: N tasks drained by W workers claiming up to B at a time
 //!   (idem-client's worker loop, as `pull_bench`), without groups, then
 //!   spread over G groups with the same limit;
+//! - each of those two figures from P pairs of runs (ninth argument,
+//!   default 3) with and without groups, in alternating order, as each
+//!   pair's ratio and their median;
 //! - the first claim after a start: a pull queue of M due tasks in H
 //!   groups, the node restarted, then, once it answers `/readyz`, one
 //!   claim of B timed from request to answer (and the next few, for the
@@ -37,44 +40,64 @@ async fn main() {
     let batch: u32 = arg(6, "32").parse().expect("claim batch size");
     let big: usize = arg(7, "1000000").parse().expect("tasks of the large queue");
     let big_groups: usize = arg(8, "10000").parse().expect("groups of the large queue");
+    let pairs: usize = arg(9, "3").parse().expect("pairs of runs");
 
     let node = Node::start(&store).await;
     let base = node.base.clone();
     let arrivals = Arc::new(Arrivals::default());
     let target_url = arrival_target(arrivals.clone()).await;
 
-    let plain = push_rate(&base, "plain", &target_url, &arrivals, tasks).await;
-    let grouped = push_rate_in_groups(
-        &base,
-        "grouped",
-        json!({"group_concurrency": limit}),
-        groups,
-        &target_url,
-        &arrivals,
-        tasks,
-    )
-    .await;
-    println!(
-        "push dispatch: {plain:.0}/s without groups, {grouped:.0}/s in {groups} groups of \
-         limit {limit}: {:.2}×",
-        grouped / plain
+    // Each figure is a median of `pairs` runs with and without groups,
+    // their order alternating from pair to pair: the second run of a pair
+    // finds the first's finished tasks and WAL, which must not count
+    // against either side.
+    let mut push = Vec::new();
+    for pair in 0..pairs {
+        let mut rates = [0.0; 2];
+        for side in order(pair) {
+            let queue = format!("{}-{pair}", ["plain", "grouped"][side]);
+            rates[side] = if side == 0 {
+                push_rate(&base, &queue, &target_url, &arrivals, tasks).await
+            } else {
+                push_rate_in_groups(
+                    &base,
+                    &queue,
+                    json!({"group_concurrency": limit}),
+                    groups,
+                    &target_url,
+                    &arrivals,
+                    tasks,
+                )
+                .await
+            };
+        }
+        push.push(rates);
+    }
+    report(
+        "push dispatch",
+        "deliveries/s",
+        &push,
+        &format!("in {groups} groups of limit {limit}"),
     );
 
-    let plain = pull_rate(&base, "pulled", json!({}), 0, tasks, workers, batch).await;
-    let grouped = pull_rate(
-        &base,
-        "pulled-grouped",
-        json!({"group_concurrency": limit}),
-        groups,
-        tasks,
-        workers,
-        batch,
-    )
-    .await;
-    println!(
-        "pull claims: {plain:.0} tasks/s without groups, {grouped:.0}/s in {groups} groups of \
-         limit {limit} ({workers} workers claiming up to {batch}): {:.2}×",
-        grouped / plain
+    let mut pull = Vec::new();
+    for pair in 0..pairs {
+        let mut rates = [0.0; 2];
+        for side in order(pair) {
+            let queue = format!("{}-{pair}", ["pulled", "pulled-grouped"][side]);
+            let (settings, g) = match side {
+                0 => (json!({}), 0),
+                _ => (json!({"group_concurrency": limit}), groups),
+            };
+            rates[side] = pull_rate(&base, &queue, settings, g, tasks, workers, batch).await;
+        }
+        pull.push(rates);
+    }
+    report(
+        "pull claims",
+        "tasks/s",
+        &pull,
+        &format!("in {groups} groups of limit {limit} ({workers} workers claiming up to {batch})"),
     );
 
     let filled = Instant::now();
@@ -120,6 +143,32 @@ async fn main() {
         took[1..].iter().map(ms).collect::<Vec<_>>().join(", ")
     );
     node.stop().await;
+}
+
+/// The order of a pair's two runs (0 without groups, 1 with): alternating.
+fn order(pair: usize) -> [usize; 2] {
+    if pair.is_multiple_of(2) {
+        [0, 1]
+    } else {
+        [1, 0]
+    }
+}
+
+/// Prints each pair's rates and ratio, then the median ratio.
+fn report(what: &str, unit: &str, pairs: &[[f64; 2]], grouped: &str) {
+    let mut ratios: Vec<f64> = pairs.iter().map(|[plain, g]| g / plain).collect();
+    for (i, [plain, g]) in pairs.iter().enumerate() {
+        println!(
+            "{what}, pair {i}: {plain:.0} {unit} without groups, {g:.0} {grouped}: {:.2}×",
+            g / plain
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "{what}: median {:.2}× of the same workload without groups ({} pairs, {grouped})",
+        ratios[ratios.len() / 2],
+        ratios.len()
+    );
 }
 
 /// Fills a pull queue as [`fill`] does, then drains it with `workers`

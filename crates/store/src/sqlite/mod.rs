@@ -288,8 +288,29 @@ fn open_reader(path: &Path, statements: Option<Arc<AtomicU64>>) -> Result<Connec
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    stable_plans(&conn, "reader");
     count_statements(&mut conn, statements)?;
     Ok(conn)
+}
+
+/// Query planner stability on a connection of the store (`role`, for the
+/// log): plans must not depend on bound values. Without it SQLite looks at
+/// a parameter's value while planning (a `LIMIT $n`, an equality on an
+/// index's leading column when the statement also orders by the index)
+/// and then expires the statement whenever that parameter is rebound, so
+/// a cached statement is prepared anew on every execution. Measured on the
+/// dispatcher's completion lookup (a three-table join run once per delivery
+/// with a new task uid): re-preparing was half of the writer's time; a
+/// queue's task list with its `LIMIT` was prepared again on every page.
+/// Plans stay the ones chosen for the SQL text (no statement here depends
+/// on a bound value to pick an index); results are unaffected.
+fn stable_plans(conn: &Connection, role: &str) {
+    if let Err(e) = conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    ) {
+        tracing::warn!(error = %e, "sqlite {role}: query planner stability not enabled");
+    }
 }
 
 /// Has `conn` add one to `counter` for every statement it starts.
@@ -388,5 +409,51 @@ impl Conn for Lite<'_> {
         let mut stmt = self.0.prepare_cached(sql)?;
         let mut rows = stmt.query(params_from_iter(params))?;
         rows.next()?.map(map).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::StatementStatus;
+
+    /// How many times running `sql` three times, with a new value bound to
+    /// each parameter each time, prepared it anew.
+    fn reprepared(conn: &Connection, sql: &str) -> i32 {
+        let mut stmt = conn.prepare_cached(sql).unwrap();
+        for i in 0..3i64 {
+            let mut rows = stmt
+                .query(rusqlite::params![
+                    format!("org-{i}"),
+                    format!("q-{i}"),
+                    10 + i
+                ])
+                .unwrap();
+            while rows.next().unwrap().is_some() {}
+        }
+        stmt.get_status(StatementStatus::RePrepare)
+    }
+
+    /// A page of a queue's tasks, as the lists read it: an equality on the
+    /// due index's leading columns, its order, a bound `LIMIT`.
+    const LISTED: &str = "SELECT uid FROM tasks WHERE org = ?1 AND queue = ?2 \
+         AND status = 'pending' ORDER BY group_key, priority DESC LIMIT ?3";
+
+    #[test]
+    fn a_cached_statement_is_not_prepared_again_for_new_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("idem.db");
+        migrate_file(&path).unwrap();
+
+        // What the store's setting prevents: without it, each new value of
+        // the `LIMIT` or the leading columns makes SQLite plan again.
+        let bare = Connection::open(&path).unwrap();
+        assert!(reprepared(&bare, LISTED) > 0);
+
+        let reader = open_reader(&path, None).unwrap();
+        assert_eq!(reprepared(&reader, LISTED), 0, "a reader");
+        let writer = Connection::open(&path).unwrap();
+        stable_plans(&writer, "writer");
+        assert_eq!(reprepared(&writer, LISTED), 0, "the writer");
     }
 }

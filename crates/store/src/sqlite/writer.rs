@@ -68,21 +68,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     pub(crate) fn start(conn: Connection) -> Writer {
-        // Query planner stability: plans must not depend on bound values.
-        // Without it SQLite may look at a parameter's value while planning
-        // and then expire the statement whenever that parameter is rebound,
-        // so a cached statement is re-prepared on every execution. Measured
-        // on the dispatcher's completion lookup (a three-table join run once
-        // per delivery with a new task uid): re-preparing was half of this
-        // thread's time. Plans stay the ones chosen for the SQL text (no
-        // write here depends on a bound value to pick an index); results are
-        // unaffected.
-        if let Err(e) = conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
-            true,
-        ) {
-            tracing::warn!(error = %e, "sqlite writer: query planner stability not enabled");
-        }
+        super::stable_plans(&conn, "writer");
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         std::thread::Builder::new()
             .name("idem-sqlite-writer".into())
