@@ -190,6 +190,33 @@ async fn claims_take_turns_among_groups(h: Harness) {
     assert_eq!(seen, ["acct:A", "acct:B", "acct:C"]);
 }
 
+/// A claim that visits as many groups as it takes tasks still fills its
+/// turns from the group running fewest: with A running two and B none, a
+/// claim of two takes B's first two (turns 1 and 2), not A's next (turn 3).
+async fn a_group_running_fewer_takes_more_of_a_claim(h: Harness) {
+    h.pull_queue(QueueConfig {
+        group_concurrency: Some(4),
+        ..QueueConfig::default()
+    })
+    .await;
+    for i in 0..5 {
+        h.add(task("w", &format!("a{i}"), Some("A"), 0, true)).await;
+    }
+    assert_eq!(ids(&h.claim(2).await), ["a0", "a1"]);
+    for i in 0..3 {
+        h.add(task("w", &format!("b{i}"), Some("B"), 0, true)).await;
+    }
+    assert_eq!(ids(&h.claim(2).await), ["b0", "b1"]);
+    // Now A holds two and B two: the turns alternate again.
+    let next = h.claim(2).await;
+    assert_eq!(
+        groups_of(&next),
+        HashMap::from([("A".to_string(), 1), ("B".to_string(), 1)]),
+        "{:?}",
+        ids(&next)
+    );
+}
+
 /// Higher priority first within a group, then due order.
 async fn priority_orders_a_groups_tasks(h: Harness) {
     h.pull_queue(QueueConfig::default()).await;
@@ -615,6 +642,7 @@ idem_testkit::backend_tests! {
     sqlite: Harness::sqlite().await,
     postgres: Harness::postgres().await;
     claims_take_turns_among_groups,
+    a_group_running_fewer_takes_more_of_a_claim,
     priority_orders_a_groups_tasks,
     a_groups_limit_holds_across_claims_and_nodes,
     a_fifo_group_runs_in_order_through_retries,

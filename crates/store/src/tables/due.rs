@@ -171,7 +171,12 @@ macro_rules! ordered_due {
     // takes adds the next of its group, found after it in the due index,
     // while the group has room; the `LIMIT` stops it at `$5` tasks.
     // Subqueries with `LIMIT -1` are not flattened, which would evaluate
-    // `running` and `head` once for each use.
+    // `running` and `head` once for each use. A group's next task is
+    // looked for only while it could be taken: once `$5` groups are
+    // visited, their heads are `$5` tasks of turn at most `kth` + 1 (the
+    // `$5`-th smallest running count), so a task of turn above that goes
+    // after all of them; without the test, a claim in as many groups as
+    // tasks looked up one more task per group, none of them taken.
     (Sqlite, $order:ident) => {
         concat!(
             turn_groups!(Sqlite),
@@ -180,6 +185,7 @@ macro_rules! ordered_due {
             " AS head FROM (SELECT k, (SELECT count(*) FROM tasks WHERE org = $1 \
                AND queue = $2 AND group_key = turn.k AND status = 'running') AS running \
                FROM turn LIMIT -1) g LIMIT -1) WHERE head IS NOT NULL LIMIT $5), \
+             kth(r) AS (SELECT running FROM visit ORDER BY running LIMIT 1 OFFSET $5 - 1), \
              picked(k, running, rn, turn, uid, priority, next_attempt_at) AS (\
                SELECT w.k, w.running, 1, w.running + 1, t.uid, t.priority, t.next_attempt_at \
                FROM visit w JOIN tasks t ON t.uid = w.head \
@@ -196,7 +202,8 @@ macro_rules! ordered_due {
                ORDER BY x.priority DESC, x.next_attempt_at, x.uid LIMIT 1)) \
                WHERE p.rn < CASE WHEN p.k = '' THEN $5 ELSE ",
             ordered_due!(@room Sqlite, $order),
-            " END ORDER BY 4, 6 DESC, 7, 5 LIMIT $5)"
+            " END AND NOT EXISTS (SELECT 1 FROM kth WHERE p.turn > kth.r) \
+               ORDER BY 4, 6 DESC, 7, 5 LIMIT $5)"
         )
     };
     (@next Postgres, none) => {
