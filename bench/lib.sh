@@ -1,9 +1,15 @@
 # Shared by the benchmark scripts: builds the release binaries, sets up a
 # scratch folder and starts `idem serve` on a free port.
-# Sourced with the repository root as the working directory.
+# Sourced with the repository root as the working directory. With
+# IDEM_BENCH_BIN set to a folder holding `idem` and `idem-bench` (a release
+# build of another revision), those run instead and nothing is built.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/idem-target}"
-cargo build --release -q -p idem -p idem-bench
-bin="$CARGO_TARGET_DIR/release"
+if [ -n "${IDEM_BENCH_BIN:-}" ]; then
+  bin=$IDEM_BENCH_BIN
+else
+  cargo build --release -q -p idem -p idem-bench
+  bin="$CARGO_TARGET_DIR/release"
+fi
 admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 key="bench-admin-key-$(date +%s)-0123456789abcdef"
 work=$(mktemp -d)

@@ -176,7 +176,10 @@ macro_rules! ordered_due {
     // visited, their heads are `$5` tasks of turn at most `kth` + 1 (the
     // `$5`-th smallest running count), so a task of turn above that goes
     // after all of them; without the test, a claim in as many groups as
-    // tasks looked up one more task per group, none of them taken.
+    // tasks looked up one more task per group, none of them taken. `kth`
+    // is materialized: a CTE read once is otherwise put in place of its
+    // use, and the sort of `visit` ran again for every task of `picked`
+    // (14 ms instead of 1.4 for a claim of 500 in 500 groups).
     (Sqlite, $order:ident) => {
         concat!(
             turn_groups!(Sqlite),
@@ -185,7 +188,7 @@ macro_rules! ordered_due {
             " AS head FROM (SELECT k, (SELECT count(*) FROM tasks WHERE org = $1 \
                AND queue = $2 AND group_key = turn.k AND status = 'running') AS running \
                FROM turn LIMIT -1) g LIMIT -1) WHERE head IS NOT NULL LIMIT $5), \
-             kth(r) AS (SELECT running FROM visit ORDER BY running LIMIT 1 OFFSET $5 - 1), \
+             kth(r) AS MATERIALIZED (SELECT running FROM visit ORDER BY running LIMIT 1 OFFSET $5 - 1), \
              picked(k, running, rn, turn, uid, priority, next_attempt_at) AS (\
                SELECT w.k, w.running, 1, w.running + 1, t.uid, t.priority, t.next_attempt_at \
                FROM visit w JOIN tasks t ON t.uid = w.head \
