@@ -15,7 +15,9 @@
 //! - PostgreSQL: WAL bytes (without page splits, see `pg_wal`), heap rows
 //!   written (inserted, updated, deleted or locked), B-tree entries added
 //!   and commits, read from the log itself;
-//! - SQLite: pages written to the WAL.
+//! - SQLite: pages written to the WAL, and the virtual-machine instructions
+//!   the statements executed (a statement that starts repeating work for
+//!   each row it reads shows there, as no count of statements would).
 //!
 //! These are counts, not times, so the test is deterministic: operations run
 //! one after another, each its own commit. Each phase runs twice and the
@@ -34,7 +36,7 @@ use idem_core::task::{BodyForm, Target};
 use idem_store::dispatch::{AttemptResult, DispatchClaim};
 use idem_store::idempotency::KeyCompletion;
 use idem_store::postgres::PostgresStore;
-use idem_store::sqlite::SqliteStore;
+use idem_store::sqlite::{SqliteStore, StatementCounts};
 use idem_store::*;
 use idem_testkit::pg_wire::{Statements, WireCounter};
 use idem_testkit::{TestDatabase, pg_wal};
@@ -419,7 +421,7 @@ impl Postgres {
 
 struct Sqlite {
     store: SqliteStore,
-    statements: Arc<AtomicU64>,
+    statements: Arc<StatementCounts>,
     file: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -428,7 +430,7 @@ impl Sqlite {
     async fn new() -> Sqlite {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("idem.db");
-        let statements = Arc::new(AtomicU64::new(0));
+        let statements = Arc::new(StatementCounts::default());
         let clock = Arc::new(ManualClock::new(start()));
         let store =
             SqliteStore::open_counting_statements(&file, clock, events(), statements.clone())
@@ -471,12 +473,14 @@ impl Sqlite {
     async fn measure(&self, name: &str, run: usize) -> Figures {
         prepare(&self.store, name, run).await;
         self.checkpoint("TRUNCATE");
-        let before = self.statements.load(Ordering::Relaxed);
+        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let before = [&self.statements.statements, &self.statements.vm_steps].map(count);
         phase(&self.store, name, run).await;
-        let statements = self.statements.load(Ordering::Relaxed) - before;
+        let after = [&self.statements.statements, &self.statements.vm_steps].map(count);
         let pages = self.pages_since_truncate();
         Figures::from([
-            ("statements", per_op(statements)),
+            ("statements", per_op(after[0] - before[0])),
+            ("vm_steps", per_op(after[1] - before[1])),
             ("pages_written", per_op(pages)),
         ])
     }

@@ -41,9 +41,9 @@ pub struct SqliteStore {
 
 struct Inner {
     path: PathBuf,
-    /// Counts every statement any connection of the store runs, when asked
-    /// to (see [`SqliteStore::open_counting_statements`]).
-    statements: Option<Arc<AtomicU64>>,
+    /// Counts what any connection of the store runs, when asked to (see
+    /// [`SqliteStore::open_counting_statements`]).
+    statements: Option<Arc<StatementCounts>>,
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
     clock: Arc<dyn Clock>,
@@ -91,15 +91,14 @@ impl SqliteStore {
         Self::open_inner(path.as_ref(), clock, events, None).await
     }
 
-    /// [`SqliteStore::open`], adding one to `statements` for every
-    /// statement that any of the store's connections starts, trigger
-    /// programs and the writer's transaction control included: what a
-    /// workload costs the database, for the cost-budget tests.
+    /// [`SqliteStore::open`], counting in `statements` what any of the
+    /// store's connections runs ([`StatementCounts`]): what a workload
+    /// costs the database, for the cost-budget tests.
     pub async fn open_counting_statements(
         path: impl AsRef<Path>,
         clock: Arc<dyn Clock>,
         events: Arc<dyn EventRenderer>,
-        statements: Arc<AtomicU64>,
+        statements: Arc<StatementCounts>,
     ) -> Result<SqliteStore> {
         Self::open_inner(path.as_ref(), clock, events, Some(statements)).await
     }
@@ -108,7 +107,7 @@ impl SqliteStore {
         path: &Path,
         clock: Arc<dyn Clock>,
         events: Arc<dyn EventRenderer>,
-        statements: Option<Arc<AtomicU64>>,
+        statements: Option<Arc<StatementCounts>>,
     ) -> Result<SqliteStore> {
         let path = path.to_path_buf();
         let p = path.clone();
@@ -282,7 +281,7 @@ impl SqliteStore {
     }
 }
 
-fn open_reader(path: &Path, statements: Option<Arc<AtomicU64>>) -> Result<Connection> {
+fn open_reader(path: &Path, statements: Option<Arc<StatementCounts>>) -> Result<Connection> {
     let mut conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -313,14 +312,46 @@ fn stable_plans(conn: &Connection, role: &str) {
     }
 }
 
-/// Has `conn` add one to `counter` for every statement it starts.
-fn count_statements(conn: &mut Connection, counter: Option<Arc<AtomicU64>>) -> Result<()> {
+/// What a store's connections ran, when counted
+/// ([`SqliteStore::open_counting_statements`]).
+#[derive(Debug, Default)]
+pub struct StatementCounts {
+    /// Statements started, trigger programs and the writer's transaction
+    /// control included.
+    pub statements: AtomicU64,
+    /// Virtual-machine instructions the statements executed (their trigger
+    /// programs' within them): the work they did, counted the same on any
+    /// machine, so that a statement that starts doing more per row (a
+    /// subquery run again for each row) shows without a clock.
+    pub vm_steps: AtomicU64,
+}
+
+/// Has `conn` count what it runs into `counts`. A statement's instruction
+/// counter runs on across its executions while it stays prepared, so each
+/// execution counts what it added between its start and its end.
+fn count_statements(conn: &mut Connection, counts: Option<Arc<StatementCounts>>) -> Result<()> {
+    use rusqlite::StatementStatus::VmStep;
     use rusqlite::trace::{TraceEvent, TraceEventCodes};
-    if let Some(counter) = counter {
+    if let Some(counts) = counts {
+        let mut started: HashMap<String, i32> = HashMap::new();
         conn.trace_v2(
-            TraceEventCodes::SQLITE_TRACE_STMT,
-            Some(move |_: TraceEvent<'_>| {
-                counter.fetch_add(1, Ordering::Relaxed);
+            TraceEventCodes::SQLITE_TRACE_STMT | TraceEventCodes::SQLITE_TRACE_PROFILE,
+            Some(move |event: TraceEvent<'_>| match event {
+                TraceEvent::Stmt(stmt, text) => {
+                    counts.statements.fetch_add(1, Ordering::Relaxed);
+                    // A trigger program starts inside its statement, which
+                    // it names by a comment: the statement's start stays.
+                    if !text.starts_with("--") {
+                        started.insert(stmt.sql().into_owned(), stmt.get_status(VmStep));
+                    }
+                }
+                TraceEvent::Profile(stmt, _) => {
+                    let at = stmt.get_status(VmStep);
+                    let from = started.remove(stmt.sql().as_ref()).unwrap_or(0);
+                    let steps = u64::try_from(at - from).unwrap_or(0);
+                    counts.vm_steps.fetch_add(steps, Ordering::Relaxed);
+                }
+                _ => {}
             }),
         )?;
     }

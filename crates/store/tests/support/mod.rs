@@ -8,14 +8,14 @@ use idem_core::event::EventType;
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_store::events::EventRenderer;
 use idem_store::postgres::PostgresStore;
-use idem_store::sqlite::SqliteStore;
+use idem_store::sqlite::{SqliteStore, StatementCounts};
 use idem_store::{NewApiKey, Store, Task};
 use idem_testkit::TestDatabase;
 use idem_testkit::pg_wire::WireCounter;
 use jiff::Timestamp;
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 pub const ORG: &str = "acme";
 
@@ -24,7 +24,7 @@ pub const ORG: &str = "acme";
 /// workload), on SQLite every statement its connections start.
 pub enum Sent {
     Wire(WireCounter),
-    Sqlite(Arc<AtomicU64>),
+    Sqlite(Arc<StatementCounts>),
 }
 
 impl Sent {
@@ -35,7 +35,7 @@ impl Sent {
                 .without("pg_stat_user_tables")
                 .without("ANALYZE")
                 .total(),
-            Sent::Sqlite(n) => n.load(Ordering::Relaxed),
+            Sent::Sqlite(n) => n.statements.load(Ordering::Relaxed),
         }
     }
 }
@@ -171,7 +171,7 @@ impl Harness {
             }
             None => {
                 let dir = self._dir.as_ref().expect("a backend");
-                let n = Arc::new(AtomicU64::new(0));
+                let n = Arc::new(StatementCounts::default());
                 let store = SqliteStore::open_counting_statements(
                     dir.path().join("idem.db"),
                     clock,
