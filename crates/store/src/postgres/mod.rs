@@ -512,6 +512,109 @@ impl PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::{WARM_CONNECTIONS, testing};
+    use crate::Store;
+    use crate::records::{TaskBatch, TaskCreate};
+    use idem_core::queue::QueueConfig;
+    use idem_core::task::{BodyForm, Target};
+
+    fn task(queue: &str, task_id: String, group: Option<&str>) -> TaskCreate {
+        TaskCreate {
+            org: testing::ORG.into(),
+            queue: queue.into(),
+            task_id,
+            target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: Default::default(),
+            completion: None,
+            pull: false,
+            tag: None,
+            group: group.map(str::to_string),
+            priority: 0,
+            callbacks: Default::default(),
+            header_style: None,
+        }
+    }
+
+    /// The dispatcher's look for queues with due tasks reads a few index
+    /// entries of each queue, whichever queue's tasks fall due first: a
+    /// backlog due before a plain queue's one task, and before an ordered
+    /// queue's, is not read to learn that those have one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_queues_backlog_is_not_read_to_find_anothers_due_task() {
+        let (_db, store) = testing::store_with_org().await;
+        for q in ["backlog", "late", "ordered"] {
+            store
+                .queue_create(testing::ORG, q, &QueueConfig::default(), None)
+                .await
+                .unwrap();
+        }
+        for first in (0..2000).step_by(1000) {
+            let tasks = (first..first + 1000)
+                .map(|i| Ok(task("backlog", format!("b{i}"), None)))
+                .collect();
+            store
+                .task_create_batch(TaskBatch {
+                    org: testing::ORG.into(),
+                    queue: "backlog".into(),
+                    tasks,
+                    atomic: true,
+                    completion: None,
+                })
+                .await
+                .unwrap();
+        }
+        store
+            .task_create(task("late", "l".into(), None))
+            .await
+            .unwrap();
+        store
+            .task_create(task("ordered", "o".into(), Some("g")))
+            .await
+            .unwrap();
+        let client = store.pool.get().await.unwrap();
+        client.batch_execute("ANALYZE tasks").await.unwrap();
+
+        let sql = crate::tables::dispatch::SQL_CLAIM_CANDIDATES[1];
+        let far: i64 = i64::MAX / 4;
+        let mut found: Vec<String> = client
+            .query(sql, &[&far])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(1))
+            .collect();
+        found.sort();
+        assert_eq!(found, ["backlog", "late", "ordered"]);
+        // As a node runs it: prepared, and planned for any value once
+        // PostgreSQL settles on a generic plan.
+        client
+            .batch_execute(&format!(
+                "SET plan_cache_mode = force_generic_plan; PREPARE candidates(bigint) AS {sql}"
+            ))
+            .await
+            .unwrap();
+        let plan: Vec<String> = client
+            .query(
+                &format!("EXPLAIN (ANALYZE, FORMAT TEXT) EXECUTE candidates({far})"),
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let dropped: u64 = plan
+            .iter()
+            .filter_map(|line| line.split("Rows Removed by Filter: ").nth(1))
+            .map(|n| n.trim().parse::<u64>().unwrap())
+            .sum();
+        assert!(
+            dropped < 100,
+            "{dropped} rows read and dropped:\n{}",
+            plan.join("\n")
+        );
+    }
 
     /// A node starts with connections open: as many requests at once as
     /// it warmed take them without opening one.

@@ -504,21 +504,22 @@ pub(crate) async fn apply_next<C: Conn>(
 /// queue and stopping at its first row: PostgreSQL made the `OR` of two
 /// `EXISTS` a hashed subplan that read every due task of every queue on
 /// each claim (2 ms a claim with 10,000 due, a quarter of push dispatch's
-/// rate). The first entry is asked for in the order only
-/// `tasks_due_by_queue` holds (due time, then uid): asked whether any of
-/// the range was due, PostgreSQL walked `tasks_due` (every queue's due
-/// tasks, in due order) and dropped the other queues' until it met one of
-/// this queue, 20,000 of them a claim (3–16 ms) when another queue's
-/// backlog was due first, or for an ordered queue, which holds no task in
-/// that range and is asked only the second question.
+/// rate). Both questions are asked in the order only `tasks_due_by_queue`
+/// holds (down to the uid), so that each reads the queue's own entries:
+/// asked whether any was due, PostgreSQL walked `tasks_due` (every
+/// queue's due tasks, in due order) or the table and dropped the other
+/// queues' tasks until it met one of this queue, 20,000 a claim (3–16 ms)
+/// when another queue's backlog was due first, and an ordered queue,
+/// which holds no task in the plain range, was asked that too.
 macro_rules! has_due {
     () => {
         "EXISTS (SELECT 1 WHERE q.ordered = 0 AND (SELECT t.next_attempt_at FROM tasks t \
          WHERE t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
          AND t.group_key = '' AND t.priority = 0 ORDER BY t.next_attempt_at, t.uid LIMIT 1) <= $1 \
-         UNION ALL SELECT 1 FROM tasks t WHERE q.ordered <> 0 \
+         UNION ALL SELECT 1 FROM (SELECT t.uid FROM tasks t WHERE q.ordered <> 0 \
          AND t.org = q.org AND t.queue = q.name AND t.status = 'pending' \
-         AND t.next_attempt_at <= $1)"
+         AND t.next_attempt_at <= $1 \
+         ORDER BY t.group_key, t.priority DESC, t.next_attempt_at, t.uid LIMIT 1) d)"
     };
 }
 
@@ -527,7 +528,7 @@ macro_rules! has_due {
 /// it ([`ClaimQueue::read`] at 2): its one writer changes none of them
 /// before the claim reaches the queue. PostgreSQL's reads them again under
 /// the queue's lock, and only once the claim has room for the queue.
-const SQL_CLAIM_CANDIDATES: [&str; 2] = [
+pub(crate) const SQL_CLAIM_CANDIDATES: [&str; 2] = [
     concat!(
         "SELECT q.org, q.name, q.config, q.dispatch_tokens, q.dispatch_refilled_at, q.ordered, \
          q.group_cursor FROM queues q WHERE q.state = 'running' AND q.mode = 'push' AND ",
