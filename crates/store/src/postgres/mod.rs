@@ -513,28 +513,9 @@ impl PostgresStore {
 mod tests {
     use super::{WARM_CONNECTIONS, testing};
     use crate::Store;
-    use crate::records::{TaskBatch, TaskCreate};
+    use crate::records::TaskBatch;
     use idem_core::queue::QueueConfig;
-    use idem_core::task::{BodyForm, Target};
-
-    fn task(queue: &str, task_id: String, group: Option<&str>) -> TaskCreate {
-        TaskCreate {
-            org: testing::ORG.into(),
-            queue: queue.into(),
-            task_id,
-            target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
-            schedule_time: None,
-            dispatch_deadline_s: None,
-            retry_config: Default::default(),
-            completion: None,
-            pull: false,
-            tag: None,
-            group: group.map(str::to_string),
-            priority: 0,
-            callbacks: Default::default(),
-            header_style: None,
-        }
-    }
+    use testing::task;
 
     /// The dispatcher's look for queues with due tasks reads a few index
     /// entries of each queue, whichever queue's tasks fall due first: a
@@ -551,7 +532,7 @@ mod tests {
         }
         for first in (0..2000).step_by(1000) {
             let tasks = (first..first + 1000)
-                .map(|i| Ok(task("backlog", format!("b{i}"), None)))
+                .map(|i| Ok(task("backlog", &format!("b{i}"), None, false)))
                 .collect();
             store
                 .task_create_batch(TaskBatch {
@@ -565,11 +546,11 @@ mod tests {
                 .unwrap();
         }
         store
-            .task_create(task("late", "l".into(), None))
+            .task_create(task("late", "l", None, false))
             .await
             .unwrap();
         store
-            .task_create(task("ordered", "o".into(), Some("g")))
+            .task_create(task("ordered", "o", Some("g"), false))
             .await
             .unwrap();
         let client = store.pool.get().await.unwrap();

@@ -3,7 +3,8 @@
 
 use super::PostgresStore;
 use crate::Store;
-use crate::records::NewApiKey;
+use crate::records::{NewApiKey, TaskCreate};
+use idem_core::task::{BodyForm, Target};
 use idem_core::{Clock, SystemClock};
 use idem_testkit::TestDatabase;
 use std::sync::Arc;
@@ -29,6 +30,27 @@ pub(crate) async fn store_with_org() -> (TestDatabase, PostgresStore) {
     };
     store.organization_create(ORG, admin, None).await.unwrap();
     (db, store)
+}
+
+/// A task of [`ORG`]'s `queue` carrying a small JSON payload, in `group`
+/// if one is given, for a pull queue if `pull`.
+pub(crate) fn task(queue: &str, task_id: &str, group: Option<&str>, pull: bool) -> TaskCreate {
+    TaskCreate {
+        org: ORG.into(),
+        queue: queue.into(),
+        task_id: task_id.into(),
+        target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
+        schedule_time: None,
+        dispatch_deadline_s: None,
+        retry_config: Default::default(),
+        completion: None,
+        pull,
+        tag: None,
+        group: group.map(str::to_string),
+        priority: 0,
+        callbacks: Default::default(),
+        header_style: None,
+    }
 }
 
 /// The `xmax` of the Idempotency-Key record of `key`: the ID of the last

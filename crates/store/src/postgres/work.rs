@@ -422,10 +422,9 @@ async fn decide_and_write<C: GenericClient>(
 #[cfg(test)]
 mod tests {
     use crate::Store;
-    use crate::postgres::testing::{ORG, store_with_org};
-    use crate::records::{Status, TaskCreate, WorkAction, WorkClaim};
+    use crate::postgres::testing::{ORG, store_with_org, task};
+    use crate::records::{Status, WorkAction, WorkClaim};
     use idem_core::queue::{QueueConfig, QueueMode};
-    use idem_core::task::{BodyForm, Target};
 
     /// Ends that PostgreSQL refuses to write (text holding U+0000, which the
     /// API turns away before the store) arrive among many good ones: their
@@ -441,22 +440,7 @@ mod tests {
         store.queue_create(ORG, "w", &pull, None).await.unwrap();
         for i in 0..96 {
             store
-                .task_create(TaskCreate {
-                    org: ORG.into(),
-                    queue: "w".into(),
-                    task_id: format!("t{i}"),
-                    target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
-                    schedule_time: None,
-                    dispatch_deadline_s: None,
-                    retry_config: Default::default(),
-                    completion: None,
-                    pull: true,
-                    tag: None,
-                    group: None,
-                    priority: 0,
-                    callbacks: Default::default(),
-                    header_style: None,
-                })
+                .task_create(task("w", &format!("t{i}"), None, true))
                 .await
                 .unwrap();
         }
