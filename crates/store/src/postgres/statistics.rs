@@ -118,4 +118,75 @@ mod tests {
         assert_eq!(analyzed(&client, "attempts").await, "");
         drop(store);
     }
+
+    /// A node that starts on a table changed while no node ran does not
+    /// analyze it as it starts, beside its first requests, but at its first
+    /// look, a period later.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_starting_node_analyzes_at_its_first_look_not_at_once() {
+        let (db, first) = store_with_org().await;
+        first
+            .queue_create(ORG, "q", &QueueConfig::default(), None)
+            .await
+            .unwrap();
+        drop(first);
+        // The first node's keeper wakes once more before it ends: its look
+        // finds nothing changed yet.
+        tokio::time::sleep(super::EVERY + Duration::from_millis(500)).await;
+        let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .execute(
+                "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, \
+                 schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
+                 attempt_count, cancel_requested, created_at) \
+                 SELECT $1, 'q', 't' || g, 'u' || g, 'pending', '{}', 'none', 0, 0, 10, \
+                 '{}', 0, 0, 0 FROM generate_series(1, 3000) g",
+                &[&ORG],
+            )
+            .await
+            .unwrap();
+        assert_eq!(analyzed(&client, "tasks").await, "");
+        // The change reaches the statistics the keeper reads within a
+        // second or so of the insert.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let changed: i64 = client
+                .query_one(
+                    "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'tasks'",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if changed >= 3000 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the insert never showed");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        let second = crate::postgres::PostgresStore::open(
+            &db.url,
+            8,
+            std::sync::Arc::new(idem_core::SystemClock) as std::sync::Arc<dyn idem_core::Clock>,
+            crate::events::unrendered(),
+        )
+        .await
+        .unwrap();
+        tokio::time::sleep(super::EVERY / 2).await;
+        assert_eq!(
+            analyzed(&client, "tasks").await,
+            "",
+            "analyzed as it started"
+        );
+        let deadline = Instant::now() + Duration::from_secs(40);
+        while analyzed(&client, "tasks").await.is_empty() {
+            assert!(Instant::now() < deadline, "tasks was never analyzed");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        drop(second);
+    }
 }
