@@ -67,7 +67,7 @@ async fn analyze_changed(pool: &Pool) -> Result<(), crate::Error> {
 #[cfg(test)]
 mod tests {
     use crate::Store;
-    use crate::postgres::testing::{ORG, store_with_org};
+    use crate::postgres::testing::{ORG, open, store_with_org};
     use idem_core::queue::QueueConfig;
     use std::time::{Duration, Instant};
 
@@ -85,20 +85,16 @@ mod tests {
             .get(0)
     }
 
-    /// A burst of tasks into a new database gets `tasks` analyzed by the
-    /// node within a few of its looks; `attempts`, unchanged, is left alone.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_burst_of_tasks_gets_the_table_analyzed() {
-        let (db, store) = store_with_org().await;
-        store
-            .queue_create(ORG, "q", &QueueConfig::default(), None)
-            .await
-            .unwrap();
-        let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+    async fn connect(url: &str) -> tokio_postgres::Client {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
             .await
             .unwrap();
         tokio::spawn(conn);
-        assert_eq!(analyzed(&client, "tasks").await, "");
+        client
+    }
+
+    /// 3,000 pending tasks of queue `q`, written past the store.
+    async fn insert_tasks(client: &tokio_postgres::Client) {
         client
             .execute(
                 "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, \
@@ -110,11 +106,30 @@ mod tests {
             )
             .await
             .unwrap();
+    }
+
+    /// Waits for a node to analyze `table`; fails after 40 s.
+    async fn comes_analyzed(client: &tokio_postgres::Client, table: &str) {
         let deadline = Instant::now() + Duration::from_secs(40);
-        while analyzed(&client, "tasks").await.is_empty() {
-            assert!(Instant::now() < deadline, "tasks was never analyzed");
+        while analyzed(client, table).await.is_empty() {
+            assert!(Instant::now() < deadline, "{table} was never analyzed");
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+
+    /// A burst of tasks into a new database gets `tasks` analyzed by the
+    /// node within a few of its looks; `attempts`, unchanged, is left alone.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_burst_of_tasks_gets_the_table_analyzed() {
+        let (db, store) = store_with_org().await;
+        store
+            .queue_create(ORG, "q", &QueueConfig::default(), None)
+            .await
+            .unwrap();
+        let client = connect(&db.url).await;
+        assert_eq!(analyzed(&client, "tasks").await, "");
+        insert_tasks(&client).await;
+        comes_analyzed(&client, "tasks").await;
         assert_eq!(analyzed(&client, "attempts").await, "");
         drop(store);
     }
@@ -133,21 +148,8 @@ mod tests {
         // The first node's keeper wakes once more before it ends: its look
         // finds nothing changed yet.
         tokio::time::sleep(super::EVERY + Duration::from_millis(500)).await;
-        let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        client
-            .execute(
-                "INSERT INTO tasks (org, queue, task_id, uid, status, target, body_form, \
-                 schedule_time, next_attempt_at, dispatch_deadline_s, retry_config, \
-                 attempt_count, cancel_requested, created_at) \
-                 SELECT $1, 'q', 't' || g, 'u' || g, 'pending', '{}', 'none', 0, 0, 10, \
-                 '{}', 0, 0, 0 FROM generate_series(1, 3000) g",
-                &[&ORG],
-            )
-            .await
-            .unwrap();
+        let client = connect(&db.url).await;
+        insert_tasks(&client).await;
         assert_eq!(analyzed(&client, "tasks").await, "");
         // The change reaches the statistics the keeper reads within a
         // second or so of the insert.
@@ -168,25 +170,14 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
 
-        let second = crate::postgres::PostgresStore::open(
-            &db.url,
-            8,
-            std::sync::Arc::new(idem_core::SystemClock) as std::sync::Arc<dyn idem_core::Clock>,
-            crate::events::unrendered(),
-        )
-        .await
-        .unwrap();
+        let second = open(&db.url).await;
         tokio::time::sleep(super::EVERY / 2).await;
         assert_eq!(
             analyzed(&client, "tasks").await,
             "",
             "analyzed as it started"
         );
-        let deadline = Instant::now() + Duration::from_secs(40);
-        while analyzed(&client, "tasks").await.is_empty() {
-            assert!(Instant::now() < deadline, "tasks was never analyzed");
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        comes_analyzed(&client, "tasks").await;
         drop(second);
     }
 }

@@ -16,20 +16,26 @@ pub(crate) const ORG: &str = "acme";
 /// with the organization [`ORG`].
 pub(crate) async fn store_with_org() -> (TestDatabase, PostgresStore) {
     let db = TestDatabase::create().await;
-    let store = PostgresStore::open(
-        &db.url,
-        8,
-        Arc::new(SystemClock) as Arc<dyn Clock>,
-        crate::events::unrendered(),
-    )
-    .await
-    .unwrap();
+    let store = open(&db.url).await;
     let admin = NewApiKey {
         id: "k".into(),
         key_hash: "h".into(),
     };
     store.organization_create(ORG, admin, None).await.unwrap();
     (db, store)
+}
+
+/// A node on the database at `url`, as a test runs one: 8 connections,
+/// the system's clock, events left unrendered.
+pub(crate) async fn open(url: &str) -> PostgresStore {
+    PostgresStore::open(
+        url,
+        8,
+        Arc::new(SystemClock) as Arc<dyn Clock>,
+        crate::events::unrendered(),
+    )
+    .await
+    .unwrap()
 }
 
 /// A task of [`ORG`]'s `queue` carrying a small JSON payload, in `group`
