@@ -513,9 +513,93 @@ impl PostgresStore {
 mod tests {
     use super::{WARM_CONNECTIONS, testing};
     use crate::Store;
-    use crate::records::TaskBatch;
+    use crate::records::{TaskBatch, TaskCreate};
     use idem_core::queue::QueueConfig;
     use testing::task;
+
+    /// Creates `tasks` in `queue`, a thousand to a batch.
+    async fn create_all(store: &super::PostgresStore, queue: &str, tasks: Vec<TaskCreate>) {
+        let mut tasks = tasks.into_iter().peekable();
+        while tasks.peek().is_some() {
+            let batch = tasks.by_ref().take(1000).map(Ok).collect();
+            store
+                .task_create_batch(TaskBatch {
+                    org: testing::ORG.into(),
+                    queue: queue.into(),
+                    tasks: batch,
+                    atomic: true,
+                    completion: None,
+                })
+                .await
+                .unwrap();
+        }
+    }
+
+    /// 2,000 due tasks in queue `backlog`, due before any other.
+    async fn backlog(store: &super::PostgresStore) {
+        store
+            .queue_create(testing::ORG, "backlog", &QueueConfig::default(), None)
+            .await
+            .unwrap();
+        let tasks = (0..2000)
+            .map(|i| task("backlog", &format!("b{i}"), None, false))
+            .collect();
+        create_all(store, "backlog", tasks).await;
+    }
+
+    /// The plan of `sql` prepared with parameters `types`, as a node runs
+    /// it once PostgreSQL settles on a generic plan (planned for any
+    /// value), executed with `args` in a transaction rolled back after.
+    async fn generic_plan(
+        client: &deadpool_postgres::Object,
+        sql: &str,
+        types: &str,
+        args: &str,
+    ) -> Vec<String> {
+        client
+            .batch_execute(&format!(
+                "SET plan_cache_mode = force_generic_plan; PREPARE planned({types}) AS {sql}"
+            ))
+            .await
+            .unwrap();
+        client.batch_execute("BEGIN").await.unwrap();
+        let plan = client
+            .query(
+                &format!("EXPLAIN (ANALYZE, COSTS OFF, FORMAT TEXT) EXECUTE planned({args})"),
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        client
+            .batch_execute("ROLLBACK; DEALLOCATE planned")
+            .await
+            .unwrap();
+        plan
+    }
+
+    /// The rows a plan read from the tasks table and dropped (`Rows Removed
+    /// by Filter`), and those its scans of the table answered, over all
+    /// their loops.
+    fn rows_read(plan: &[String]) -> (u64, u64) {
+        let number = |line: &str, after: &str| -> Option<u64> {
+            let rest = line.split(after).nth(1)?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        };
+        let dropped = plan
+            .iter()
+            .filter_map(|line| number(line, "Rows Removed by Filter: "))
+            .sum();
+        let scanned = plan
+            .iter()
+            .filter(|line| line.contains(" on tasks"))
+            .filter_map(|line| Some(number(line, " rows=")? * number(line, " loops=")?))
+            .sum();
+        (dropped, scanned)
+    }
 
     /// The dispatcher's look for queues with due tasks reads a few index
     /// entries of each queue, whichever queue's tasks fall due first: a
@@ -524,24 +608,10 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_queues_backlog_is_not_read_to_find_anothers_due_task() {
         let (_db, store) = testing::store_with_org().await;
-        for q in ["backlog", "late", "ordered"] {
+        backlog(&store).await;
+        for q in ["late", "ordered"] {
             store
                 .queue_create(testing::ORG, q, &QueueConfig::default(), None)
-                .await
-                .unwrap();
-        }
-        for first in (0..2000).step_by(1000) {
-            let tasks = (first..first + 1000)
-                .map(|i| Ok(task("backlog", &format!("b{i}"), None, false)))
-                .collect();
-            store
-                .task_create_batch(TaskBatch {
-                    org: testing::ORG.into(),
-                    queue: "backlog".into(),
-                    tasks,
-                    atomic: true,
-                    completion: None,
-                })
                 .await
                 .unwrap();
         }
@@ -567,32 +637,69 @@ mod tests {
             .collect();
         found.sort();
         assert_eq!(found, ["backlog", "late", "ordered"]);
-        // As a node runs it: prepared, and planned for any value once
-        // PostgreSQL settles on a generic plan.
-        client
-            .batch_execute(&format!(
-                "SET plan_cache_mode = force_generic_plan; PREPARE candidates(bigint) AS {sql}"
-            ))
-            .await
-            .unwrap();
-        let plan: Vec<String> = client
-            .query(
-                &format!("EXPLAIN (ANALYZE, FORMAT TEXT) EXECUTE candidates({far})"),
-                &[],
-            )
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let dropped: u64 = plan
-            .iter()
-            .filter_map(|line| line.split("Rows Removed by Filter: ").nth(1))
-            .map(|n| n.trim().parse::<u64>().unwrap())
-            .sum();
+        let plan = generic_plan(&client, sql, "bigint", &far.to_string()).await;
+        let (dropped, _) = rows_read(&plan);
         assert!(
             dropped < 100,
             "{dropped} rows read and dropped:\n{}",
+            plan.join("\n")
+        );
+    }
+
+    /// A claim in turns among groups reads, for each group it visits, a few
+    /// of the group's own entries: not every due task of its queue, nor
+    /// another queue's backlog due before them, nor tasks of its groups it
+    /// cannot take.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_claim_in_turns_reads_the_groups_it_visits_not_the_queue() {
+        let (_db, store) = testing::store_with_org().await;
+        backlog(&store).await;
+        let limited = QueueConfig {
+            group_concurrency: Some(10),
+            ..QueueConfig::default()
+        };
+        store
+            .queue_create(testing::ORG, "grouped", &limited, None)
+            .await
+            .unwrap();
+        let tasks = (0..2000)
+            .map(|i| {
+                let group = format!("g{}", i % 200);
+                task("grouped", &format!("t{i}"), Some(&group), false)
+            })
+            .collect();
+        create_all(&store, "grouped", tasks).await;
+        let client = store.pool.get().await.unwrap();
+        client.batch_execute("ANALYZE tasks").await.unwrap();
+
+        let sql = crate::tables::due::SQL_CLAIM_PUSH_ORDERED[0][1];
+        let args = format!(
+            "'{}', 'grouped', {}, '', 10, 10, '', 0",
+            testing::ORG,
+            i64::MAX / 4
+        );
+        let plan = generic_plan(
+            &client,
+            sql,
+            "text, text, bigint, text, bigint, bigint, text, bigint",
+            &args,
+        )
+        .await;
+        let claimed = plan
+            .first()
+            .and_then(|top| top.split(" rows=").nth(1))
+            .map(|rest| rest.split(' ').next().unwrap().to_string());
+        assert_eq!(claimed.as_deref(), Some("10"), "{}", plan.join("\n"));
+        // Ten groups visited, none running: a step of the walk, a look for
+        // a due task, a count of running ones and one task each (a group's
+        // second would be of a turn the claim does not reach, whatever its
+        // limit), then ten locks and ten updates: 70 rows answered. Each
+        // group bringing as many as its limit allows made 150; a look for
+        // due tasks joined to all of the queue's, over 4,000.
+        let (dropped, scanned) = rows_read(&plan);
+        assert!(
+            dropped + scanned < 100,
+            "{dropped} rows read and dropped, {scanned} answered:\n{}",
             plan.join("\n")
         );
     }
