@@ -1,7 +1,8 @@
 //! The [`Store`](crate::Store) and [`JobStore`](crate::JobStore)
 //! implementations of both backends, written once: each operation is a
 //! shared one of [`crate::tables`], run by the backend's helpers —
-//! `read` (a reader, or a pooled connection), `write` (a transaction that
+//! `read` (a reader, or a pooled connection; `read_walking` for a read
+//! that walks through a queue's groups), `write` (a transaction that
 //! completes the Idempotency-Key record it is given) and `autocommit` (a
 //! write outside a transaction on PostgreSQL, a job of SQLite's writer).
 //! The few operations whose dialects differ are the backend's own
@@ -475,7 +476,7 @@ macro_rules! store_operations {
                 async fn queue_stats(&self, org: &str, name: &str) -> Result<QueueStats> {
                     let (o, n) = (org.to_string(), name.to_string());
                     let mut found = self
-                        .read(async move |c, now| stats::queue(c, &o, &n, now).await)
+                        .read_walking(async move |c, now| stats::queue(c, &o, &n, now).await)
                         .await?;
                     if let Some(dispatched) = self.dispatched_in_memory(org, name) {
                         found.dispatched_last_minute = dispatched;
@@ -496,7 +497,7 @@ macro_rules! store_operations {
                         prefix.to_string(),
                         page.clone(),
                     );
-                    self.read(async move |c, now| {
+                    self.read_walking(async move |c, now| {
                         stats::groups(c, &org, &queue, &prefix, &page, now).await
                     })
                     .await

@@ -256,6 +256,16 @@ impl SqliteStore {
         Ok(crate::schema::SchemaState { store })
     }
 
+    /// As [`Self::read`]: SQLite's planner reads an index in key order for
+    /// a walk's steps whatever it knows of the table.
+    async fn read_walking<T, F>(&self, body: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: AsyncFnOnce(&Lite<'_>, i64) -> Result<T> + Send + 'static,
+    {
+        self.read(body).await
+    }
+
     /// Runs `body` on a read-only connection.
     async fn read<T, F>(&self, body: F) -> Result<T>
     where
