@@ -156,9 +156,8 @@ macro_rules! group_heads {
 /// tasks: the ungrouped tasks have no limit; a group holds fewer than `$6`
 /// and has a due task, or, in FIFO order, runs nothing and the first of
 /// its pending tasks in (schedule time, creation) order is due. Each test
-/// is a scalar subquery, one probe of the group's due entries (in the due
-/// index's order, for a claim planned without sorts) for each group
-/// visited: as `EXISTS` in the `WHERE`, PostgreSQL's generic plan
+/// is a scalar subquery, one probe of the group's due entries for each
+/// group visited: as `EXISTS` in the `WHERE`, PostgreSQL's generic plan
 /// made it a semi-join against every due task of the queue, hashed anew
 /// for each claim (20,000 rows read through `tasks_due`, with every other
 /// queue's due tasks dropped on the way, 14 ms of a 34 ms claim of 500).
@@ -167,8 +166,7 @@ macro_rules! may_start {
         concat!(
             "(", $g, " = '' OR running < $6) AND (SELECT true FROM tasks \
              WHERE org = $1 AND queue = $2 AND group_key = ", $g, " AND status = 'pending' \
-             AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4) \
-             ORDER BY priority DESC, next_attempt_at LIMIT 1)"
+             AND next_attempt_at <= $3 AND ($4 = '' OR tag = $4) LIMIT 1)"
         )
     };
     ($g:literal, fifo) => {
@@ -569,17 +567,10 @@ impl Turns<'_> {
 /// 100 groups. A generic plan knows neither the claim's size nor the
 /// queue's, so [`claim_ordered!`] leaves it no choice that could read the
 /// table: each picked task is locked by a probe of its key, and the update
-/// finds them by key. It is also planned without sorts, so that each step
-/// of the walk through the groups and each group's probe reads the due
-/// index in its order: with statistics that know nothing yet of the queue,
-/// the primary key (all of the queue's tasks, then sorted) looked as
-/// cheap, as it did for the statistics' walk (`read_walking`). Scoped to
-/// the claim, since a dispatcher's claim goes on to other queues'
-/// statements in the same transaction.
-const SQL_GENERIC_PLAN: &str = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), \
-     set_config('enable_sort', 'off', true)";
-const SQL_PLAN_AS_BEFORE: &str = "SELECT set_config(name, reset_val, true) FROM pg_settings \
-     WHERE name IN ('plan_cache_mode', 'enable_sort')";
+/// finds them by key. Scoped to the claim, since a dispatcher's claim goes
+/// on to other queues' statements in the same transaction.
+const SQL_GENERIC_PLAN: &str = "SET LOCAL plan_cache_mode = force_generic_plan";
+const SQL_PLAN_AS_BEFORE: &str = "RESET plan_cache_mode";
 
 /// Runs a claim statement whose lease takes `lease` after the claim's own
 /// parameters; answers the tasks it took, with their lease's end, in
