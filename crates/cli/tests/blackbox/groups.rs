@@ -77,7 +77,11 @@ fn ids(tasks: &[Value]) -> Vec<&str> {
 
 /// Two PostgreSQL nodes dispatch one queue with `group_concurrency: 2`:
 /// the target never has a third task of a group in flight, while the
-/// groups run beside each other.
+/// groups run beside each other. The tasks are all due when the queue
+/// resumes, so that both nodes claim at once and each group has more
+/// than its limit waiting however slowly the creates go (created into a
+/// running queue on a loaded machine, each could end before the next of
+/// its group came).
 #[tokio::test]
 async fn a_group_limit_holds_across_two_nodes() {
     let target = Target::start().await;
@@ -86,6 +90,7 @@ async fn a_group_limit_holds_across_two_nodes() {
     apis[0]
         .create_queue_with(open_queue("q", json!({"group_concurrency": 2})))
         .await;
+    apis[0].post_empty("/v1/queues/q/pause").await.ok(200);
     let groups = ["acct:1", "acct:2", "acct:3"];
     let per_group = 10;
     for i in 0..per_group {
@@ -99,6 +104,7 @@ async fn a_group_limit_holds_across_two_nodes() {
                 .await;
         }
     }
+    apis[1].post_empty("/v1/queues/q/resume").await.ok(200);
     target
         .wait_total(groups.len() * per_group, Duration::from_secs(60))
         .await;
