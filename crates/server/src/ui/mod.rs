@@ -1032,19 +1032,24 @@ fn new_task(form: &HashMap<String, String>) -> Result<serde_json::Value, String>
 const ATTEMPTS_SHOWN: &str = "100";
 
 impl Console {
-    /// A task or a run (`segments`, its API path) and its attempts, read
-    /// together.
+    /// A task or a run (`segments`, its API path), then its attempts: an
+    /// attempt ends in the transaction that ends its task or run, so
+    /// attempts read after the task show every attempt its state implies
+    /// (read together, a page could show a task succeeded beside its last
+    /// attempt still without an answer).
     async fn with_attempts(&self, key: &str, segments: &[&str]) -> (Answer, Answer) {
-        tokio::join!(
-            self.api.get(key, path(segments, &[])),
-            self.api.get(
+        let item = self.api.get(key, path(segments, &[])).await;
+        let attempts = self
+            .api
+            .get(
                 key,
                 path(
                     &[segments, &["attempts"]].concat(),
-                    &[("limit", ATTEMPTS_SHOWN)]
-                )
-            ),
-        )
+                    &[("limit", ATTEMPTS_SHOWN)],
+                ),
+            )
+            .await;
+        (item, attempts)
     }
 }
 
