@@ -570,6 +570,23 @@ mod tests {
         create_all(store, "backlog", tasks).await;
     }
 
+    /// Queue `grouped` with `config`, holding 2,000 due tasks spread over
+    /// `groups` groups (pull tasks in a pull queue).
+    async fn grouped(store: &super::PostgresStore, config: QueueConfig, groups: usize) {
+        store
+            .queue_create(testing::ORG, "grouped", &config, None)
+            .await
+            .unwrap();
+        let pull = config.mode == QueueMode::Pull;
+        let tasks = (0..2000)
+            .map(|i| {
+                let group = format!("g{}", i % groups);
+                task("grouped", &format!("t{i}"), Some(&group), pull)
+            })
+            .collect();
+        create_all(store, "grouped", tasks).await;
+    }
+
     /// The plan of `sql` prepared with parameters `types`, as a node runs
     /// it once PostgreSQL settles on a generic plan (planned for any
     /// value), executed with `args` in a transaction rolled back after.
@@ -681,17 +698,7 @@ mod tests {
             group_concurrency: Some(10),
             ..QueueConfig::default()
         };
-        store
-            .queue_create(testing::ORG, "grouped", &limited, None)
-            .await
-            .unwrap();
-        let tasks = (0..2000)
-            .map(|i| {
-                let group = format!("g{}", i % 200);
-                task("grouped", &format!("t{i}"), Some(&group), false)
-            })
-            .collect();
-        create_all(&store, "grouped", tasks).await;
+        grouped(&store, limited, 200).await;
         let client = store.pool.get().await.unwrap();
         client.batch_execute("ANALYZE tasks").await.unwrap();
 
@@ -770,18 +777,8 @@ mod tests {
             group_concurrency: Some(4),
             ..QueueConfig::default()
         };
-        store
-            .queue_create(testing::ORG, "grouped", &limited, None)
-            .await
-            .unwrap();
+        grouped(&store, limited, 1000).await;
         backlog(&store).await;
-        let tasks = (0..2000)
-            .map(|i| {
-                let group = format!("g{}", i % 1000);
-                task("grouped", &format!("t{i}"), Some(&group), true)
-            })
-            .collect();
-        create_all(&store, "grouped", tasks).await;
         let client = store.pool.get().await.unwrap();
         // Nineteen times as many, copies of those, written at once (well
         // before the node's first look for tables to analyze).
