@@ -2,10 +2,11 @@
 //!
 //! With `synchronous_commit = on` every commit waits for the WAL to reach
 //! the disk, so one statement per create caps creates at the commit rate.
-//! Here concurrent creates hand their resolved rows to a few batcher tasks;
-//! a batcher takes whatever is waiting (a lone create goes out at once: there
+//! Here concurrent creates hand their resolved rows to one batcher task,
+//! which takes whatever is waiting (a lone create goes out at once: there
 //! is no timer), inserts it all with one multi-row statement — one commit —
-//! and only then answers each caller.
+//! and only then answers each caller. The creates that arrive while its
+//! statement runs and commits wait, and go together in its next one.
 //!
 //! A row that was not inserted has its ID taken (maybe by an earlier row of
 //! the same batch, which then won as if it had come first) or its queue
@@ -34,9 +35,10 @@ use crate::task_row::{
     self, NewTask, NewTaskArrays, insert_new_task, task_columns, unnest_new_tasks,
 };
 use deadpool_postgres::{GenericClient, Object, Pool};
+use idem_core::clock::from_micros;
+use idem_core::task::TaskState;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::types::ToSql;
 
 /// Most rows per statement: bounds the latency the first one waits for.
@@ -46,14 +48,13 @@ const MAX_BATCH: usize = 256;
 /// large bodies do not make one huge statement.
 const MAX_BATCH_BYTES: usize = 4 << 20;
 
-/// Batcher tasks, each running one statement at a time on a connection of
-/// the batchers' own pool: while one waits for its commit to be flushed,
-/// the next collects the creates that arrive meanwhile.
-pub(super) const BATCHERS: usize = 2;
-
-/// Connections of the batchers' pool: one for each batcher's statement and
-/// one for each batcher's reads of the rows it could not insert.
-pub(super) const BATCH_CONNECTIONS: usize = 2 * BATCHERS;
+/// Connections of the batcher's own pool: one for its statements, one for
+/// its reads of the rows it could not insert, which run beside its next
+/// statement. A second batcher, a statement in flight beside the first,
+/// made the statements smaller and more numerous: with one, PostgreSQL
+/// creates from 4, 16 and 64 clients went 14–22 % faster (docs/BENCHMARKS.md,
+/// "One batcher").
+pub(super) const BATCH_CONNECTIONS: usize = 2;
 
 /// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
 /// array parameter per column, rows in array order, each inserted if the
@@ -377,27 +378,24 @@ struct Job {
     reply: oneshot::Sender<Outcome>,
 }
 
-/// The senders' side; the batchers stop when the last clone is dropped.
+/// The senders' side; the batcher stops when the last clone is dropped.
 #[derive(Clone)]
 pub(super) struct Batcher {
     jobs: mpsc::UnboundedSender<Job>,
 }
 
 impl Batcher {
-    /// Starts the batcher tasks on the current tokio runtime; `pool` is
-    /// theirs alone, [`BATCHERS`] connections.
+    /// Starts the batcher task on the current tokio runtime; `pool` is its
+    /// alone, [`BATCH_CONNECTIONS`] connections.
     pub(super) fn start(pool: Pool) -> Batcher {
         let (tx, rx) = mpsc::unbounded_channel();
-        let rx = Arc::new(Mutex::new(rx));
-        for _ in 0..BATCHERS {
-            tokio::spawn(run(pool.clone(), rx.clone()));
-        }
+        tokio::spawn(run(pool, rx));
         Batcher { jobs: tx }
     }
 
     /// Inserts `row` in the next batch and tells what became of it once
     /// that batch's statement has finished; gives the row back when the
-    /// batchers are gone (their runtime shut down) and never saw it.
+    /// batcher is gone (its runtime shut down) and never saw it.
     pub(super) async fn insert(&self, row: Row) -> Result<Outcome, Row> {
         let (reply, answer) = oneshot::channel();
         if let Err(mpsc::error::SendError(job)) = self.jobs.send(Job { row, reply }) {
@@ -408,27 +406,19 @@ impl Batcher {
     }
 }
 
-async fn run(pool: Pool, jobs: Arc<Mutex<mpsc::UnboundedReceiver<Job>>>) {
+async fn run(pool: Pool, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    loop {
-        // The lock is held only while collecting: a batcher waiting for its
-        // commit leaves the arriving creates to the next one. No waiting
-        // once one job is in: the batch is whatever is queued right now.
-        {
-            let mut jobs = jobs.lock().await;
-            let Some(first) = jobs.recv().await else {
-                return;
-            };
-            let mut bytes = first.row.size();
-            batch.push(first);
-            while batch.len() < MAX_BATCH && bytes < MAX_BATCH_BYTES {
-                match jobs.try_recv() {
-                    Ok(job) => {
-                        bytes += job.row.size();
-                        batch.push(job);
-                    }
-                    Err(_) => break,
+    // No waiting once one job is in: the batch is whatever is queued now.
+    while let Some(first) = jobs.recv().await {
+        let mut bytes = first.row.size();
+        batch.push(first);
+        while batch.len() < MAX_BATCH && bytes < MAX_BATCH_BYTES {
+            match jobs.try_recv() {
+                Ok(job) => {
+                    bytes += job.row.size();
+                    batch.push(job);
                 }
+                Err(_) => break,
             }
         }
         insert_batch(&pool, &mut batch).await;
@@ -478,12 +468,24 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
         }
     };
     // The inserted rows are durable: answer them before looking at the rest.
+    // A keyless row whose ID an inserted row of this batch took met that
+    // row, as if it had come after it: its 409 shows that task as it was
+    // inserted, with no read. A keyed one goes on to the read of the record
+    // holding its key, which decides before the ID does.
     let mut rest = Vec::new();
+    let mut winner: Option<Row> = None;
     for job in batch.drain(..) {
         if inserted.contains(&job.row.uid) {
             let _ = job.reply.send(Outcome::Inserted);
-        } else {
-            rest.push(job);
+            winner = Some(job.row);
+            continue;
+        }
+        match &winner {
+            Some(w) if job.row.key.is_none() && w.id() == job.row.id() => {
+                let summary = inserted_summary(w, job.row.created_at);
+                let _ = job.reply.send(Outcome::Exists(Box::new(summary)));
+            }
+            _ => rest.push(job),
         }
     }
     if rest.is_empty() {
@@ -495,6 +497,22 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     drop(client);
     let pool = pool.clone();
     tokio::spawn(async move { answer_not_inserted(&pool, rest).await });
+}
+
+/// What a 409 shows of the task `row` inserted, seen at `now` (a later
+/// create of its ID): a task no attempt has touched, scheduled or queued as
+/// [`Task::state`] tells them apart.
+fn inserted_summary(row: &Row, now: i64) -> TaskSummary {
+    TaskSummary {
+        task_id: row.task_id.clone(),
+        state: if row.schedule_time > now {
+            TaskState::Scheduled
+        } else {
+            TaskState::Queued
+        },
+        created_at: from_micros(row.created_at),
+        finished_at: None,
+    }
 }
 
 /// Answers the jobs whose rows were not inserted, from the records holding
@@ -737,6 +755,7 @@ mod tests {
     use idem_core::{Clock, ManualClock};
     use idem_testkit::TestDatabase;
     use std::collections::BTreeMap;
+    use std::sync::Arc;
 
     async fn store() -> (PostgresStore, TestDatabase) {
         let db = TestDatabase::create().await;
@@ -860,9 +879,50 @@ mod tests {
         );
     }
 
-    /// Through the store's own batchers and their connections.
+    /// A later row of an ID the batch inserted is answered from the row
+    /// that won, not from a read: with the connections closed once the
+    /// statement has run, it still gets its 409, while a row that met a
+    /// task committed before the batch (which needs the read) cannot.
     #[tokio::test]
-    async fn the_batchers_insert_and_report_conflicts() {
+    async fn a_later_row_of_an_id_the_batch_inserted_needs_no_read() {
+        let (store, _db) = store().await;
+        run_batch(&store.pool, vec![row("q", "taken", None)]).await;
+        let mut winner = row("q", "a", None);
+        winner.created_at = 5;
+        winner.schedule_time = 9;
+        let mut later = row("q", "a", None);
+        later.created_at = 7;
+        let rows = vec![winner, later, row("q", "taken", None)];
+        let mut answers = Vec::new();
+        let mut batch = Vec::new();
+        for row in rows {
+            let (reply, answer) = oneshot::channel();
+            answers.push(answer);
+            batch.push(Job { row, reply });
+        }
+        insert_batch(&store.pool, &mut batch).await;
+        // The test's runtime has one thread: the spawned read has not run.
+        store.pool.close();
+        let mut out = Vec::new();
+        for answer in answers {
+            out.push(answer.await.unwrap());
+        }
+        assert!(matches!(out[0], Outcome::Inserted), "{out:?}");
+        match &out[1] {
+            Outcome::Exists(s) => {
+                assert_eq!(s.task_id, "a");
+                assert_eq!(s.state, idem_core::task::TaskState::Scheduled);
+                assert_eq!(s.created_at, from_micros(5));
+                assert_eq!(s.finished_at, None);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(out[2], Outcome::NotInserted), "{out:?}");
+    }
+
+    /// Through the store's own batcher and its connections.
+    #[tokio::test]
+    async fn the_batcher_inserts_and_reports_conflicts() {
         let (store, _db) = store().await;
         let first = row("q", "a", Some(vec![1, 2]));
         let uid = first.uid.clone();

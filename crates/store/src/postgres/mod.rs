@@ -176,7 +176,7 @@ impl PostgresStore {
             max_connections.clamp(1, 8),
             &pool_options,
         )?;
-        // The batchers' statements look rows up by primary key, one key at a
+        // The batcher's statements look rows up by primary key, one key at a
         // time, whatever their arrays hold: one plan serves every batch
         // (rather than a custom plan, planned anew for each), and it must
         // never scan a table, even when made while the table was small.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 /// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
 /// for a concurrent queue delete and then see the queue gone. Creates
 /// without a key run its many-row form in a group commit
-/// ([`batch`]); this one only when the batchers are gone. It answers a
+/// ([`batch`]); this one only when the batcher is gone. It answers a
 /// row for the task it inserted, none for a conflict or a missing queue.
 pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = count_inserted!(
     concat!(
