@@ -863,17 +863,40 @@ async fn concurrent_creates_of_one_task_id_make_one_task(s: Server) {
             api.post("/v1/queues/q/tasks", body).await
         });
     }
-    let mut created = 0;
+    let mut created = Vec::new();
+    let mut named = Vec::new();
     while let Some(resp) = set.join_next().await {
         let resp = resp.expect("join");
         if resp.status == 201 {
-            created += 1;
+            created.push(resp.json.clone());
         } else {
-            resp.problem(409, "TASK_ALREADY_EXISTS");
+            // Each loser names the task that won, whether its create met it
+            // in the same group commit or read it after.
+            let doc = resp.problem(409, "TASK_ALREADY_EXISTS");
+            named.push(doc["extensions"]["task"].clone());
         }
     }
-    assert_eq!(created, 1, "one task ID, {created} tasks created");
+    assert_eq!(
+        created.len(),
+        1,
+        "one task ID, {} tasks created",
+        created.len()
+    );
     assert_eq!(s.all_tasks("q", "").await.len(), 1);
+    let winner = &created[0];
+    for task in &named {
+        assert_eq!(task["id"], "contended", "{task}");
+        assert_eq!(task["state"], "queued", "{task}");
+        assert_eq!(
+            parse_time(&task["created_at"]) / 1000,
+            parse_time(&winner["created_at"]) / 1000,
+            "{task} against {winner}"
+        );
+        assert!(
+            task.get("finished_at").is_some_and(Value::is_null),
+            "{task}"
+        );
+    }
 }
 
 async fn concurrent_creates_of_distinct_tasks_all_succeed(s: Server) {
