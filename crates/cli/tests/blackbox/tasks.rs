@@ -269,6 +269,21 @@ async fn task_in_unknown_queue_is_not_found(s: Server) {
     s.get("/v1/queues/ghost").await.problem(404, "NOT_FOUND");
 }
 
+/// A `TASK_ALREADY_EXISTS` answer's task names `original`, still queued.
+fn names_the_queued_task(existing: &Value, original: &Value) {
+    assert_eq!(existing["id"], original["task_id"], "{existing}");
+    assert_eq!(existing["state"], "queued", "{existing}");
+    assert_eq!(
+        parse_time(&existing["created_at"]) / 1000,
+        parse_time(&original["created_at"]) / 1000,
+        "{existing} against {original}"
+    );
+    assert!(
+        existing.get("finished_at").is_some_and(Value::is_null),
+        "{existing}"
+    );
+}
+
 async fn duplicate_task_id_is_a_conflict_naming_the_task(s: Server) {
     s.create_paused_queue("q").await;
     let original = s.create_task("q", task("payment-12345")).await;
@@ -277,18 +292,7 @@ async fn duplicate_task_id_is_a_conflict_naming_the_task(s: Server) {
     again["target"]["url"] = json!("http://127.0.0.1:9/other");
     let resp = s.post("/v1/queues/q/tasks", again).await;
     let doc = resp.problem(409, "TASK_ALREADY_EXISTS");
-    let existing = &doc["extensions"]["task"];
-    assert_eq!(existing["id"], "payment-12345", "{doc}");
-    assert_eq!(existing["state"], "queued", "{doc}");
-    assert_eq!(
-        parse_time(&existing["created_at"]) / 1000,
-        parse_time(&original["created_at"]) / 1000,
-        "{doc}"
-    );
-    assert!(
-        existing.get("finished_at").is_some_and(Value::is_null),
-        "{doc}"
-    );
+    names_the_queued_task(&doc["extensions"]["task"], &original);
 
     // Nothing was created or changed.
     assert_eq!(s.all_tasks("q", "").await.len(), 1);
@@ -883,19 +887,9 @@ async fn concurrent_creates_of_one_task_id_make_one_task(s: Server) {
         created.len()
     );
     assert_eq!(s.all_tasks("q", "").await.len(), 1);
-    let winner = &created[0];
+    assert_eq!(created[0]["task_id"], "contended");
     for task in &named {
-        assert_eq!(task["id"], "contended", "{task}");
-        assert_eq!(task["state"], "queued", "{task}");
-        assert_eq!(
-            parse_time(&task["created_at"]) / 1000,
-            parse_time(&winner["created_at"]) / 1000,
-            "{task} against {winner}"
-        );
-        assert!(
-            task.get("finished_at").is_some_and(Value::is_null),
-            "{task}"
-        );
+        names_the_queued_task(task, &created[0]);
     }
 }
 

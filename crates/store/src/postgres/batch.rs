@@ -503,6 +503,8 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
 /// create of its ID): a task no attempt has touched, scheduled or queued as
 /// [`Task::state`] tells them apart.
 fn inserted_summary(row: &Row, now: i64) -> TaskSummary {
+    // Never before the task was created, as [`tasks::summary`] sees it.
+    let now = now.max(row.created_at);
     TaskSummary {
         task_id: row.task_id.clone(),
         state: if row.schedule_time > now {
@@ -892,7 +894,13 @@ mod tests {
         winner.schedule_time = 9;
         let mut later = row("q", "a", None);
         later.created_at = 7;
-        let rows = vec![winner, later, row("q", "taken", None)];
+        // A task due at its creation, met by a create that read the clock
+        // before the one that won: queued, not scheduled.
+        let mut due = row("q", "b", None);
+        (due.created_at, due.schedule_time) = (8, 8);
+        let mut early = row("q", "b", None);
+        early.created_at = 6;
+        let rows = vec![winner, later, due, early, row("q", "taken", None)];
         let mut answers = Vec::new();
         let mut batch = Vec::new();
         for row in rows {
@@ -917,7 +925,15 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(out[2], Outcome::NotInserted), "{out:?}");
+        assert!(matches!(out[2], Outcome::Inserted), "{out:?}");
+        match &out[3] {
+            Outcome::Exists(s) => {
+                assert_eq!(s.state, idem_core::task::TaskState::Queued);
+                assert_eq!(s.created_at, from_micros(8));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(out[4], Outcome::NotInserted), "{out:?}");
     }
 
     /// Through the store's own batcher and its connections.

@@ -120,10 +120,15 @@ pub(crate) fn tombstone_expired(task: &Task, now: i64) -> bool {
     task.dedup_expires_at.is_some_and(|t| to_micros(t) <= now)
 }
 
+/// What a 409 shows of `task`, met by a create at `now`: seen no earlier
+/// than the task was created. Concurrent creates read the clock before they
+/// reach the store, so the one that lost may have read it first; seen at
+/// that instant, a task due at its creation would show as scheduled.
 pub(crate) fn summary(task: &Task, now: i64) -> TaskSummary {
+    let seen = now.max(to_micros(task.created_at));
     TaskSummary {
         task_id: task.task_id.clone(),
-        state: task.state(from_micros(now)),
+        state: task.state(from_micros(seen)),
         created_at: task.created_at,
         finished_at: task.finished_at,
     }
@@ -938,6 +943,47 @@ pub(crate) async fn counts_by_state<C: Conn>(c: &C) -> Result<Vec<TaskCount>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A create that read the clock before the one that won sees the task
+    /// as of its creation: due then, so queued, not scheduled.
+    #[test]
+    fn a_conflict_sees_the_task_no_earlier_than_its_creation() {
+        let p = TaskCreate {
+            org: "acme".into(),
+            queue: "q".into(),
+            task_id: "t".into(),
+            target: idem_core::task::Target::payload(None),
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: Default::default(),
+            completion: None,
+            pull: true,
+            tag: None,
+            group: None,
+            priority: 0,
+            callbacks: Default::default(),
+            header_style: None,
+        };
+        let config = QueueConfig {
+            mode: idem_core::queue::QueueMode::Pull,
+            ..QueueConfig::default()
+        };
+        let task = TaskInsert::resolve(&p, &config, 1_000)
+            .unwrap()
+            .task(&p, 1_000);
+        let seen = |now| summary(&task, now).state;
+        assert_eq!(seen(900), TaskState::Queued);
+        assert_eq!(seen(1_000), TaskState::Queued);
+        let later = TaskCreate {
+            schedule_time: Some(from_micros(5_000)),
+            ..p.clone()
+        };
+        let task = TaskInsert::resolve(&later, &config, 1_000)
+            .unwrap()
+            .task(&later, 1_000);
+        assert_eq!(summary(&task, 900).state, TaskState::Scheduled);
+        assert_eq!(summary(&task, 5_000).state, TaskState::Queued);
+    }
 
     #[test]
     fn each_row_of_a_many_row_insert_takes_its_own_parameters() {
