@@ -294,11 +294,13 @@ fn operation(op: &Operation, request_id_header: &str) -> Value {
                         "required": ["task"],
                         "additionalProperties": false,
                         "not": {
-                            "description": "With a body part, the task gives no body of its own",
+                            "description": "With a body part, the task gives no body of its own, \
+                                and its target's method is not GET or HEAD",
                             "required": ["task", "body"],
                             "properties": {"task": {"anyOf": [
                                 {"required": ["target"], "properties": {"target": has_body()}},
                                 {"required": ["payload"], "properties": {"payload": has_body()}},
+                                {"required": ["target"], "properties": {"target": bodiless_method()}},
                             ]}},
                         },
                     },
@@ -803,6 +805,15 @@ fn has_body() -> Value {
     json!({"type": "object", "anyOf": [given("body"), given("body_base64"), {"required": ["json"]}]})
 }
 
+/// A target whose method sends no body: GET or HEAD, in any case.
+fn bodiless_method() -> Value {
+    let no_body = ["GET", "HEAD"].map(case_insensitive).join("|");
+    json!({
+        "required": ["method"],
+        "properties": {"method": {"type": "string", "pattern": format!("^(?:{no_body})$")}},
+    })
+}
+
 /// At most one of `body`, `body_base64` and `json`, as given.
 fn two_bodies() -> Vec<Value> {
     let json_given = json!({"required": ["json"]});
@@ -832,7 +843,6 @@ fn target_conflicts(with_bodies: bool) -> Value {
             "anyOf": [oidc_and_authorization],
         });
     }
-    let no_body = ["GET", "HEAD"].map(case_insensitive).join("|");
     let json_media = format!(
         "^[\\t ]*(?:{}/{}|[^;]*\\+{})[\\t ]*(?:;.*)?$",
         case_insensitive("application"),
@@ -843,11 +853,7 @@ fn target_conflicts(with_bodies: bool) -> Value {
         "description": "At most one of body, body_base64 and json; none on GET or HEAD; \
             no Content-Type but JSON with json; no Authorization header with oidc",
         "anyOf": two_bodies().into_iter().chain([
-            json!({
-                "required": ["method"],
-                "properties": {"method": {"type": "string", "pattern": format!("^(?:{no_body})$")}},
-                "allOf": [has_body()],
-            }),
+            json!({"allOf": [bodiless_method(), has_body()]}),
             json!({
                 "required": ["json", "headers"],
                 "properties": {"headers": {"not": {"patternProperties": {
