@@ -402,15 +402,26 @@ impl Task {
     /// attempted and whose time has not come is `scheduled`.
     pub fn state(&self, now: Timestamp) -> TaskState {
         match self.status {
-            Status::Pending if self.attempt_count == 0 && self.next_attempt_at > now => {
-                TaskState::Scheduled
-            }
-            Status::Pending => TaskState::Queued,
+            Status::Pending => pending_state(self.attempt_count, self.next_attempt_at, now),
             Status::Running => TaskState::Running,
             Status::Succeeded => TaskState::Succeeded,
             Status::Failed => TaskState::Failed,
             Status::Cancelled => TaskState::Cancelled,
         }
+    }
+}
+
+/// The state of a pending task at `now`: `scheduled` until its time comes
+/// if no attempt has touched it, `queued` otherwise.
+pub(crate) fn pending_state(
+    attempt_count: u32,
+    next_attempt_at: Timestamp,
+    now: Timestamp,
+) -> TaskState {
+    if attempt_count == 0 && next_attempt_at > now {
+        TaskState::Scheduled
+    } else {
+        TaskState::Queued
     }
 }
 

@@ -27,7 +27,7 @@
 
 use crate::Error;
 use crate::idempotency::{IdempotencyRecord, KeyCompletion};
-use crate::records::{Task, TaskSummary};
+use crate::records::{Task, TaskSummary, pending_state};
 use crate::tables::idempotency::{RECORD_COLUMNS, live_record, micros, record};
 use crate::tables::stats::{count_inserted, counted_inserts, task_bytes};
 use crate::tables::tasks;
@@ -36,7 +36,6 @@ use crate::task_row::{
 };
 use deadpool_postgres::{GenericClient, Object, Pool};
 use idem_core::clock::from_micros;
-use idem_core::task::TaskState;
 use std::collections::{HashMap, HashSet};
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::types::ToSql;
@@ -499,19 +498,14 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     tokio::spawn(async move { answer_not_inserted(&pool, rest).await });
 }
 
-/// What a 409 shows of the task `row` inserted, seen at `now` (a later
-/// create of its ID): a task no attempt has touched, scheduled or queued as
-/// [`Task::state`] tells them apart.
+/// What a 409 shows of the task `row` inserted, met by a later create of
+/// its ID at `now`, as [`tasks::summary`] shows a task read back: pending,
+/// no attempt yet, due at its schedule time.
 fn inserted_summary(row: &Row, now: i64) -> TaskSummary {
-    // Never before the task was created, as [`tasks::summary`] sees it.
-    let now = now.max(row.created_at);
+    let seen = from_micros(tasks::seen_at(now, row.created_at));
     TaskSummary {
         task_id: row.task_id.clone(),
-        state: if row.schedule_time > now {
-            TaskState::Scheduled
-        } else {
-            TaskState::Queued
-        },
+        state: pending_state(0, from_micros(row.schedule_time), seen),
         created_at: from_micros(row.created_at),
         finished_at: None,
     }

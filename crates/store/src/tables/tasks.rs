@@ -120,12 +120,18 @@ pub(crate) fn tombstone_expired(task: &Task, now: i64) -> bool {
     task.dedup_expires_at.is_some_and(|t| to_micros(t) <= now)
 }
 
+/// The instant a create at `now` sees a task created at `created_at` (both
+/// µs), for [`summary`]'s reasons.
+pub(crate) fn seen_at(now: i64, created_at: i64) -> i64 {
+    now.max(created_at)
+}
+
 /// What a 409 shows of `task`, met by a create at `now`: seen no earlier
 /// than the task was created. Concurrent creates read the clock before they
 /// reach the store, so the one that lost may have read it first; seen at
 /// that instant, a task due at its creation would show as scheduled.
 pub(crate) fn summary(task: &Task, now: i64) -> TaskSummary {
-    let seen = now.max(to_micros(task.created_at));
+    let seen = seen_at(now, to_micros(task.created_at));
     TaskSummary {
         task_id: task.task_id.clone(),
         state: task.state(from_micros(seen)),
