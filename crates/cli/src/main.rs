@@ -141,10 +141,11 @@ fn main() -> ExitCode {
     // any HTTP client (a command's, the dispatcher's, the span exporter's)
     // without a process-wide provider panics.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Command::Serve(args) = &cli.command {
+        runtime.worker_threads(args.worker_threads());
+    }
+    let runtime = match runtime.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return commands::report(&e.into()),
     };

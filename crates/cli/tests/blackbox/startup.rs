@@ -15,6 +15,7 @@ idem_testkit::store_tests!(
     kill_after_201_loses_nothing,
     api_keys_are_stored_hashed,
     a_dispatcher_that_panics_is_restarted_and_not_ready_meanwhile,
+    worker_threads_set_the_runtime,
 );
 
 fn listen_args(backing: &Backing) -> Vec<String> {
@@ -108,6 +109,54 @@ async fn environment_twins_configure_the_server(kind: Backend) {
     let admin = by_flag.api(Some(&key));
     admin.get_queue("set-up-by-env").await;
     admin.get_task("set-up-by-env", "t1").await;
+}
+
+/// `--worker-threads` and its twin set the runtime's worker threads (as
+/// the runtime counts them), a server of one serves, and none is refused
+/// by name before anything starts.
+async fn worker_threads_set_the_runtime(kind: Backend) {
+    let s = Server::start_with(kind, &["--worker-threads", "3"]).await;
+    assert!(
+        logged(|| s.stderr(), "worker_threads=3").await,
+        "{}",
+        s.stderr()
+    );
+
+    let backing = Backing::new(kind).await;
+    let key = fresh_key();
+    let mut args = listen_args(&backing);
+    args.extend(["--bootstrap-key".to_string(), key.clone()]);
+    let one = Process::spawn(&args, &[("IDEM_WORKER_THREADS".into(), "1".into())]).await;
+    assert!(
+        logged(|| one.stderr(), "worker_threads=1").await,
+        "{}",
+        one.stderr()
+    );
+    let admin = one.api(Some(&key));
+    admin.create_queue("q").await;
+    admin.create_task("q", task("t1")).await;
+    admin.get_task("q", "t1").await;
+
+    let refused = harness::command()
+        .args(["serve", "--worker-threads", "0"])
+        .output()
+        .await
+        .expect("run idem");
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("--worker-threads"), "{err}");
+}
+
+/// Whether `stderr` shows `what` within a few seconds: the pipe is read
+/// beside the process.
+async fn logged(stderr: impl Fn() -> String, what: &str) -> bool {
+    for _ in 0..100 {
+        if stderr().contains(what) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
 }
 
 async fn max_body_bytes_flag_sets_the_limit(kind: Backend) {
