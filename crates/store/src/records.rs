@@ -425,6 +425,33 @@ pub(crate) fn pending_state(
     }
 }
 
+#[cfg(test)]
+impl TaskCreate {
+    /// A push task of `org`'s `queue` carrying a small JSON payload, due at
+    /// once, with the queue's retries: the crate's unit tests vary it.
+    pub(crate) fn example(org: &str, queue: &str, task_id: &str) -> TaskCreate {
+        TaskCreate {
+            org: org.into(),
+            queue: queue.into(),
+            task_id: task_id.into(),
+            target: idem_core::task::Target::payload(Some((
+                idem_core::task::BodyForm::Json,
+                b"{}".to_vec(),
+            ))),
+            schedule_time: None,
+            dispatch_deadline_s: None,
+            retry_config: Default::default(),
+            completion: None,
+            pull: false,
+            tag: None,
+            group: None,
+            priority: 0,
+            callbacks: Default::default(),
+            header_style: None,
+        }
+    }
+}
+
 /// The part of an existing task a `TASK_ALREADY_EXISTS` answer shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskSummary {

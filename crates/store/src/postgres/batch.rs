@@ -746,7 +746,7 @@ mod tests {
     use crate::postgres::PostgresStore;
     use crate::postgres::testing::record_xmax;
     use crate::records::TaskCreate;
-    use idem_core::queue::{QueueConfig, RetryConfigPatch};
+    use idem_core::queue::QueueConfig;
     use idem_core::task::{BodyForm, Target};
     use idem_core::{Clock, ManualClock};
     use idem_testkit::TestDatabase;
@@ -1087,10 +1087,6 @@ mod tests {
 
     fn create(task_id: &str) -> TaskCreate {
         TaskCreate {
-            header_style: None,
-            org: "acme".into(),
-            queue: "q".into(),
-            task_id: task_id.into(),
             target: Target {
                 url: "http://127.0.0.1:9/".into(),
                 method: "POST".into(),
@@ -1100,15 +1096,7 @@ mod tests {
                 secret_headers: Vec::new(),
                 trace: None,
             },
-            schedule_time: None,
-            dispatch_deadline_s: None,
-            retry_config: RetryConfigPatch::default(),
-            completion: None,
-            pull: false,
-            tag: None,
-            group: None,
-            priority: 0,
-            callbacks: Default::default(),
+            ..TaskCreate::example("acme", "q", task_id)
         }
     }
 

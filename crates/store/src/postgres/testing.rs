@@ -4,7 +4,6 @@
 use super::PostgresStore;
 use crate::Store;
 use crate::records::{NewApiKey, TaskCreate};
-use idem_core::task::{BodyForm, Target};
 use idem_core::{Clock, SystemClock};
 use idem_testkit::TestDatabase;
 use std::sync::Arc;
@@ -42,20 +41,9 @@ pub(crate) async fn open(url: &str) -> PostgresStore {
 /// if one is given, for a pull queue if `pull`.
 pub(crate) fn task(queue: &str, task_id: &str, group: Option<&str>, pull: bool) -> TaskCreate {
     TaskCreate {
-        org: ORG.into(),
-        queue: queue.into(),
-        task_id: task_id.into(),
-        target: Target::payload(Some((BodyForm::Json, b"{}".to_vec()))),
-        schedule_time: None,
-        dispatch_deadline_s: None,
-        retry_config: Default::default(),
-        completion: None,
-        pull,
-        tag: None,
         group: group.map(str::to_string),
-        priority: 0,
-        callbacks: Default::default(),
-        header_style: None,
+        pull,
+        ..TaskCreate::example(ORG, queue, task_id)
     }
 }
 

@@ -955,20 +955,8 @@ mod tests {
     #[test]
     fn a_conflict_sees_the_task_no_earlier_than_its_creation() {
         let p = TaskCreate {
-            org: "acme".into(),
-            queue: "q".into(),
-            task_id: "t".into(),
-            target: idem_core::task::Target::payload(None),
-            schedule_time: None,
-            dispatch_deadline_s: None,
-            retry_config: Default::default(),
-            completion: None,
             pull: true,
-            tag: None,
-            group: None,
-            priority: 0,
-            callbacks: Default::default(),
-            header_style: None,
+            ..TaskCreate::example("acme", "q", "t")
         };
         let config = QueueConfig {
             mode: idem_core::queue::QueueMode::Pull,
