@@ -1031,26 +1031,23 @@ fn new_task(form: &HashMap<String, String>) -> Result<serde_json::Value, String>
 /// The latest 100 attempts a task's or a run's page shows.
 const ATTEMPTS_SHOWN: &str = "100";
 
-impl Console {
-    /// A task or a run (`segments`, its API path), then its attempts: an
-    /// attempt ends in the transaction that ends its task or run, so
-    /// attempts read after the task show every attempt its state implies
-    /// (read together, a page could show a task succeeded beside its last
-    /// attempt still without an answer).
-    async fn with_attempts(&self, key: &str, segments: &[&str]) -> (Answer, Answer) {
-        let item = self.api.get(key, path(segments, &[])).await;
-        let attempts = self
-            .api
-            .get(
-                key,
-                path(
-                    &[segments, &["attempts"]].concat(),
-                    &[("limit", ATTEMPTS_SHOWN)],
-                ),
-            )
-            .await;
-        (item, attempts)
-    }
+/// A task or a run (`segments`, its API path), then its attempts: an
+/// attempt ends in the transaction that ends its task or run, so attempts
+/// read after the task show every attempt its state implies (read
+/// together, a page could show a task succeeded beside its last attempt
+/// still without an answer).
+async fn with_attempts(api: &ApiClient, key: &str, segments: &[&str]) -> (Answer, Answer) {
+    let item = api.get(key, path(segments, &[])).await;
+    let attempts = api
+        .get(
+            key,
+            path(
+                &[segments, &["attempts"]].concat(),
+                &[("limit", ATTEMPTS_SHOWN)],
+            ),
+        )
+        .await;
+    (item, attempts)
 }
 
 async fn task_page(
@@ -1058,9 +1055,12 @@ async fn task_page(
     viewer: Viewer,
     Path((queue, task_id)): Path<(String, String)>,
 ) -> Response {
-    let (task, attempts) = console
-        .with_attempts(&viewer.session.key, &["queues", &queue, "tasks", &task_id])
-        .await;
+    let (task, attempts) = with_attempts(
+        &console.api,
+        &viewer.session.key,
+        &["queues", &queue, "tasks", &task_id],
+    )
+    .await;
     if !task.ok() {
         return html(task.status, pages::problem_page(&viewer, "Task", &task));
     }
@@ -1155,9 +1155,12 @@ async fn run_page(
     viewer: Viewer,
     Path((job, run_id)): Path<(String, String)>,
 ) -> Response {
-    let (run, attempts) = console
-        .with_attempts(&viewer.session.key, &["jobs", &job, "runs", &run_id])
-        .await;
+    let (run, attempts) = with_attempts(
+        &console.api,
+        &viewer.session.key,
+        &["jobs", &job, "runs", &run_id],
+    )
+    .await;
     if !run.ok() {
         return html(run.status, pages::problem_page(&viewer, "Run", &run));
     }
@@ -1366,6 +1369,37 @@ mod tests {
         assert!(bad.starts_with("max_burst_size:"), "{bad}");
         let bad = limits_patch(&form(&[("dispatch_deadline", "1.5s")])).unwrap_err();
         assert!(bad.contains("whole number of seconds"), "{bad}");
+    }
+
+    /// The attempts are asked for only once the task's answer is in: a
+    /// task handler that yields before answering lets a read made beside
+    /// it go first, and the log would show the attempts asked first.
+    #[tokio::test]
+    async fn a_page_reads_its_attempts_after_its_task() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (task_log, attempts_log) = (log.clone(), log.clone());
+        let api = Router::new()
+            .route(
+                "/v1/queues/q/tasks/t",
+                get(async move || {
+                    for _ in 0..8 {
+                        tokio::task::yield_now().await;
+                    }
+                    task_log.lock().unwrap().push("task answered");
+                    axum::Json(serde_json::json!({"task_id": "t"}))
+                }),
+            )
+            .route(
+                "/v1/queues/q/tasks/t/attempts",
+                get(async move || {
+                    attempts_log.lock().unwrap().push("attempts asked");
+                    axum::Json(serde_json::json!({"items": []}))
+                }),
+            );
+        let (task, attempts) =
+            with_attempts(&ApiClient::new(api), "k", &["queues", "q", "tasks", "t"]).await;
+        assert!(task.ok() && attempts.ok(), "{task:?} {attempts:?}");
+        assert_eq!(*log.lock().unwrap(), ["task answered", "attempts asked"]);
     }
 
     #[test]
