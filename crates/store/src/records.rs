@@ -425,11 +425,11 @@ pub(crate) fn pending_state(
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 impl TaskCreate {
     /// A push task of `org`'s `queue` carrying a small JSON payload, due at
-    /// once, with the queue's retries: the crate's unit tests vary it.
-    pub(crate) fn example(org: &str, queue: &str, task_id: &str) -> TaskCreate {
+    /// once, with the queue's retries: the crate's tests vary it.
+    pub fn example(org: &str, queue: &str, task_id: &str) -> TaskCreate {
         TaskCreate {
             org: org.into(),
             queue: queue.into(),

@@ -17,9 +17,6 @@ use support::{Harness, ORG};
 
 fn create(task_id: &str) -> TaskCreate {
     TaskCreate {
-        org: ORG.into(),
-        queue: "q".into(),
-        task_id: task_id.into(),
         target: Target {
             url: "http://127.0.0.1:9/hook".into(),
             method: "POST".into(),
@@ -29,16 +26,7 @@ fn create(task_id: &str) -> TaskCreate {
             secret_headers: Vec::new(),
             trace: None,
         },
-        schedule_time: None,
-        dispatch_deadline_s: None,
-        retry_config: RetryConfigPatch::default(),
-        completion: None,
-        pull: false,
-        tag: None,
-        group: None,
-        priority: 0,
-        callbacks: Default::default(),
-        header_style: None,
+        ..TaskCreate::example(ORG, "q", task_id)
     }
 }
 

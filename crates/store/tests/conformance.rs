@@ -120,20 +120,8 @@ fn target() -> Target {
 
 fn create(org: &str, queue: &str, task_id: &str) -> TaskCreate {
     TaskCreate {
-        header_style: None,
-        org: org.into(),
-        queue: queue.into(),
-        task_id: task_id.into(),
         target: target(),
-        schedule_time: None,
-        dispatch_deadline_s: None,
-        retry_config: RetryConfigPatch::default(),
-        completion: None,
-        pull: false,
-        tag: None,
-        group: None,
-        priority: 0,
-        callbacks: Default::default(),
+        ..TaskCreate::example(org, queue, task_id)
     }
 }
 

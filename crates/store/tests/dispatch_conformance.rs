@@ -49,10 +49,6 @@ impl Harness {
     ) -> Task {
         self.store
             .task_create(TaskCreate {
-                header_style: None,
-                org: org.into(),
-                queue: queue.into(),
-                task_id: task_id.into(),
                 target: Target {
                     url: "http://127.0.0.1:9/hook".into(),
                     method: "POST".into(),
@@ -64,13 +60,7 @@ impl Harness {
                 },
                 schedule_time,
                 dispatch_deadline_s: Some(1),
-                retry_config: RetryConfigPatch::default(),
-                completion: None,
-                pull: false,
-                tag: None,
-                group: None,
-                priority: 0,
-                callbacks: Default::default(),
+                ..TaskCreate::example(org, queue, task_id)
             })
             .await
             .unwrap()
@@ -391,20 +381,8 @@ async fn final_states_set_the_dedup_expiry(h: Harness) {
         let err = h
             .store
             .task_create(TaskCreate {
-                header_style: None,
-                org: ORG.into(),
-                queue: "q".into(),
-                task_id: id.into(),
                 target: task.target.clone(),
-                schedule_time: None,
-                dispatch_deadline_s: None,
-                retry_config: RetryConfigPatch::default(),
-                completion: None,
-                pull: false,
-                tag: None,
-                group: None,
-                priority: 0,
-                callbacks: Default::default(),
+                ..TaskCreate::example(ORG, "q", id)
             })
             .await
             .unwrap_err();

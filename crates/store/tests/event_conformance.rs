@@ -5,7 +5,7 @@
 mod support;
 
 use idem_core::event::{Callbacks, EventType, event_run_key, webhook_run_key};
-use idem_core::queue::{QueueConfig, RateLimits, RetryConfig, RetryConfigPatch};
+use idem_core::queue::{QueueConfig, RateLimits, RetryConfig};
 use idem_core::run_key::task_run_key;
 use idem_core::task::Target;
 use idem_store::dispatch::*;
@@ -56,20 +56,9 @@ impl Harness {
     async fn create(&self, queue: &str, task_id: &str, callbacks: Callbacks) -> Task {
         self.store
             .task_create(TaskCreate {
-                header_style: None,
-                org: ORG.into(),
-                queue: queue.into(),
-                task_id: task_id.into(),
                 target: target("http://127.0.0.1:9/work"),
-                schedule_time: None,
-                dispatch_deadline_s: None,
-                retry_config: RetryConfigPatch::default(),
-                completion: None,
-                pull: false,
-                tag: None,
-                group: None,
-                priority: 0,
                 callbacks,
+                ..TaskCreate::example(ORG, queue, task_id)
             })
             .await
             .unwrap()

@@ -19,9 +19,6 @@ use support::{Harness, ORG};
 
 fn task(queue: &str, task_id: &str, group: Option<&str>, priority: i32, pull: bool) -> TaskCreate {
     TaskCreate {
-        org: ORG.into(),
-        queue: queue.into(),
-        task_id: task_id.into(),
         target: if pull {
             Target::payload(Some((BodyForm::Json, b"{}".to_vec())))
         } else {
@@ -35,16 +32,10 @@ fn task(queue: &str, task_id: &str, group: Option<&str>, priority: i32, pull: bo
                 trace: None,
             }
         },
-        schedule_time: None,
-        dispatch_deadline_s: None,
-        retry_config: Default::default(),
-        completion: None,
         pull,
-        tag: None,
         group: group.map(str::to_string),
         priority,
-        callbacks: Default::default(),
-        header_style: None,
+        ..TaskCreate::example(ORG, queue, task_id)
     }
 }
 

@@ -610,20 +610,8 @@ fn task(queue: &str, task_id: &str, body_len: usize) -> TaskCreate {
     target.url = "http://127.0.0.1:9/hook".into();
     target.method = "POST".into();
     TaskCreate {
-        header_style: None,
-        org: ORG.into(),
-        queue: queue.into(),
-        task_id: task_id.into(),
         target,
-        schedule_time: None,
-        dispatch_deadline_s: None,
-        retry_config: Default::default(),
-        completion: None,
-        pull: false,
-        tag: None,
-        group: None,
-        priority: 0,
-        callbacks: Default::default(),
+        ..TaskCreate::example(ORG, queue, task_id)
     }
 }
 

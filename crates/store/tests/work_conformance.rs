@@ -22,20 +22,9 @@ const LEASE_S: u32 = 30;
 
 fn pull_task(task_id: &str) -> TaskCreate {
     TaskCreate {
-        org: ORG.into(),
-        queue: "w".into(),
-        task_id: task_id.into(),
         target: Target::payload(Some((BodyForm::Json, br#"{"n":1}"#.to_vec()))),
-        schedule_time: None,
-        dispatch_deadline_s: None,
-        retry_config: Default::default(),
-        completion: None,
         pull: true,
-        tag: None,
-        group: None,
-        priority: 0,
-        callbacks: Default::default(),
-        header_style: None,
+        ..TaskCreate::example(ORG, "w", task_id)
     }
 }
 
