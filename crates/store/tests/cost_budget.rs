@@ -31,7 +31,7 @@
 mod support;
 
 use idem_core::ManualClock;
-use idem_core::queue::{QueueConfig, QueueMode, RetryConfigPatch};
+use idem_core::queue::{QueueConfig, QueueMode};
 use idem_core::task::{BodyForm, Target};
 use idem_store::dispatch::{AttemptResult, DispatchClaim};
 use idem_store::idempotency::KeyCompletion;
@@ -95,9 +95,6 @@ fn task(queue: &str, task_id: &str, due_in: Option<i64>, pull: bool) -> TaskCrea
         br#"{"amount":1250,"currency":"EUR"}"#.to_vec(),
     ));
     TaskCreate {
-        org: ORG.into(),
-        queue: queue.into(),
-        task_id: task_id.into(),
         target: if pull {
             Target::payload(body)
         } else {
@@ -112,15 +109,8 @@ fn task(queue: &str, task_id: &str, due_in: Option<i64>, pull: bool) -> TaskCrea
             }
         },
         schedule_time: due_in.map(|s| start() + jiff::SignedDuration::from_secs(s)),
-        dispatch_deadline_s: None,
-        retry_config: RetryConfigPatch::default(),
-        completion: None,
         pull,
-        tag: None,
-        group: None,
-        priority: 0,
-        callbacks: Default::default(),
-        header_style: None,
+        ..TaskCreate::example(ORG, queue, task_id)
     }
 }
 

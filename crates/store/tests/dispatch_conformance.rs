@@ -6,8 +6,8 @@
 
 mod support;
 
+use idem_core::queue::RateLimitsPatch;
 use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RateLimits, RetryConfig};
-use idem_core::queue::{RateLimitsPatch, RetryConfigPatch};
 use idem_core::task::{AttemptResponse, Target, TaskState};
 use idem_store::dispatch::*;
 use idem_store::*;
@@ -867,10 +867,6 @@ async fn every_way_a_task_is_made_is_counted(h: Harness) {
     use idem_store::jobs::JOBS_QUEUE;
     h.queue("q", open_config()).await;
     let new = |task_id: &str| TaskCreate {
-        header_style: None,
-        org: ORG.into(),
-        queue: "q".into(),
-        task_id: task_id.into(),
         target: Target {
             url: "http://127.0.0.1:9/hook".into(),
             method: "POST".into(),
@@ -880,15 +876,8 @@ async fn every_way_a_task_is_made_is_counted(h: Harness) {
             secret_headers: Vec::new(),
             trace: None,
         },
-        schedule_time: None,
         dispatch_deadline_s: Some(1),
-        retry_config: RetryConfigPatch::default(),
-        completion: None,
-        pull: false,
-        tag: None,
-        group: None,
-        priority: 0,
-        callbacks: Default::default(),
+        ..TaskCreate::example(ORG, "q", task_id)
     };
     h.store
         .webhook_create(
@@ -985,10 +974,6 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
     let dup = h
         .store
         .task_create(TaskCreate {
-            header_style: None,
-            org: ORG.into(),
-            queue: "q".into(),
-            task_id: "t0".into(),
             target: Target {
                 url: "http://127.0.0.1:9/hook".into(),
                 method: "POST".into(),
@@ -998,15 +983,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
                 secret_headers: Vec::new(),
                 trace: None,
             },
-            schedule_time: None,
-            dispatch_deadline_s: None,
-            retry_config: RetryConfigPatch::default(),
-            completion: None,
-            pull: false,
-            tag: None,
-            group: None,
-            priority: 0,
-            callbacks: Default::default(),
+            ..TaskCreate::example(ORG, "q", "t0")
         })
         .await;
     assert!(matches!(dup, Err(Error::TaskExists(_))), "{dup:?}");
@@ -1131,20 +1108,8 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                 let id = format!("t{}-{i}", w / 2);
                 let made = store
                     .task_create(TaskCreate {
-                        header_style: None,
-                        org: ORG.into(),
-                        queue: "q".into(),
-                        task_id: id,
                         target: target.clone(),
-                        schedule_time: None,
-                        dispatch_deadline_s: None,
-                        retry_config: RetryConfigPatch::default(),
-                        completion: None,
-                        pull: false,
-                        tag: None,
-                        group: None,
-                        priority: 0,
-                        callbacks: Default::default(),
+                        ..TaskCreate::example(ORG, "q", &id)
                     })
                     .await;
                 match made {
@@ -1516,20 +1481,8 @@ async fn a_failed_task_is_kept_for_its_retention_whatever_its_dedup_window(h: Ha
     let err = h
         .store
         .task_create(TaskCreate {
-            header_style: None,
-            org: ORG.into(),
-            queue: "q".into(),
-            task_id: "bad".into(),
             target: h.get("q", "bad").await.target,
-            schedule_time: None,
-            dispatch_deadline_s: None,
-            retry_config: RetryConfigPatch::default(),
-            callbacks: Default::default(),
-            completion: None,
-            pull: false,
-            tag: None,
-            group: None,
-            priority: 0,
+            ..TaskCreate::example(ORG, "q", "bad")
         })
         .await
         .unwrap_err();
