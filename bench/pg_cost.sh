@@ -10,7 +10,8 @@
 #   four a duplicate ID, after 300 to warm up; PostgreSQL from
 #   IDEM_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 #   a superuser (pg_walinspect), in a scratch database per build; the
-#   server connects without TLS unless IDEM_BENCH_PG_PARAMS says otherwise)
+#   server connects without TLS unless IDEM_BENCH_PG_PARAMS says otherwise;
+#   with PG_COST_KEYS=1 every create carries an Idempotency-Key of its own)
 set -euo pipefail
 n=$1
 shift
@@ -31,7 +32,7 @@ for dir in "${dirs[@]}"; do
     sleep 0.1
   done
   creates() {
-    "${dirs[0]}/idem-bench" creates --addr "${addr#http://}" --key "$key" --concurrency 1 "$@"
+    "${dirs[0]}/idem-bench" creates --addr "${addr#http://}" --key "$key" --concurrency 1 ${PG_COST_KEYS:+--with-keys} "$@"
   }
   creates --total 300 --prefix warm >/dev/null
   backends=$(psql -qAt "$url" -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE datname = '$db'")
