@@ -11,7 +11,8 @@
 #   IDEM_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 #   a superuser (pg_walinspect), in a scratch database per build; the
 #   server connects without TLS unless IDEM_BENCH_PG_PARAMS says otherwise;
-#   with PG_COST_KEYS=1 every create carries an Idempotency-Key of its own)
+#   with PG_COST_KEYS=1 every create carries an Idempotency-Key of its own;
+#   PG_COST_CLIENTS=C sends the creates from C clients instead of one)
 set -euo pipefail
 n=$1
 shift
@@ -32,7 +33,7 @@ for dir in "${dirs[@]}"; do
     sleep 0.1
   done
   creates() {
-    "${dirs[0]}/idem-bench" creates --addr "${addr#http://}" --key "$key" --concurrency 1 ${PG_COST_KEYS:+--with-keys} "$@"
+    "${dirs[0]}/idem-bench" creates --addr "${addr#http://}" --key "$key" --concurrency "${PG_COST_CLIENTS:-1}" ${PG_COST_KEYS:+--with-keys} "$@"
   }
   creates --total 300 --prefix warm >/dev/null
   backends=$(psql -qAt "$url" -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE datname = '$db'")
