@@ -34,6 +34,7 @@ macro_rules! with_migrations {
             "018_ordered_by_creates",
             "019_attempt_response",
             "020_usage_slots",
+            "021_group_key_bytewise",
         )
     };
 }

@@ -698,10 +698,48 @@ async fn sqlite_claims_in_turns_cost_the_groups_they_visit_not_the_queue() {
     );
 }
 
+/// Group names order by their bytes on every store and whatever the
+/// database's collation, as the node that moves a queue's turn on
+/// compares them: a claim of two among `a`, `B`, `c` and `D` (bytes: `B`,
+/// `D`, `a`, `c`; `en-US`: `a`, `B`, `c`, `D`) must not give a group a
+/// second task before every group has had one, and the groups listed under
+/// a prefix are those that start with it, in byte order.
+async fn group_names_order_by_their_bytes(h: Harness) {
+    h.pull_queue(QueueConfig::default()).await;
+    for g in ["a", "B", "c", "D"] {
+        for i in 0..2 {
+            h.add(task("w", &format!("{g}{i}"), Some(g), 0, true)).await;
+        }
+    }
+    let mut first_turn = h.claim(2).await;
+    first_turn.extend(h.claim(2).await);
+    let turn = groups_of(&first_turn);
+    assert_eq!(turn.len(), 4, "one task of each group first: {turn:?}");
+    assert_eq!(h.claim(2).await.len(), 2);
+
+    for g in ["acct:5", "acctZ", "acct9", "acct", "Acct1", "acc"] {
+        h.add(task("w", &format!("p-{g}"), Some(g), 0, true)).await;
+    }
+    let page = PageRequest {
+        limit: 10,
+        after: None,
+    };
+    let listed = h.store.queue_groups(ORG, "w", "acct", &page).await.unwrap();
+    let names: Vec<&str> = listed.items.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(names, ["acct", "acct9", "acct:5", "acctZ"]);
+    let all = h.store.queue_groups(ORG, "w", "", &page).await.unwrap();
+    let names: Vec<&str> = all.items.iter().map(|g| g.group.as_str()).collect();
+    let mut bytewise = names.clone();
+    bytewise.sort();
+    assert_eq!(names, bytewise, "the list in byte order");
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
-    postgres: Harness::postgres().await;
+    postgres: Harness::postgres().await,
+    postgres_linguistic: Harness::postgres_linguistic().await;
+    group_names_order_by_their_bytes,
     claims_take_turns_among_groups,
     a_group_running_fewer_takes_more_of_a_claim,
     priority_orders_a_groups_tasks,

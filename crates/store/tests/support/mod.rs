@@ -206,7 +206,23 @@ impl Harness {
     }
 
     pub async fn postgres() -> Harness {
-        let db = TestDatabase::create().await;
+        Harness::postgres_in(TestDatabase::create().await).await
+    }
+
+    /// A PostgreSQL store in a database whose collation is not byte order
+    /// (ICU's `en-US`: `a` and `A` sort together, punctuation and symbols
+    /// before digits and letters), as many servers are set up.
+    pub async fn postgres_linguistic() -> Harness {
+        Harness::postgres_in(
+            TestDatabase::create_with(
+                "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
+            )
+            .await,
+        )
+        .await
+    }
+
+    async fn postgres_in(db: TestDatabase) -> Harness {
         let clock = ManualClock::new(start());
         let open = || PostgresStore::open(&db.url, 8, Arc::new(clock.clone()), events());
         let store = open().await.unwrap();

@@ -1,0 +1,12 @@
+-- Group names compare by their bytes, whatever the database's collation.
+-- A claim walks a queue's groups in the order of `tasks_due_by_queue`,
+-- and the node moves the queue's turn on by comparing the names of the
+-- groups it took (tables/due.rs, `Turns::next_cursor`), byte by byte, as
+-- SQLite's default collation does: under a linguistic collation (ICU or
+-- glibc `en_US`, where `a` and `B` sort as in a dictionary) the two orders
+-- disagreed, and a claim could give a group its second task before
+-- another group had had its first; the list of groups under a prefix,
+-- which ends its range at the prefix followed by `~`, missed groups. The
+-- type is the same, so the table is not rewritten; the two indexes that
+-- hold the column are rebuilt.
+ALTER TABLE tasks ALTER COLUMN group_key TYPE TEXT COLLATE "C";
