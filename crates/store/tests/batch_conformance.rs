@@ -17,15 +17,7 @@ use support::{Harness, ORG};
 
 fn create(task_id: &str) -> TaskCreate {
     TaskCreate {
-        target: Target {
-            url: "http://127.0.0.1:9/hook".into(),
-            method: "POST".into(),
-            headers: BTreeMap::new(),
-            body: Some((idem_core::task::BodyForm::Text, b"hello".to_vec())),
-            oidc: None,
-            secret_headers: Vec::new(),
-            trace: None,
-        },
+        target: support::hook(Some((idem_core::task::BodyForm::Text, b"hello".to_vec()))),
         ..TaskCreate::example(ORG, "q", task_id)
     }
 }

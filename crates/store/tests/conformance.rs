@@ -1098,10 +1098,7 @@ async fn postgres_holds_at_most_its_pool_and_fourteen_connections() {
 /// primary key; the list matches them one by one and stays exact.
 #[tokio::test]
 async fn postgres_lists_by_id_prefix_exactly_under_a_linguistic_collation() {
-    let db = TestDatabase::create_with(
-        "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
-    )
-    .await;
+    let db = TestDatabase::create_linguistic().await;
     let clock = ManualClock::new(start());
     let store = PostgresStore::open(&db.url, 4, Arc::new(clock.clone()), events())
         .await

@@ -98,15 +98,7 @@ fn task(queue: &str, task_id: &str, due_in: Option<i64>, pull: bool) -> TaskCrea
         target: if pull {
             Target::payload(body)
         } else {
-            Target {
-                url: "http://127.0.0.1:9/hook".into(),
-                method: "POST".into(),
-                headers: BTreeMap::new(),
-                body,
-                oidc: None,
-                secret_headers: Vec::new(),
-                trace: None,
-            }
+            support::hook(body)
         },
         schedule_time: due_in.map(|s| start() + jiff::SignedDuration::from_secs(s)),
         pull,

@@ -6,13 +6,14 @@
 
 mod support;
 
-use idem_core::queue::RateLimitsPatch;
-use idem_core::queue::{QueueConfig, QueueConfigPatch, QueueState, RateLimits, RetryConfig};
-use idem_core::task::{AttemptResponse, Target, TaskState};
+use idem_core::queue::{
+    QueueConfig, QueueConfigPatch, QueueState, RateLimits, RateLimitsPatch, RetryConfig,
+};
+use idem_core::task::{AttemptResponse, TaskState};
 use idem_store::dispatch::*;
 use idem_store::*;
 use jiff::{SignedDuration, Timestamp};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use support::{Harness, ORG};
@@ -49,15 +50,7 @@ impl Harness {
     ) -> Task {
         self.store
             .task_create(TaskCreate {
-                target: Target {
-                    url: "http://127.0.0.1:9/hook".into(),
-                    method: "POST".into(),
-                    headers: BTreeMap::new(),
-                    body: None,
-                    oidc: None,
-                    secret_headers: Vec::new(),
-                    trace: None,
-                },
+                target: support::hook(None),
                 schedule_time,
                 dispatch_deadline_s: Some(1),
                 ..TaskCreate::example(org, queue, task_id)
@@ -867,15 +860,7 @@ async fn every_way_a_task_is_made_is_counted(h: Harness) {
     use idem_store::jobs::JOBS_QUEUE;
     h.queue("q", open_config()).await;
     let new = |task_id: &str| TaskCreate {
-        target: Target {
-            url: "http://127.0.0.1:9/hook".into(),
-            method: "POST".into(),
-            headers: BTreeMap::new(),
-            body: None,
-            oidc: None,
-            secret_headers: Vec::new(),
-            trace: None,
-        },
+        target: support::hook(None),
         dispatch_deadline_s: Some(1),
         ..TaskCreate::example(ORG, "q", task_id)
     };
@@ -974,15 +959,7 @@ async fn queue_stats_match_counted_tasks_after_a_mixed_workload(h: Harness) {
     let dup = h
         .store
         .task_create(TaskCreate {
-            target: Target {
-                url: "http://127.0.0.1:9/hook".into(),
-                method: "POST".into(),
-                headers: BTreeMap::new(),
-                body: None,
-                oidc: None,
-                secret_headers: Vec::new(),
-                trace: None,
-            },
+            target: support::hook(None),
             ..TaskCreate::example(ORG, "q", "t0")
         })
         .await;
@@ -1084,15 +1061,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
     let mut config = open_config();
     config.dedup_window_s = 0;
     h.queue("q", config).await;
-    let target = Target {
-        url: "http://127.0.0.1:9/hook".into(),
-        method: "POST".into(),
-        headers: BTreeMap::new(),
-        body: None,
-        oidc: None,
-        secret_headers: Vec::new(),
-        trace: None,
-    };
+    let target = support::hook(None);
     let mut writers = Vec::new();
     for w in 0..8u32 {
         let store = if w % 2 == 0 {

@@ -12,19 +12,13 @@ use idem_store::dispatch::*;
 use idem_store::events::EVENTS_QUEUE;
 use idem_store::*;
 use jiff::SignedDuration;
-use std::collections::BTreeMap;
 use std::time::Duration;
 use support::{Harness, ORG};
 
 fn target(url: &str) -> Target {
     Target {
         url: url.into(),
-        method: "POST".into(),
-        headers: BTreeMap::new(),
-        body: None,
-        oidc: None,
-        secret_headers: Vec::new(),
-        trace: None,
+        ..support::hook(None)
     }
 }
 

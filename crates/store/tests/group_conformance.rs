@@ -22,15 +22,7 @@ fn task(queue: &str, task_id: &str, group: Option<&str>, priority: i32, pull: bo
         target: if pull {
             Target::payload(Some((BodyForm::Json, b"{}".to_vec())))
         } else {
-            Target {
-                url: "http://127.0.0.1:9/".into(),
-                method: "POST".into(),
-                headers: Default::default(),
-                body: None,
-                oidc: None,
-                secret_headers: Vec::new(),
-                trace: None,
-            }
+            support::hook(None)
         },
         pull,
         group: group.map(str::to_string),
@@ -732,6 +724,32 @@ async fn group_names_order_by_their_bytes(h: Harness) {
     let mut bytewise = names.clone();
     bytewise.sort();
     assert_eq!(names, bytewise, "the list in byte order");
+}
+
+/// Migration 021 on a database collated `en-US` that already holds
+/// grouped tasks: once a node has brought the schema up to date, the tasks
+/// made before take turns in byte order (with the column still in the
+/// database's collation, `B` got two tasks before `D` had one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_tasks_made_before_migration_021_take_turns_in_byte_order() {
+    let h = Harness::postgres_linguistic().await;
+    h.pull_queue(QueueConfig::default()).await;
+    for g in ["a", "B", "c", "D"] {
+        for i in 0..2 {
+            h.add(task("w", &format!("{g}{i}"), Some(g), 0, true)).await;
+        }
+    }
+    h.raw(
+        "ALTER TABLE tasks ALTER COLUMN group_key TYPE TEXT COLLATE \"default\"; \
+         UPDATE idem_schema SET version = 20",
+    )
+    .await;
+    let node = h.reopen().await;
+    assert_eq!(h.raw_i64("SELECT version FROM idem_schema").await, 21);
+    let mut first_turn = node.work_claim(claim_of(2)).await.unwrap();
+    first_turn.extend(node.work_claim(claim_of(2)).await.unwrap());
+    let turn = groups_of(&first_turn);
+    assert_eq!(turn.len(), 4, "one task of each group first: {turn:?}");
 }
 
 idem_testkit::backend_tests! {

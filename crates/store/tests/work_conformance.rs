@@ -679,15 +679,7 @@ async fn ends_of_what_is_not_leased_pull_work_are_refused(h: Harness) {
     h.store
         .task_create(TaskCreate {
             queue: "p".into(),
-            target: Target {
-                url: "http://127.0.0.1:9/hook".into(),
-                method: "POST".into(),
-                headers: Default::default(),
-                body: None,
-                oidc: None,
-                secret_headers: Vec::new(),
-                trace: None,
-            },
+            target: support::hook(None),
             pull: false,
             ..pull_task("pushed")
         })

@@ -59,6 +59,16 @@ impl TestDatabase {
         TestDatabase::create_with("").await
     }
 
+    /// A database whose collation is not byte order: ICU's `en-US`, where
+    /// `a` and `A` sort together and punctuation and symbols before digits
+    /// and letters, as many servers are set up.
+    pub async fn create_linguistic() -> TestDatabase {
+        TestDatabase::create_with(
+            "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
+        )
+        .await
+    }
+
     /// [`TestDatabase::create`] with options of `CREATE DATABASE` (a
     /// template, a collation).
     pub async fn create_with(options: &str) -> TestDatabase {

@@ -5,6 +5,7 @@
 
 use idem_core::ManualClock;
 use idem_core::event::EventType;
+use idem_core::task::{BodyForm, Target};
 use idem_core::tenancy::{generate_api_key, generate_id, hash_api_key};
 use idem_store::events::EventRenderer;
 use idem_store::postgres::PostgresStore;
@@ -41,6 +42,20 @@ impl Sent {
 }
 
 /// Where every test's clock starts: a whole minute.
+/// A push target the tests never reach: a POST to a closed local port,
+/// carrying `body`.
+pub fn hook(body: Option<(BodyForm, Vec<u8>)>) -> Target {
+    Target {
+        url: "http://127.0.0.1:9/hook".into(),
+        method: "POST".into(),
+        headers: Default::default(),
+        body,
+        oidc: None,
+        secret_headers: Vec::new(),
+        trace: None,
+    }
+}
+
 pub fn start() -> Timestamp {
     "2026-10-16T12:00:00Z".parse().unwrap()
 }
@@ -210,16 +225,9 @@ impl Harness {
     }
 
     /// A PostgreSQL store in a database whose collation is not byte order
-    /// (ICU's `en-US`: `a` and `A` sort together, punctuation and symbols
-    /// before digits and letters), as many servers are set up.
+    /// ([`TestDatabase::create_linguistic`]).
     pub async fn postgres_linguistic() -> Harness {
-        Harness::postgres_in(
-            TestDatabase::create_with(
-                "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
-            )
-            .await,
-        )
-        .await
+        Harness::postgres_in(TestDatabase::create_linguistic().await).await
     }
 
     async fn postgres_in(db: TestDatabase) -> Harness {
