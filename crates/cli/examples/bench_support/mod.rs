@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod pg_cost;
+
 use axum::http::HeaderMap;
 use axum::routing::any;
 use serde_json::json;
@@ -62,6 +64,9 @@ impl Node {
             "sqlite" => args.extend(["--data-dir".into(), dir.path().display().to_string()]),
             "postgres" => {
                 let created = idem_testkit::TestDatabase::create().await;
+                if std::env::var_os("IDEM_BENCH_PG_COST").is_some() {
+                    let _ = pg_cost::DATABASE.set(created.url.clone());
+                }
                 args.extend(["--database-url".into(), created.url.clone()]);
                 db = Some(created);
             }
@@ -286,6 +291,7 @@ pub async fn push_rate_in_groups(
     println!("creates: {create_rate:.0}/s ({tasks} tasks, 32 concurrent clients)");
 
     let before = arrivals.at.lock().unwrap().len();
+    let probe = pg_cost::PgCost::start().await;
     post(
         &http,
         base,
@@ -296,6 +302,11 @@ pub async fn push_rate_in_groups(
     arrivals
         .wait_for(before + tasks, Duration::from_secs(300))
         .await;
+    if let Some(probe) = probe {
+        // The last arrival is before its completion commits.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        println!("postgres per delivery: {}", probe.per(tasks).await);
+    }
     let prefix = format!("{queue}-");
     let (first, last) = {
         let at = arrivals.at.lock().unwrap();
