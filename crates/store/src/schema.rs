@@ -35,6 +35,7 @@ macro_rules! with_migrations {
             "019_attempt_response",
             "020_usage_slots",
             "021_group_key_bytewise",
+            "022_dispatches_per_claim",
         )
     };
 }

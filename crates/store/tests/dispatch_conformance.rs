@@ -1148,6 +1148,51 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
     assert_eq!(stats.succeeded, 0, "swept with a zero window");
 }
 
+/// A claim logs its attempts for `dispatched_last_minute` as one entry of
+/// their count (PostgreSQL; SQLite counts in memory and keeps the table
+/// empty), and drops its queue's entries older than a minute, so the
+/// table holds a minute of claims per queue whatever the rate.
+async fn dispatches_are_logged_once_per_claim_for_a_minute(h: Harness) {
+    h.queue("q", open_config()).await;
+    let entries = async || match h.postgres_url() {
+        Some(_) => h.raw_i64("SELECT count(*) FROM task_dispatches").await,
+        None => 0,
+    };
+    // Each claim's tasks succeed, so that none comes back to the next.
+    let claim_all = async || {
+        let batch = h.claim(10).await;
+        for t in &batch.tasks {
+            h.complete(t, Some(200)).await;
+        }
+        batch.tasks.len()
+    };
+    for i in 0..5 {
+        h.task("q", &format!("a{i}")).await;
+    }
+    assert_eq!(claim_all().await, 5);
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats.dispatched_last_minute, 5);
+    let on_postgres = h.postgres_url().is_some();
+    assert_eq!(entries().await, if on_postgres { 1 } else { 0 });
+
+    h.advance_ms(30_000);
+    for i in 0..2 {
+        h.task("q", &format!("b{i}")).await;
+    }
+    assert_eq!(claim_all().await, 2);
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats.dispatched_last_minute, 7);
+    assert_eq!(entries().await, if on_postgres { 2 } else { 0 });
+
+    // Past the first claim's minute: its entry goes with the next claim.
+    h.advance_ms(31_000);
+    h.task("q", "c0").await;
+    assert_eq!(claim_all().await, 1);
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats.dispatched_last_minute, 3);
+    assert_eq!(entries().await, if on_postgres { 2 } else { 0 });
+}
+
 /// Claims the task and fails its attempt with a 500 until it is `failed`,
 /// moving the clock to each retry; the attempts it took.
 async fn fail_for_good(h: &Harness, queue: &str, task_id: &str) -> u32 {
@@ -1519,6 +1564,7 @@ idem_testkit::backend_tests! {
     a_claim_gives_no_organization_more_than_its_share,
     queue_stats_match_counted_tasks_after_a_mixed_workload,
     queue_stats_stay_exact_under_concurrent_writers,
+    dispatches_are_logged_once_per_claim_for_a_minute,
     redrive_runs_a_failed_task_again_with_its_identity_and_a_fresh_budget,
     a_redriven_task_s_retry_duration_counts_from_its_new_first_attempt,
     redrive_refuses_a_task_that_has_not_ended,

@@ -14,9 +14,9 @@
 //!   is the rest, so the cost grows with the tasks scheduled ahead, never
 //!   with those waiting or finished.
 //! - The oldest due time is one index seek; the attempts started in the last
-//!   minute a range of `task_dispatches`, bounded by the queue's rate (on
-//!   PostgreSQL; the SQLite store counts them in memory and replaces the
-//!   figure, see `sqlite/dispatched.rs`).
+//!   minute a sum over a range of `task_dispatches`, one entry per claim of
+//!   the last minute (on PostgreSQL; the SQLite store counts them in memory
+//!   and replaces the figure, see `sqlite/dispatched.rs`).
 //!
 //! Everything is one statement, so that all figures come from one snapshot.
 
@@ -117,7 +117,8 @@ const SQL_QUEUE_STATS: &str = "SELECT \
      (SELECT next_attempt_at FROM tasks WHERE org = $1 AND queue = $2 AND status = 'pending' \
       AND group_key = '' AND priority = 0 AND next_attempt_at <= $3 \
       ORDER BY next_attempt_at LIMIT 1), \
-     (SELECT count(*) FROM task_dispatches WHERE org = $1 AND queue = $2 \
+     (SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM task_dispatches \
+      WHERE org = $1 AND queue = $2 \
       AND started_at > $4 AND started_at <= $3), \
      (SELECT ordered FROM queues WHERE org = $1 AND name = $2)";
 

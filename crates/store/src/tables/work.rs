@@ -71,13 +71,20 @@ pub(crate) async fn may_end<C: Conn>(c: &C, org: &str, queue: &str, person: bool
     Ok(())
 }
 
-/// Records the attempts a claim started, as the dispatcher does.
-async fn started<C: Conn>(c: &C, claimed: &[Task], now: i64, kept: u32) -> Result<()> {
+/// Records the attempts a claim of queue `queue` started, as the
+/// dispatcher does.
+async fn started<C: Conn>(
+    c: &C,
+    (org, queue): (&str, &str),
+    claimed: &[Task],
+    now: i64,
+    kept: u32,
+) -> Result<()> {
     let started: Vec<(&str, u32)> = claimed
         .iter()
         .map(|t| (t.uid.as_str(), t.attempt_count))
         .collect();
-    dispatch::record_started(c, &started, now, kept).await
+    dispatch::record_started(c, (org, queue), &started, now, kept).await
 }
 
 /// The pull queues a store has found ordered: their claims go to
@@ -150,7 +157,7 @@ pub(crate) async fn claim<C: Conn>(
     }
     let claimed = claimed.unwrap_or_default();
     if !claimed.is_empty() {
-        started(c, &claimed, now, p.attempts_kept).await?;
+        started(c, (&p.org, &p.queue), &claimed, now, p.attempts_kept).await?;
     }
     Ok(claimed)
 }
@@ -228,6 +235,7 @@ fn claimed_error(task: &Task) -> Error {
 /// answers [`Error::WorkClaimed`], whoever holds it.
 async fn lease_one<C: Conn>(
     c: &C,
+    org: &str,
     task: &Task,
     claimant: &str,
     lease_s: u32,
@@ -254,7 +262,14 @@ async fn lease_one<C: Conn>(
     let leased = due::lease_one(c, now, &task.uid, &lease)
         .await?
         .ok_or_else(|| Error::Retryable("the task changed under its claim".into()))?;
-    started(c, std::slice::from_ref(&leased), now, attempts_kept).await?;
+    started(
+        c,
+        (org, &task.queue),
+        std::slice::from_ref(&leased),
+        now,
+        attempts_kept,
+    )
+    .await?;
     Ok(leased)
 }
 
@@ -329,14 +344,14 @@ pub(crate) async fn act<C: Conn>(
             claimant,
             lease_s,
             attempts_kept,
-        } => lease_one(c, &task, &claimant, lease_s, attempts_kept, now).await?,
+        } => lease_one(c, org, &task, &claimant, lease_s, attempts_kept, now).await?,
         WorkAction::Assign {
             principal,
             lease_s,
             attempts_kept,
         } => {
             check_principal(c, org, &principal).await?;
-            lease_one(c, &task, &principal, lease_s, attempts_kept, now).await?
+            lease_one(c, org, &task, &principal, lease_s, attempts_kept, now).await?
         }
         WorkAction::Heartbeat {
             attempt_id,
