@@ -130,6 +130,14 @@ fn print_generated(command: &Command) -> std::io::Result<()> {
 }
 
 fn main() -> ExitCode {
+    // mimalloc asks for transparent huge pages for its arenas and gives
+    // unused parts back to the system; each touch of a part given back then
+    // faulted in a whole 2 MiB page, zeroed by the kernel: a tenth of the
+    // server's CPU under push dispatch (docs/BENCHMARKS.md, "Transparent
+    // huge pages"). Off for the process, the faults are of 4 KiB pages. A
+    // kernel without the flag leaves things as they were.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     let cli = Cli::parse();
     if matches!(cli.command, Command::Completions { .. } | Command::Man) {
         return match print_generated(&cli.command) {
