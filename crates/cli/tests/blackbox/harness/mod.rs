@@ -182,6 +182,11 @@ impl Process {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// The process's ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("a running server has a pid")
+    }
+
     /// SIGKILL, then reap.
     pub async fn kill(mut self) {
         self.child.start_kill().expect("kill the server");
@@ -271,6 +276,11 @@ impl Server {
 
     pub fn base(&self) -> &str {
         &self.process.base
+    }
+
+    /// The server process's ID.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
     }
 
     /// `host:port` of the server.
