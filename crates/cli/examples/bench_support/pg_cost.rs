@@ -1,12 +1,13 @@
-//! What PostgreSQL did for a stretch of a benchmark, per operation: the WAL
-//! records and bytes (full-page images left out) written for the node's
-//! database, read back with `pg_walinspect`, and the CPU time of the
-//! node's backends. The WAL figures are counts, the same from run to run,
-//! so they compare builds on a machine too noisy to time them; the CPU
-//! figure is as noisy as the machine. Taken only when `IDEM_BENCH_PG_COST`
-//! is set, since the extension and the reads are not part of what the
-//! benchmarks time.
+//! What PostgreSQL did for a stretch of a benchmark, per operation: the
+//! rows, index entries and WAL bytes written for the node's database
+//! (`idem_testkit::pg_wal`, as the cost budget counts them), and the CPU
+//! time of the node's backends and of the `idem` process. The WAL figures
+//! are counts, the same from run to run, so they compare builds on a
+//! machine too noisy to time them; the CPU figures are as noisy as the
+//! machine. Taken only when `IDEM_BENCH_PG_COST` is set, since the
+//! extension and the reads are not part of what the benchmarks time.
 
+use idem_testkit::pg_wal::{self, WalMark};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use tokio_postgres::NoTls;
@@ -17,7 +18,7 @@ pub static DATABASE: OnceLock<String> = OnceLock::new();
 
 pub struct PgCost {
     client: tokio_postgres::Client,
-    lsn: String,
+    mark: WalMark,
     ticks: HashMap<i32, u64>,
     node_ticks: u64,
 }
@@ -30,20 +31,13 @@ impl PgCost {
             .await
             .expect("connect to the node's database");
         tokio::spawn(conn);
-        client
-            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
-            .await
-            .expect("pg_walinspect (the probe needs a superuser)");
+        pg_wal::enable(&client).await;
         let ticks = backend_ticks(&client).await;
-        let lsn: String = client
-            .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
-            .await
-            .unwrap()
-            .get(0);
         let node_ticks = node_ticks();
+        let mark = pg_wal::mark(&client).await;
         Some(PgCost {
             client,
-            lsn,
+            mark,
             ticks,
             node_ticks,
         })
@@ -59,27 +53,18 @@ impl PgCost {
             .iter()
             .map(|(pid, t)| t - self.ticks.get(pid).copied().unwrap_or(0).min(*t))
             .sum();
-        let row = self
-            .client
-            .query_one(
-                "WITH r AS (SELECT * FROM pg_get_wal_records_info($1::text::pg_lsn, pg_current_wal_flush_lsn())),
-                      mine AS (SELECT * FROM r WHERE block_ref ~ ('/' || (SELECT oid FROM pg_database WHERE datname = current_database()) || '/'))
-                 SELECT count(*)::float8, coalesce(sum(record_length - fpi_length), 0)::float8 FROM r
-                  WHERE block_ref ~ ('/' || (SELECT oid FROM pg_database WHERE datname = current_database()) || '/')
-                     OR (resource_manager = 'Transaction' AND xid IN (SELECT xid FROM mine))",
-                &[&self.lsn],
-            )
-            .await
-            .expect("read the WAL");
-        let (records, bytes): (f64, f64) = (row.get(0), row.get(1));
+        let wal = pg_wal::since(&self.client, &self.mark).await;
         let n = n as f64;
+        let ms = |ticks: u64| ticks as f64 * 1000.0 / clock_ticks_per_second() / n;
         format!(
-            "wal_records_per_op={:.2} wal_bytes_per_op={:.1} backend_cpu_ms_per_op={:.4} \
-             node_cpu_ms_per_op={:.4}",
-            records / n,
-            bytes / n,
-            spent as f64 * 1000.0 / clock_ticks_per_second() / n,
-            node as f64 * 1000.0 / clock_ticks_per_second() / n
+            "rows_per_op={:.2} index_entries_per_op={:.2} wal_bytes_per_op={:.1} \
+             commits_per_op={:.3} backend_cpu_ms_per_op={:.4} node_cpu_ms_per_op={:.4}",
+            wal.rows as f64 / n,
+            wal.index_entries as f64 / n,
+            wal.bytes as f64 / n,
+            wal.commits as f64 / n,
+            ms(spent),
+            ms(node)
         )
     }
 }
