@@ -1193,6 +1193,54 @@ async fn dispatches_are_logged_once_per_claim_for_a_minute(h: Harness) {
     assert_eq!(entries().await, if on_postgres { 2 } else { 0 });
 }
 
+/// Migration 022 on a PostgreSQL database of version 21, whose trigger on
+/// `attempts` logged one entry per attempt: the entries written before
+/// count one each, and the trigger is gone, so a claim after the upgrade
+/// counts its attempts once (with the trigger left, twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_dispatches_logged_before_migration_022_count_once_each() {
+    let h = Harness::postgres().await;
+    h.queue("q", open_config()).await;
+    let now = h.now().as_microsecond();
+    h.raw(&format!(
+        "ALTER TABLE task_dispatches DROP COLUMN n; \
+         CREATE FUNCTION idem_task_dispatches_insert() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN INSERT INTO task_dispatches (org, queue, started_at) \
+         SELECT t.org, t.queue, a.started_at FROM idem_new a JOIN tasks t ON t.uid = a.task_uid; \
+         RETURN NULL; END $$; \
+         CREATE TRIGGER task_dispatches_insert AFTER INSERT ON attempts \
+         REFERENCING NEW TABLE AS idem_new FOR EACH STATEMENT \
+         EXECUTE FUNCTION idem_task_dispatches_insert(); \
+         INSERT INTO task_dispatches (org, queue, started_at) \
+         VALUES ('{ORG}', 'q', {now}), ('{ORG}', 'q', {now}), ('{ORG}', 'q', {now}); \
+         UPDATE idem_schema SET version = 21"
+    ))
+    .await;
+    let node = h.reopen().await;
+    assert_eq!(
+        h.raw_i64("SELECT version FROM idem_schema").await,
+        idem_store::schema::VERSION
+    );
+    let stats = node.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats.dispatched_last_minute, 3);
+
+    for i in 0..2 {
+        h.task("q", &format!("t{i}")).await;
+    }
+    let claimed = node
+        .dispatch_claim(DispatchClaim {
+            attempts_kept: 100,
+            max_tasks: 10,
+            lease_grace: GRACE,
+            fair_share: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(claimed.tasks.len(), 2);
+    let stats = node.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!(stats.dispatched_last_minute, 5);
+}
+
 /// Claims the task and fails its attempt with a 500 until it is `failed`,
 /// moving the clock to each retry; the attempts it took.
 async fn fail_for_good(h: &Harness, queue: &str, task_id: &str) -> u32 {

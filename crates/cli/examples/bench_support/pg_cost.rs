@@ -55,7 +55,8 @@ impl PgCost {
             .sum();
         let wal = pg_wal::since(&self.client, &self.mark).await;
         let n = n as f64;
-        let ms = |ticks: u64| ticks as f64 * 1000.0 / clock_ticks_per_second() / n;
+        let hz = clock_ticks_per_second();
+        let ms = |ticks: u64| ticks as f64 * 1000.0 / hz / n;
         format!(
             "rows_per_op={:.2} index_entries_per_op={:.2} wal_bytes_per_op={:.1} \
              commits_per_op={:.3} backend_cpu_ms_per_op={:.4} node_cpu_ms_per_op={:.4}",

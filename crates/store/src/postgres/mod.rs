@@ -406,7 +406,8 @@ impl PostgresStore {
         None
     }
 
-    /// A trigger counts the attempts a claim started.
+    /// A claim logs the attempts it started in its own transaction
+    /// (`tables::dispatch::record_started`).
     fn record_dispatched(&self, _org: &str, _queue: &str, _n: u64) {}
 
     /// Runs `body` on a pooled connection, outside a transaction.
