@@ -20,6 +20,16 @@ use support::{Harness, ORG};
 
 const GRACE: Duration = Duration::from_secs(1);
 
+/// A claim of at most `max_tasks` with no fair share, keeping 100 attempts.
+fn plain_claim(max_tasks: u32) -> DispatchClaim {
+    DispatchClaim {
+        attempts_kept: 100,
+        max_tasks,
+        lease_grace: GRACE,
+        fair_share: None,
+    }
+}
+
 impl Harness {
     fn advance_ms(&self, ms: i64) {
         self.clock.advance(SignedDuration::from_millis(ms));
@@ -65,12 +75,7 @@ impl Harness {
 
     async fn claim(&self, max_tasks: u32) -> ClaimedBatch {
         self.store
-            .dispatch_claim(DispatchClaim {
-                attempts_kept: 100,
-                max_tasks,
-                lease_grace: GRACE,
-                fair_share: None,
-            })
+            .dispatch_claim(plain_claim(max_tasks))
             .await
             .unwrap()
     }
@@ -658,15 +663,7 @@ async fn concurrent_claims_have_one_winner(h: Harness) {
         let mut mine = Vec::new();
         let mut idle_rounds = 0;
         while idle_rounds < 3 {
-            let batch = store
-                .dispatch_claim(DispatchClaim {
-                    attempts_kept: 100,
-                    max_tasks: 7,
-                    lease_grace: GRACE,
-                    fair_share: None,
-                })
-                .await
-                .unwrap();
+            let batch = store.dispatch_claim(plain_claim(7)).await.unwrap();
             if batch.tasks.is_empty() {
                 idle_rounds += 1;
                 tokio::task::yield_now().await;
@@ -695,12 +692,7 @@ async fn queue_limits_are_shared_by_all_claimers(h: Harness) {
     let a = h.claim(2).await.tasks.len();
     let b = h
         .other
-        .dispatch_claim(DispatchClaim {
-            attempts_kept: 100,
-            max_tasks: 10,
-            lease_grace: GRACE,
-            fair_share: None,
-        })
+        .dispatch_claim(plain_claim(10))
         .await
         .unwrap()
         .tasks
@@ -1087,15 +1079,7 @@ async fn queue_stats_stay_exact_under_concurrent_writers(h: Harness) {
                     Err(e) => panic!("{e:?}"),
                 }
                 if i % 8 == 0 {
-                    let batch = store
-                        .dispatch_claim(DispatchClaim {
-                            attempts_kept: 100,
-                            max_tasks: 5,
-                            lease_grace: GRACE,
-                            fair_share: None,
-                        })
-                        .await
-                        .unwrap();
+                    let batch = store.dispatch_claim(plain_claim(5)).await.unwrap();
                     let results = batch
                         .tasks
                         .iter()
@@ -1227,15 +1211,7 @@ async fn postgres_dispatches_logged_before_migration_022_count_once_each() {
     for i in 0..2 {
         h.task("q", &format!("t{i}")).await;
     }
-    let claimed = node
-        .dispatch_claim(DispatchClaim {
-            attempts_kept: 100,
-            max_tasks: 10,
-            lease_grace: GRACE,
-            fair_share: None,
-        })
-        .await
-        .unwrap();
+    let claimed = node.dispatch_claim(plain_claim(10)).await.unwrap();
     assert_eq!(claimed.tasks.len(), 2);
     let stats = node.queue_stats(ORG, "q").await.unwrap();
     assert_eq!(stats.dispatched_last_minute, 5);
