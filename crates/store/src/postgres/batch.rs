@@ -25,6 +25,7 @@
 //! batcher then reads the records holding those keys, again one statement,
 //! and the caller answers from the record (a replay, 422 or 409).
 
+use super::tasks::{SQL_INSERT_TASK_IF_QUEUE, SQL_INSERT_TASK_IF_QUEUE_ORDERED};
 use crate::Error;
 use crate::idempotency::{IdempotencyRecord, KeyCompletion};
 use crate::records::{Task, TaskSummary, pending_state};
@@ -55,7 +56,7 @@ const MAX_BATCH_BYTES: usize = 4 << 20;
 /// "One batcher").
 pub(super) const BATCH_CONNECTIONS: usize = 2;
 
-/// The columns of [`super::tasks::SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
+/// The columns of [`SQL_INSERT_TASK_IF_QUEUE`] for many rows: one
 /// array parameter per column, rows in array order, each inserted if the
 /// condition `$queue` puts on its queue holds and its ID is free. The
 /// statements below count the rows and answer the uids of those inserted.
@@ -72,15 +73,38 @@ macro_rules! insert_tasks {
     };
 }
 
+/// The last `SELECT` of [`SQL_INSERT_TASKS`]: a row per element of the
+/// arrays, the columns of the task holding its ID in the statement's
+/// snapshot when it was not inserted (all `NULL` when it was, or when no
+/// task held the ID then: a missing queue, or a create of the ID committed
+/// since), then the uid of the task it inserted (`NULL` when none), then
+/// its organization. A batch with a duplicate ID in it is thus answered in
+/// its own round trip; only what the snapshot did not show is read after.
+/// The read runs only for the rows not inserted: its condition names no
+/// column of `tasks`, so the plan tests it before the scan.
+macro_rules! answer_rows {
+    () => {
+        concat!(
+            "SELECT h.*, i.uid, w.org \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS w(org, queue, task_id, uid) \
+             LEFT JOIN ins i ON i.uid = w.uid \
+             LEFT JOIN LATERAL (SELECT ",
+            task_columns!(t),
+            " FROM tasks t WHERE t.org = w.org AND t.queue = w.queue AND t.task_id = w.task_id \
+             AND i.uid IS NULL LIMIT 1) h ON true"
+        )
+    };
+}
+
 /// Rows of any queues, each inserted only if its queue exists (`FOR KEY
-/// SHARE`, as the one-row statement).
+/// SHARE`, as the one-row statement), answered by [`answer_rows!`].
 const SQL_INSERT_TASKS: &str = count_inserted!(
     insert_tasks!(
         "WHERE EXISTS (SELECT 1 FROM queues q WHERE q.org = v.org AND q.name = v.queue \
          FOR KEY SHARE)"
     ),
     ", uid",
-    "SELECT uid FROM ins"
+    answer_rows!()
 );
 
 /// A common table expression to follow [`count_inserted!`]'s, for a batch
@@ -96,6 +120,7 @@ macro_rules! mark_ordered {
          WHERE q.org = g.org AND q.name = g.queue AND q.ordered = 0) "
     };
 }
+pub(super) use mark_ordered;
 
 /// [`SQL_INSERT_TASKS`] marking the queues of ordered rows.
 const SQL_INSERT_TASKS_ORDERED: &str = count_inserted!(
@@ -104,7 +129,7 @@ const SQL_INSERT_TASKS_ORDERED: &str = count_inserted!(
          FOR KEY SHARE)"
     ),
     ", uid, group_key, priority",
-    concat!(mark_ordered!(), "SELECT uid FROM ins")
+    concat!(mark_ordered!(), answer_rows!())
 );
 
 /// Rows of one queue that the transaction has locked already (a batch
@@ -427,6 +452,13 @@ async fn run(pool: Pool, mut jobs: mpsc::UnboundedReceiver<Job>) {
 /// Inserts the rows of `batch` in one statement and answers each job;
 /// leaves `batch` empty.
 async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
+    if let [job] = batch.as_slice()
+        && job.row.key.is_none()
+    {
+        let job = batch.pop().expect("one job");
+        insert_lone(pool, job).await;
+        return;
+    }
     // One lock order for all batches: two batches inserting some of the
     // same IDs wait for each other in the same order and cannot deadlock.
     // The sort is stable, so of the rows with one ID the earliest arrival
@@ -444,9 +476,14 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     let result = match pool.get().await {
         Ok(client) => {
             let inserted = if keyed {
-                insert_keyed_around_races(&client, &mut rows).await
+                insert_keyed_around_races(&client, &mut rows)
+                    .await
+                    .map(|uids| Inserted {
+                        uids,
+                        held: HashMap::new(),
+                    })
             } else {
-                insert(&client, &rows, false).await
+                insert(&client, &rows).await
             };
             inserted.map(|i| (client, i))
         }
@@ -469,23 +506,40 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     // The inserted rows are durable: answer them before looking at the rest.
     // A keyless row whose ID an inserted row of this batch took met that
     // row, as if it had come after it: its 409 shows that task as it was
-    // inserted, with no read. A keyed one goes on to the read of the record
-    // holding its key, which decides before the ID does.
+    // inserted, with no read; one whose ID a task held in the statement's
+    // snapshot, that task as the statement read it. A keyed one goes on to
+    // the read of the record holding its key, which decides before the ID
+    // does.
     let mut rest = Vec::new();
     let mut winner: Option<Row> = None;
     for job in batch.drain(..) {
-        if inserted.contains(&job.row.uid) {
+        if inserted.uids.contains(&job.row.uid) {
             let _ = job.reply.send(Outcome::Inserted);
             winner = Some(job.row);
             continue;
         }
-        match &winner {
-            Some(w) if job.row.key.is_none() && w.id() == job.row.id() => {
-                let summary = inserted_summary(w, job.row.created_at);
-                let _ = job.reply.send(Outcome::Exists(Box::new(summary)));
-            }
-            _ => rest.push(job),
+        if job.row.key.is_some() {
+            rest.push(job);
+            continue;
         }
+        let now = job.row.created_at;
+        let (org, queue, task_id) = job.row.id();
+        let id = (org.to_string(), queue.to_string(), task_id.to_string());
+        let outcome = match (&winner, inserted.held.get(&id)) {
+            (Some(w), _) if w.id() == job.row.id() => {
+                Outcome::Exists(Box::new(inserted_summary(w, now)))
+            }
+            (_, Some(t)) if !tasks::tombstone_expired(t, now) => {
+                Outcome::Exists(Box::new(tasks::summary(t, now)))
+            }
+            // A tombstone to replace: the transactional path does.
+            (_, Some(_)) => Outcome::NotInserted,
+            (_, None) => {
+                rest.push(job);
+                continue;
+            }
+        };
+        let _ = job.reply.send(outcome);
     }
     if rest.is_empty() {
         return;
@@ -496,6 +550,30 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     drop(client);
     let pool = pool.clone();
     tokio::spawn(async move { answer_not_inserted(&pool, rest).await });
+}
+
+/// Inserts a lone keyless row with the one-row statement and answers it,
+/// a taken ID from the task the same statement read.
+async fn insert_lone(pool: &Pool, job: Job) {
+    let inserted = match pool.get().await {
+        Ok(client) => insert_one(&client, &job.row).await,
+        Err(e) => Err(e.into()),
+    };
+    let now = job.row.created_at;
+    let outcome = match inserted {
+        Ok(Lone::Inserted) => Outcome::Inserted,
+        Ok(Lone::Held(t)) if !tasks::tombstone_expired(&t, now) => {
+            Outcome::Exists(Box::new(tasks::summary(&t, now)))
+        }
+        // A tombstone to replace, a missing queue or an ID taken since the
+        // snapshot: the transactional path sorts them out.
+        Ok(Lone::Held(_) | Lone::Neither) => Outcome::NotInserted,
+        Err(e) => {
+            tracing::warn!(error = %e, rows = 1, "batched task insert failed");
+            Outcome::Failed
+        }
+    };
+    let _ = job.reply.send(outcome);
 }
 
 /// What a 409 shows of the task `row` inserted, met by a later create of
@@ -681,25 +759,93 @@ async fn insert_keyed<C: GenericClient>(
         .collect()
 }
 
-/// Runs [`SQL_INSERT_TASKS`], or [`SQL_INSERT_TASKS_LOCKED`] when the
-/// caller's transaction holds the one queue of `rows`: the uids of the rows
-/// inserted.
-pub(super) async fn insert<C: GenericClient>(
-    client: &C,
-    rows: &[&Row],
-    queue_locked: bool,
-) -> Result<HashSet<String>, Error> {
+/// What became of a lone row ([`insert_one`]).
+pub(super) enum Lone {
+    Inserted,
+    /// Not inserted: this task held the ID in the statement's snapshot.
+    Held(Box<Task>),
+    /// Not inserted, and no task held the ID in the statement's snapshot:
+    /// its queue is missing, or a create of the ID committed since.
+    Neither,
+}
+
+/// Runs [`SQL_INSERT_TASK_IF_QUEUE`] (or its ordered form) for `row`,
+/// whose statement also reads the task holding the ID when it is taken.
+/// Its scalar parameters cost PostgreSQL less than fourteen one-element
+/// arrays unnested and sorted, which is every create of a client that
+/// waits for each answer.
+pub(super) async fn insert_one<C: GenericClient>(client: &C, row: &Row) -> Result<Lone, Error> {
+    let sql = if row.ordered() {
+        SQL_INSERT_TASK_IF_QUEUE_ORDERED
+    } else {
+        SQL_INSERT_TASK_IF_QUEUE
+    };
+    let stmt = client.prepare_cached(sql).await?;
+    let args = row.new_task().args();
+    let answer = client.query_one(&stmt, &super::params(&args)).await?;
+    if answer
+        .try_get::<_, Option<String>>(task_row::COUNT)?
+        .is_some()
+    {
+        return Ok(Lone::Inserted);
+    }
+    // `task_id` is never NULL in a task's row.
+    if answer
+        .try_get::<_, Option<String>>(task_row::col::task_id)?
+        .is_none()
+    {
+        return Ok(Lone::Neither);
+    }
+    Ok(Lone::Held(Box::new(task_row::read(&answer)?)))
+}
+
+/// What a batch's statement told of its rows.
+#[derive(Default)]
+struct Inserted {
+    /// The uids of the rows inserted.
+    uids: HashSet<String>,
+    /// The tasks that held the IDs of rows not inserted, in the statement's
+    /// snapshot, by ID.
+    held: HashMap<(String, String, String), Task>,
+}
+
+/// Runs [`SQL_INSERT_TASKS`] (or its ordered form) for `rows`.
+async fn insert<C: GenericClient>(client: &C, rows: &[&Row]) -> Result<Inserted, Error> {
     let tasks = NewTaskArrays::of(rows.iter().map(|r| r.new_task()));
     let params: Vec<&(dyn ToSql + Sync)> = tasks.params().collect();
-    // A caller holding the queue marks it in its own transaction.
-    let sql = if queue_locked {
-        SQL_INSERT_TASKS_LOCKED
-    } else if rows.iter().any(|r| r.ordered()) {
+    let sql = if rows.iter().any(|r| r.ordered()) {
         SQL_INSERT_TASKS_ORDERED
     } else {
         SQL_INSERT_TASKS
     };
     let stmt = client.prepare_cached(sql).await?;
+    let mut inserted = Inserted::default();
+    for r in client.query(&stmt, &params).await? {
+        if let Some(uid) = r.try_get::<_, Option<String>>(task_row::COUNT)? {
+            inserted.uids.insert(uid);
+        } else if r
+            .try_get::<_, Option<String>>(task_row::col::task_id)?
+            .is_some()
+        {
+            let task = task_row::read(&r)?;
+            let org: String = r.try_get(task_row::COUNT + 1)?;
+            let id = (org, task.queue.clone(), task.task_id.clone());
+            inserted.held.insert(id, task);
+        }
+    }
+    Ok(inserted)
+}
+
+/// Runs [`SQL_INSERT_TASKS_LOCKED`]: rows of the one queue the caller's
+/// transaction holds (and marks, if it must, itself). The uids of the rows
+/// inserted.
+pub(super) async fn insert_locked<C: GenericClient>(
+    client: &C,
+    rows: &[&Row],
+) -> Result<HashSet<String>, Error> {
+    let tasks = NewTaskArrays::of(rows.iter().map(|r| r.new_task()));
+    let params: Vec<&(dyn ToSql + Sync)> = tasks.params().collect();
+    let stmt = client.prepare_cached(SQL_INSERT_TASKS_LOCKED).await?;
     let inserted = client.query(&stmt, &params).await?;
     inserted
         .iter()
@@ -875,10 +1021,52 @@ mod tests {
         );
     }
 
+    /// A batch of one row takes the one-row statement: the row is counted
+    /// in its queue's pending tasks and stored bytes as a many-row batch's
+    /// are, a grouped one marks its queue ordered in the same statement,
+    /// and a taken ID or a missing queue inserts and counts nothing.
+    #[tokio::test]
+    async fn a_lone_row_is_inserted_counted_and_marks_its_queue() {
+        let (store, _db) = store().await;
+        let counts = async || {
+            let client = store.pool.get().await.unwrap();
+            let r = client
+                .query_one(
+                    "SELECT CAST(COALESCE(sum(n), 0) AS BIGINT), \
+                     CAST(COALESCE(sum(bytes), 0) AS BIGINT), \
+                     (SELECT ordered FROM queues WHERE org = 'acme' AND name = 'q') \
+                     FROM task_counts WHERE org = 'acme' AND queue = 'q' AND status = 'pending'",
+                    &[],
+                )
+                .await
+                .unwrap();
+            (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i64>(2))
+        };
+        let lone = row("q", "a", Some(vec![1, 2, 3]));
+        let size = (lone.target.len() + 3) as i64;
+        let out = run_batch(&store.pool, vec![lone]).await;
+        assert!(matches!(out[0].1, Outcome::Inserted), "{out:?}");
+        assert_eq!(counts().await, (1, size, 0));
+        let out = run_batch(&store.pool, vec![row("q", "a", None)]).await;
+        assert!(matches!(out[0].1, Outcome::Exists(_)), "{out:?}");
+        let out = run_batch(&store.pool, vec![row("nope", "b", None)]).await;
+        assert!(matches!(out[0].1, Outcome::NotInserted), "{out:?}");
+        assert_eq!(counts().await, (1, size, 0));
+        let mut grouped = row("q", "c", None);
+        grouped.group_key = "g".into();
+        let grouped_size = grouped.target.len() as i64;
+        let out = run_batch(&store.pool, vec![grouped]).await;
+        assert!(matches!(out[0].1, Outcome::Inserted), "{out:?}");
+        assert_eq!(counts().await, (2, size + grouped_size, 1));
+        let stats = store.queue_stats("acme", "q").await.unwrap();
+        assert_eq!(stats.scheduled + stats.queued, 2);
+    }
+
     /// A later row of an ID the batch inserted is answered from the row
-    /// that won, not from a read: with the connections closed once the
-    /// statement has run, it still gets its 409, while a row that met a
-    /// task committed before the batch (which needs the read) cannot.
+    /// that won, and a row that met a task committed before the batch from
+    /// that task as the statement read it: with the connections closed
+    /// once the statement has run, both still get their 409s, and only a
+    /// row whose queue is missing waits for the read that then fails.
     #[tokio::test]
     async fn a_later_row_of_an_id_the_batch_inserted_needs_no_read() {
         let (store, _db) = store().await;
@@ -894,7 +1082,14 @@ mod tests {
         (due.created_at, due.schedule_time) = (8, 8);
         let mut early = row("q", "b", None);
         early.created_at = 6;
-        let rows = vec![winner, later, due, early, row("q", "taken", None)];
+        let rows = vec![
+            winner,
+            later,
+            due,
+            early,
+            row("q", "taken", None),
+            row("nope", "c", None),
+        ];
         let mut answers = Vec::new();
         let mut batch = Vec::new();
         for row in rows {
@@ -927,7 +1122,11 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(out[4], Outcome::NotInserted), "{out:?}");
+        match &out[4] {
+            Outcome::Exists(s) => assert_eq!(s.task_id, "taken"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(out[5], Outcome::NotInserted), "{out:?}");
     }
 
     /// Through the store's own batcher and its connections.

@@ -12,7 +12,7 @@ use crate::records::*;
 use crate::tables::stats::count_inserted;
 use crate::tables::tasks::{BatchPlan, TaskInsert};
 use crate::tables::{self, queues};
-use crate::task_row::insert_new_task;
+use crate::task_row::{insert_new_task, task_columns};
 use crate::{Error, Result};
 use idem_core::queue::{QueueConfig, QueueState};
 use std::collections::HashMap;
@@ -21,19 +21,44 @@ use std::time::{Duration, Instant};
 
 /// A task insert that checks its queue in the same statement: one round
 /// trip and one commit for the common case. `FOR KEY SHARE` makes it wait
-/// for a concurrent queue delete and then see the queue gone. Creates
-/// without a key run its many-row form in a group commit
-/// ([`batch`]); this one only when the batcher is gone. It answers a
-/// row for the task it inserted, none for a conflict or a missing queue.
-pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = count_inserted!(
-    concat!(
-        insert_new_task!(SELECT typed),
-        " WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
-         ON CONFLICT (org, queue, task_id) DO NOTHING"
-    ),
-    "",
-    "SELECT 1 FROM ins"
-);
+/// for a concurrent queue delete and then see the queue gone. The batcher
+/// sends it for a batch of one keyless row ([`batch`]), and a create sends
+/// it itself when the batcher is gone.
+///
+/// It answers one row: the columns of the task holding the ID when the
+/// row was not inserted (all `NULL` when it was, or when no task held the
+/// ID in the statement's snapshot: a missing queue, or a create of the ID
+/// committed since), then the uid of the task inserted (`NULL` when none
+/// was). A client repeating a create it sent before thus gets its 409
+/// without a second round trip. The read runs only when nothing was
+/// inserted: its condition needs no row, so the plan tests it once.
+macro_rules! insert_task_if_queue {
+    ($returning:expr, $then:expr) => {
+        count_inserted!(
+            one: concat!(
+                insert_new_task!(SELECT typed),
+                " WHERE EXISTS (SELECT 1 FROM queues WHERE org = $1 AND name = $2 FOR KEY SHARE) \
+                 ON CONFLICT (org, queue, task_id) DO NOTHING"
+            ),
+            $returning,
+            concat!(
+                $then,
+                "SELECT h.*, (SELECT uid FROM ins) FROM (VALUES (1)) AS one (x) \
+                 LEFT JOIN LATERAL (SELECT ",
+                task_columns!(t),
+                " FROM tasks t WHERE t.org = $1 AND t.queue = $2 AND t.task_id = $3 \
+                 AND NOT EXISTS (SELECT 1 FROM ins) LIMIT 1) h ON true"
+            )
+        )
+    };
+}
+pub(super) const SQL_INSERT_TASK_IF_QUEUE: &str = insert_task_if_queue!(", uid", "");
+
+/// [`SQL_INSERT_TASK_IF_QUEUE`] for a row with a group or a priority,
+/// marking its queue ordered in the same statement (see
+/// [`batch::mark_ordered!`]).
+pub(super) const SQL_INSERT_TASK_IF_QUEUE_ORDERED: &str =
+    insert_task_if_queue!(", uid, group_key, priority", batch::mark_ordered!());
 
 /// (organization, queue) → configuration, state and when they were read.
 pub(super) type QueueConfigCache = HashMap<(String, String), (QueueConfig, QueueState, Instant)>;
@@ -194,18 +219,14 @@ impl PostgresStore {
             Ok(batch::Outcome::NotInserted) => Fast::Fallback { uid: None },
             Ok(batch::Outcome::Failed) => Fast::Fallback { uid: Some(ins.uid) },
             // No batcher: a keyed create completes its record in the
-            // transactional path, which also marks an ordered queue.
-            Err(row) if row.key.is_some() || row.ordered() => Fast::Fallback { uid: None },
+            // transactional path.
+            Err(row) if row.key.is_some() => Fast::Fallback { uid: None },
             // No batcher: a statement of its own.
             Err(row) => {
                 let client = self.pool.get().await?;
-                let stmt = client.prepare_cached(SQL_INSERT_TASK_IF_QUEUE).await?;
-                let args = row.new_task().args();
-                let n = client.execute(&stmt, &super::params(&args)).await?;
-                if n == 1 {
-                    Fast::Created(Box::new(ins.task(p, now)))
-                } else {
-                    Fast::Fallback { uid: None }
+                match batch::insert_one(&client, &row).await? {
+                    batch::Lone::Inserted => Fast::Created(Box::new(ins.task(p, now))),
+                    _ => Fast::Fallback { uid: None },
                 }
             }
         })
@@ -232,7 +253,7 @@ async fn create_many<C: deadpool_postgres::GenericClient>(
         HashSet::new()
     } else {
         // Every row is of the batch's queue, which the caller locked.
-        batch::insert(c.0, &rows.iter().collect::<Vec<_>>(), true).await?
+        batch::insert_locked(c.0, &rows.iter().collect::<Vec<_>>()).await?
     };
     if resolved.iter().any(|(_, p, _)| tables::tasks::ordered(p)) {
         queues::mark_ordered(c, &batch.org, &batch.queue).await?;

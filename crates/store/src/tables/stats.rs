@@ -61,14 +61,40 @@ macro_rules! counted_inserts {
 }
 pub(crate) use counted_inserts;
 
+/// [`counted_inserts!`] for a statement inserting at most one row, of the
+/// organization `$1` and queue `$2`: no aggregate over `ins`, and the
+/// count row found by its key alone, which costs the one-row create (every
+/// create of a client that waits for each answer) less PostgreSQL time.
+macro_rules! counted_insert {
+    () => {
+        "bumped AS (UPDATE task_counts c SET n = c.n + 1, bytes = c.bytes + i.size FROM ins i \
+         WHERE c.org = $1 AND c.queue = $2 AND c.status = 'pending' \
+         AND c.shard = pg_backend_pid() RETURNING 1), \
+         counted AS (INSERT INTO task_counts AS c (org, queue, status, shard, n, bytes) \
+         SELECT org, queue, 'pending', pg_backend_pid(), 1, size FROM ins \
+         WHERE NOT EXISTS (SELECT 1 FROM bumped) \
+         ON CONFLICT (org, queue, status, shard) \
+         DO UPDATE SET n = c.n + EXCLUDED.n, bytes = c.bytes + EXCLUDED.bytes)"
+    };
+}
+pub(crate) use counted_insert;
+
 /// `$insert`, an `INSERT INTO tasks` of pending rows without its
 /// `RETURNING`, counting the rows it inserts ([`counted_inserts!`]) in the
 /// same statement, which answers `$select` over `ins` (the inserted rows'
 /// `org`, `queue` and the columns `$returning` adds). PostgreSQL's text: a
 /// data-modifying CTE always runs to its end, whatever the final `SELECT`
 /// reads of it.
+/// `count_inserted!(one: …)` is the same for an insert of at most one row
+/// of the organization `$1` and queue `$2` ([`counted_insert!`]).
 macro_rules! count_inserted {
     ($insert:expr, $returning:expr, $select:expr) => {
+        $crate::tables::stats::count_inserted!(@ counted_inserts, $insert, $returning, $select)
+    };
+    (one: $insert:expr, $returning:expr, $select:expr) => {
+        $crate::tables::stats::count_inserted!(@ counted_insert, $insert, $returning, $select)
+    };
+    (@ $counted:ident, $insert:expr, $returning:expr, $select:expr) => {
         concat!(
             "WITH ins AS (",
             $insert,
@@ -77,7 +103,7 @@ macro_rules! count_inserted {
             " AS size",
             $returning,
             "), ",
-            $crate::tables::stats::counted_inserts!(),
+            $crate::tables::stats::$counted!(),
             " ",
             $select
         )
