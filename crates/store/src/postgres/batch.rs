@@ -73,25 +73,45 @@ macro_rules! insert_tasks {
     };
 }
 
-/// The last `SELECT` of [`SQL_INSERT_TASKS`]: a row per element of the
-/// arrays, the columns of the task holding its ID in the statement's
-/// snapshot when it was not inserted (all `NULL` when it was, or when no
-/// task held the ID then: a missing queue, or a create of the ID committed
-/// since), then the uid of the task it inserted (`NULL` when none), then
-/// its organization. A batch with a duplicate ID in it is thus answered in
-/// its own round trip; only what the snapshot did not show is read after.
-/// The read runs only for the rows not inserted: its condition names no
-/// column of `tasks`, so the plan tests it before the scan.
+/// The answer of the statements that insert tasks for the batcher, one row
+/// per row sent ([`read_answers`]): the columns of the task holding its ID
+/// in the statement's snapshot when it was not inserted (all `NULL` when
+/// it was, or when no task held the ID then: a missing queue, or a create
+/// of the ID committed since), then the uid of the task it inserted
+/// (`NULL` when none), then its organization. A duplicate ID is thus
+/// answered in the statement's own round trip; only what the snapshot did
+/// not show is read after. `holder!(org, queue, task_id, not_inserted)`
+/// joins the holder of the ID the three expressions name; the read runs
+/// only where `not_inserted` holds, which names no column of `tasks`, so
+/// the plan tests it before the scan.
+macro_rules! holder {
+    ($org:literal, $queue:literal, $task_id:literal, $not_inserted:literal) => {
+        concat!(
+            "LEFT JOIN LATERAL (SELECT ",
+            $crate::task_row::task_columns!(t),
+            " FROM tasks t WHERE t.org = ",
+            $org,
+            " AND t.queue = ",
+            $queue,
+            " AND t.task_id = ",
+            $task_id,
+            " AND ",
+            $not_inserted,
+            " LIMIT 1) h ON true"
+        )
+    };
+}
+pub(super) use holder;
+
+/// The last `SELECT` of [`SQL_INSERT_TASKS`], answering each row of the
+/// arrays as [`holder!`] says.
 macro_rules! answer_rows {
     () => {
         concat!(
             "SELECT h.*, i.uid, w.org \
              FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS w(org, queue, task_id, uid) \
-             LEFT JOIN ins i ON i.uid = w.uid \
-             LEFT JOIN LATERAL (SELECT ",
-            task_columns!(t),
-            " FROM tasks t WHERE t.org = w.org AND t.queue = w.queue AND t.task_id = w.task_id \
-             AND i.uid IS NULL LIMIT 1) h ON true"
+             LEFT JOIN ins i ON i.uid = w.uid ",
+            holder!("w.org", "w.queue", "w.task_id", "i.uid IS NULL")
         )
     };
 }
@@ -452,13 +472,6 @@ async fn run(pool: Pool, mut jobs: mpsc::UnboundedReceiver<Job>) {
 /// Inserts the rows of `batch` in one statement and answers each job;
 /// leaves `batch` empty.
 async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
-    if let [job] = batch.as_slice()
-        && job.row.key.is_none()
-    {
-        let job = batch.pop().expect("one job");
-        insert_lone(pool, job).await;
-        return;
-    }
     // One lock order for all batches: two batches inserting some of the
     // same IDs wait for each other in the same order and cannot deadlock.
     // The sort is stable, so of the rows with one ID the earliest arrival
@@ -475,7 +488,9 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     }
     let result = match pool.get().await {
         Ok(client) => {
-            let inserted = if keyed {
+            let inserted = if let ([row], false) = (rows.as_slice(), keyed) {
+                insert_one(&client, row).await
+            } else if keyed {
                 insert_keyed_around_races(&client, &mut rows)
                     .await
                     .map(|uids| Inserted {
@@ -550,30 +565,6 @@ async fn insert_batch(pool: &Pool, batch: &mut Vec<Job>) {
     drop(client);
     let pool = pool.clone();
     tokio::spawn(async move { answer_not_inserted(&pool, rest).await });
-}
-
-/// Inserts a lone keyless row with the one-row statement and answers it,
-/// a taken ID from the task the same statement read.
-async fn insert_lone(pool: &Pool, job: Job) {
-    let inserted = match pool.get().await {
-        Ok(client) => insert_one(&client, &job.row).await,
-        Err(e) => Err(e.into()),
-    };
-    let now = job.row.created_at;
-    let outcome = match inserted {
-        Ok(Lone::Inserted) => Outcome::Inserted,
-        Ok(Lone::Held(t)) if !tasks::tombstone_expired(&t, now) => {
-            Outcome::Exists(Box::new(tasks::summary(&t, now)))
-        }
-        // A tombstone to replace, a missing queue or an ID taken since the
-        // snapshot: the transactional path sorts them out.
-        Ok(Lone::Held(_) | Lone::Neither) => Outcome::NotInserted,
-        Err(e) => {
-            tracing::warn!(error = %e, rows = 1, "batched task insert failed");
-            Outcome::Failed
-        }
-    };
-    let _ = job.reply.send(outcome);
 }
 
 /// What a 409 shows of the task `row` inserted, met by a later create of
@@ -759,22 +750,40 @@ async fn insert_keyed<C: GenericClient>(
         .collect()
 }
 
-/// What became of a lone row ([`insert_one`]).
-pub(super) enum Lone {
-    Inserted,
-    /// Not inserted: this task held the ID in the statement's snapshot.
-    Held(Box<Task>),
-    /// Not inserted, and no task held the ID in the statement's snapshot:
-    /// its queue is missing, or a create of the ID committed since.
-    Neither,
+/// What a batch's statement told of its rows.
+#[derive(Default)]
+pub(super) struct Inserted {
+    /// The uids of the rows inserted.
+    pub uids: HashSet<String>,
+    /// The tasks that held the IDs of rows not inserted, in the statement's
+    /// snapshot, by ID.
+    held: HashMap<(String, String, String), Task>,
 }
 
-/// Runs [`SQL_INSERT_TASK_IF_QUEUE`] (or its ordered form) for `row`,
-/// whose statement also reads the task holding the ID when it is taken.
-/// Its scalar parameters cost PostgreSQL less than fourteen one-element
-/// arrays unnested and sorted, which is every create of a client that
-/// waits for each answer.
-pub(super) async fn insert_one<C: GenericClient>(client: &C, row: &Row) -> Result<Lone, Error> {
+/// Reads the rows [`holder!`]'s statements answer.
+fn read_answers(answers: &[tokio_postgres::Row]) -> Result<Inserted, Error> {
+    let mut inserted = Inserted::default();
+    for r in answers {
+        if let Some(uid) = r.try_get::<_, Option<String>>(task_row::COUNT)? {
+            inserted.uids.insert(uid);
+        } else if r
+            .try_get::<_, Option<String>>(task_row::col::task_id)?
+            .is_some()
+        {
+            let task = task_row::read(r)?;
+            let org: String = r.try_get(task_row::COUNT + 1)?;
+            let id = (org, task.queue.clone(), task.task_id.clone());
+            inserted.held.insert(id, task);
+        }
+    }
+    Ok(inserted)
+}
+
+/// Runs [`SQL_INSERT_TASK_IF_QUEUE`] (or its ordered form) for a lone
+/// keyless row: its scalar parameters cost PostgreSQL less than fourteen
+/// one-element arrays unnested and sorted, which is every create of a
+/// client that waits for each answer.
+pub(super) async fn insert_one<C: GenericClient>(client: &C, row: &Row) -> Result<Inserted, Error> {
     let sql = if row.ordered() {
         SQL_INSERT_TASK_IF_QUEUE_ORDERED
     } else {
@@ -782,31 +791,7 @@ pub(super) async fn insert_one<C: GenericClient>(client: &C, row: &Row) -> Resul
     };
     let stmt = client.prepare_cached(sql).await?;
     let args = row.new_task().args();
-    let answer = client.query_one(&stmt, &super::params(&args)).await?;
-    if answer
-        .try_get::<_, Option<String>>(task_row::COUNT)?
-        .is_some()
-    {
-        return Ok(Lone::Inserted);
-    }
-    // `task_id` is never NULL in a task's row.
-    if answer
-        .try_get::<_, Option<String>>(task_row::col::task_id)?
-        .is_none()
-    {
-        return Ok(Lone::Neither);
-    }
-    Ok(Lone::Held(Box::new(task_row::read(&answer)?)))
-}
-
-/// What a batch's statement told of its rows.
-#[derive(Default)]
-struct Inserted {
-    /// The uids of the rows inserted.
-    uids: HashSet<String>,
-    /// The tasks that held the IDs of rows not inserted, in the statement's
-    /// snapshot, by ID.
-    held: HashMap<(String, String, String), Task>,
+    read_answers(&client.query(&stmt, &super::params(&args)).await?)
 }
 
 /// Runs [`SQL_INSERT_TASKS`] (or its ordered form) for `rows`.
@@ -819,21 +804,7 @@ async fn insert<C: GenericClient>(client: &C, rows: &[&Row]) -> Result<Inserted,
         SQL_INSERT_TASKS
     };
     let stmt = client.prepare_cached(sql).await?;
-    let mut inserted = Inserted::default();
-    for r in client.query(&stmt, &params).await? {
-        if let Some(uid) = r.try_get::<_, Option<String>>(task_row::COUNT)? {
-            inserted.uids.insert(uid);
-        } else if r
-            .try_get::<_, Option<String>>(task_row::col::task_id)?
-            .is_some()
-        {
-            let task = task_row::read(&r)?;
-            let org: String = r.try_get(task_row::COUNT + 1)?;
-            let id = (org, task.queue.clone(), task.task_id.clone());
-            inserted.held.insert(id, task);
-        }
-    }
-    Ok(inserted)
+    read_answers(&client.query(&stmt, &params).await?)
 }
 
 /// Runs [`SQL_INSERT_TASKS_LOCKED`]: rows of the one queue the caller's
@@ -1024,7 +995,8 @@ mod tests {
     /// A batch of one row takes the one-row statement: the row is counted
     /// in its queue's pending tasks and stored bytes as a many-row batch's
     /// are, a grouped one marks its queue ordered in the same statement,
-    /// and a taken ID or a missing queue inserts and counts nothing.
+    /// and a taken ID or a missing queue inserts and counts nothing; a
+    /// taken ID is answered from the statement's own read.
     #[tokio::test]
     async fn a_lone_row_is_inserted_counted_and_marks_its_queue() {
         let (store, _db) = store().await;
@@ -1060,6 +1032,19 @@ mod tests {
         assert_eq!(counts().await, (2, size + grouped_size, 1));
         let stats = store.queue_stats("acme", "q").await.unwrap();
         assert_eq!(stats.scheduled + stats.queued, 2);
+        // A lone duplicate is answered by its own statement: with the
+        // connections closed once it has run, it still gets its 409.
+        let (reply, answer) = oneshot::channel();
+        let mut batch = vec![Job {
+            row: row("q", "a", None),
+            reply,
+        }];
+        insert_batch(&store.pool, &mut batch).await;
+        store.pool.close();
+        match answer.await.unwrap() {
+            Outcome::Exists(s) => assert_eq!(s.task_id, "a"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// A later row of an ID the batch inserted is answered from the row

@@ -12,7 +12,7 @@ use crate::records::*;
 use crate::tables::stats::count_inserted;
 use crate::tables::tasks::{BatchPlan, TaskInsert};
 use crate::tables::{self, queues};
-use crate::task_row::{insert_new_task, task_columns};
+use crate::task_row::insert_new_task;
 use crate::{Error, Result};
 use idem_core::queue::{QueueConfig, QueueState};
 use std::collections::HashMap;
@@ -25,13 +25,8 @@ use std::time::{Duration, Instant};
 /// sends it for a batch of one keyless row ([`batch`]), and a create sends
 /// it itself when the batcher is gone.
 ///
-/// It answers one row: the columns of the task holding the ID when the
-/// row was not inserted (all `NULL` when it was, or when no task held the
-/// ID in the statement's snapshot: a missing queue, or a create of the ID
-/// committed since), then the uid of the task inserted (`NULL` when none
-/// was). A client repeating a create it sent before thus gets its 409
-/// without a second round trip. The read runs only when nothing was
-/// inserted: its condition needs no row, so the plan tests it once.
+/// It answers one row, as [`batch::holder!`] says: a client repeating a
+/// create it sent before gets its 409 without a second round trip.
 macro_rules! insert_task_if_queue {
     ($returning:expr, $then:expr) => {
         count_inserted!(
@@ -43,11 +38,8 @@ macro_rules! insert_task_if_queue {
             $returning,
             concat!(
                 $then,
-                "SELECT h.*, (SELECT uid FROM ins) FROM (VALUES (1)) AS one (x) \
-                 LEFT JOIN LATERAL (SELECT ",
-                task_columns!(t),
-                " FROM tasks t WHERE t.org = $1 AND t.queue = $2 AND t.task_id = $3 \
-                 AND NOT EXISTS (SELECT 1 FROM ins) LIMIT 1) h ON true"
+                "SELECT h.*, (SELECT uid FROM ins), $1::text FROM (VALUES (1)) AS one (x) ",
+                batch::holder!("$1", "$2", "$3", "NOT EXISTS (SELECT 1 FROM ins)")
             )
         )
     };
@@ -224,9 +216,10 @@ impl PostgresStore {
             // No batcher: a statement of its own.
             Err(row) => {
                 let client = self.pool.get().await?;
-                match batch::insert_one(&client, &row).await? {
-                    batch::Lone::Inserted => Fast::Created(Box::new(ins.task(p, now))),
-                    _ => Fast::Fallback { uid: None },
+                if batch::insert_one(&client, &row).await?.uids.is_empty() {
+                    Fast::Fallback { uid: None }
+                } else {
+                    Fast::Created(Box::new(ins.task(p, now)))
                 }
             }
         })
