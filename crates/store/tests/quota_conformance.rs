@@ -741,6 +741,121 @@ async fn the_task_counters_match_the_rows(h: Harness) {
     task_usage(&h).await;
 }
 
+/// The counters of each queue and status against its rows, after writes
+/// that raced each other: on SQLite they shared group commits, so a commit
+/// held creates, duplicates, atomic batches rolled back after inserting,
+/// cancels and a queue's delete between creates into it, and counted them
+/// all at its end.
+async fn racing_writes_keep_every_counter_exact(h: Harness) {
+    set_quotas(&h, unlimited());
+    let q = QueueConfig::default();
+    for name in ["a", "b"] {
+        h.store.queue_create(ORG, name, &q, None).await.unwrap();
+    }
+    h.store.task_create(task("a", "taken", 1)).await.unwrap();
+    let mut writes = Vec::new();
+    for round in 0..6 {
+        for i in 0..24 {
+            let s = h.store.clone();
+            let queue = if i % 3 == 0 { "b" } else { "a" };
+            // One create in four takes an ID another create of the round
+            // took: a duplicate, counted nothing.
+            let id = format!("r{round}-{}", if i % 4 == 3 { i - 1 } else { i });
+            writes.push(tokio::spawn(async move {
+                let _ = s.task_create(task(queue, &id, i * 7)).await;
+            }));
+        }
+        let s = h.store.clone();
+        writes.push(tokio::spawn(async move {
+            // Its first two items are inserted, the third is taken: the
+            // batch fails whole and its two inserts are undone.
+            let failed = s
+                .task_create_batch(TaskBatch {
+                    org: ORG.into(),
+                    queue: "a".into(),
+                    tasks: [format!("x1-{round}"), format!("x2-{round}"), "taken".into()]
+                        .iter()
+                        .map(|id| Ok(task("a", id, 40)))
+                        .collect(),
+                    atomic: true,
+                    completion: None,
+                })
+                .await;
+            assert!(
+                matches!(failed, Err(Error::BatchItem { index: 2, .. })),
+                "{failed:?}"
+            );
+        }));
+        let s = h.store.clone();
+        writes.push(tokio::spawn(async move {
+            let _ = s.task_cancel(ORG, "a", &format!("r{round}-1")).await;
+        }));
+        if round == 3 {
+            let s = h.store.clone();
+            writes.push(tokio::spawn(async move {
+                s.queue_delete(ORG, "b").await.unwrap();
+                s.queue_create(ORG, "b", &QueueConfig::default(), None)
+                    .await
+                    .unwrap();
+            }));
+        }
+    }
+    for w in writes {
+        w.await.unwrap();
+    }
+    let claimed = h
+        .store
+        .dispatch_claim(DispatchClaim {
+            max_tasks: 10,
+            lease_grace: std::time::Duration::from_secs(30),
+            attempts_kept: 10,
+            fair_share: None,
+        })
+        .await
+        .unwrap();
+    assert!(!claimed.tasks.is_empty());
+    let finished = claimed.tasks.iter().step_by(2).map(|c| AttemptResult {
+        task_uid: c.task.uid.clone(),
+        attempt: c.attempt,
+        status_code: Some(200),
+        error: None,
+        duration: std::time::Duration::from_millis(1),
+        retry_after: None,
+        give_up: false,
+        response: None,
+    });
+    h.store.dispatch_complete(finished.collect()).await.unwrap();
+
+    let counters = format!(
+        "SELECT queue, status, CAST(sum(n) AS BIGINT), CAST(sum(bytes) AS BIGINT) \
+         FROM task_counts WHERE org = '{ORG}' GROUP BY queue, status HAVING sum(n) <> 0"
+    );
+    let rows = format!(
+        "SELECT queue, status, CAST(count(*) AS BIGINT), \
+         CAST(sum(octet_length(target) + coalesce(octet_length(body), 0)) AS BIGINT) \
+         FROM tasks WHERE org = '{ORG}' GROUP BY queue, status"
+    );
+    for (one, other) in [(&counters, &rows), (&rows, &counters)] {
+        let differing = h
+            .raw_i64(&format!(
+                "SELECT CAST(count(*) AS BIGINT) FROM ({one} EXCEPT {other}) d"
+            ))
+            .await;
+        assert_eq!(
+            differing, 0,
+            "counters against rows:\n{one}\nEXCEPT\n{other}"
+        );
+    }
+    let live = h
+        .raw_i64(&format!(
+            "SELECT CAST(count(*) AS BIGINT) FROM tasks WHERE org = '{ORG}' \
+             AND status IN ('pending', 'running')"
+        ))
+        .await;
+    assert!(live > 50, "{live} live tasks");
+    assert_eq!(task_usage(&h).await.0, live);
+}
+
 idem_testkit::backend_tests! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     sqlite: Harness::sqlite().await,
@@ -757,4 +872,5 @@ idem_testkit::backend_tests! {
     deletions_racing_creations_of_one_name_keep_the_count,
     the_counters_migration_counts_what_the_database_holds,
     the_task_counters_match_the_rows,
+    racing_writes_keep_every_counter_exact,
 }

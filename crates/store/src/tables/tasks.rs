@@ -189,7 +189,8 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
 
 /// An insert of `rows` tasks ([`insert_new_task!`]'s row, repeated), each
 /// skipped when its ID is taken (a conflict changes no row), answering the
-/// uids of those inserted. Row k takes the parameters `12k+1` to `12k+12`,
+/// uids of those inserted; on SQLite one row answers nothing, and whether
+/// it went in is the count of rows the statement changed ([`insert_one`]). Row k takes the parameters `12k+1` to `12k+12`,
 /// as [`NewTask::args`] orders them. PostgreSQL's text counts the rows it
 /// inserts ([`count_inserted!`](super::stats::count_inserted)); SQLite's
 /// trigger counts them there.
@@ -205,6 +206,7 @@ fn insert_sql(rows: usize, dialect: Dialect) -> String {
     }
     sql.push_str(" ON CONFLICT (org, queue, task_id) DO NOTHING");
     match dialect {
+        Dialect::Sqlite if rows == 1 => sql,
         Dialect::Sqlite => sql + " RETURNING uid",
         Dialect::Postgres => format!(
             "WITH ins AS ({sql} RETURNING org, queue, uid, {} AS size), {} SELECT uid FROM ins",
@@ -493,9 +495,15 @@ pub(crate) async fn create_batch<C: Conn>(
         for (_, p, ins) in chunk {
             params.extend(ins.row(p, now).args());
         }
-        let sql = sql_insert_tasks::<C>(n.ilog2());
-        for uid in c.query(sql, &params, |r| r.text(0)).await? {
-            inserted.insert(uid);
+        if n == 1 {
+            if insert_one(c, &params).await? {
+                inserted.insert(chunk[0].2.uid.clone());
+            }
+        } else {
+            let sql = sql_insert_tasks::<C>(n.ilog2());
+            for uid in c.query(sql, &params, |r| r.text(0)).await? {
+                inserted.insert(uid);
+            }
         }
         rest = tail;
     }
@@ -549,11 +557,7 @@ pub(crate) async fn insert_or_existing<C: Conn>(
 ) -> Result<std::result::Result<Task, Task>> {
     let params = ins.row(p, now).args();
     for _ in 0..4 {
-        if !c
-            .query(sql_insert_tasks::<C>(0), &params, |_| Ok(()))
-            .await?
-            .is_empty()
-        {
+        if insert_one(c, &params).await? {
             return Ok(Ok(ins.task(p, now)));
         }
         match get(c, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await? {
@@ -568,6 +572,19 @@ pub(crate) async fn insert_or_existing<C: Conn>(
         }
     }
     Err(Error::Internal("task insert raced".into()))
+}
+
+/// Inserts one task ([`NewTask::args`]' parameters) unless its ID is
+/// taken; whether it did. SQLite's `RETURNING` gathers the rows it answers
+/// in a temporary table before the first one is read, which cost the
+/// writer more than the insert's count of changed rows, which names no
+/// row a trigger wrote.
+async fn insert_one<C: Conn>(c: &C, params: &[Value<'_>]) -> Result<bool> {
+    let sql = sql_insert_tasks::<C>(0);
+    Ok(match C::DIALECT {
+        Dialect::Sqlite => c.execute(sql, params).await? == 1,
+        Dialect::Postgres => !c.query(sql, params, |_| Ok(())).await?.is_empty(),
+    })
 }
 
 /// The task, read under the row lock `lock` names (PostgreSQL only).
