@@ -648,6 +648,20 @@ async fn task_usage(h: &Harness) -> (i64, i64) {
     (held_live, held_bytes)
 }
 
+/// A claimed task's attempt answered 200.
+fn succeeded(c: &idem_store::dispatch::ClaimedTask) -> AttemptResult {
+    AttemptResult {
+        task_uid: c.task.uid.clone(),
+        attempt: c.attempt,
+        status_code: Some(200),
+        error: None,
+        duration: std::time::Duration::from_millis(1),
+        retry_after: None,
+        give_up: false,
+        response: None,
+    }
+}
+
 /// The task quotas' counters follow every way a task comes, changes state
 /// and goes: creates alone and batched, claims, completions, a cancel, a
 /// queue's deletion; and the quotas refuse what would pass them.
@@ -688,19 +702,7 @@ async fn the_task_counters_match_the_rows(h: Harness) {
         .unwrap();
     assert_eq!(claimed.tasks.len(), 3);
     assert_eq!(task_usage(&h).await, (9, bytes), "running tasks are live");
-    let results = claimed.tasks[..2]
-        .iter()
-        .map(|c| AttemptResult {
-            task_uid: c.task.uid.clone(),
-            attempt: c.attempt,
-            status_code: Some(200),
-            error: None,
-            duration: std::time::Duration::from_millis(1),
-            retry_after: None,
-            give_up: false,
-            response: None,
-        })
-        .collect();
+    let results = claimed.tasks[..2].iter().map(succeeded).collect();
     s.dispatch_complete(results).await.unwrap();
     assert_eq!(task_usage(&h).await, (7, bytes), "finished, kept");
     s.task_cancel(ORG, "a", "t4").await.unwrap();
@@ -814,17 +816,8 @@ async fn racing_writes_keep_every_counter_exact(h: Harness) {
         .await
         .unwrap();
     assert!(!claimed.tasks.is_empty());
-    let finished = claimed.tasks.iter().step_by(2).map(|c| AttemptResult {
-        task_uid: c.task.uid.clone(),
-        attempt: c.attempt,
-        status_code: Some(200),
-        error: None,
-        duration: std::time::Duration::from_millis(1),
-        retry_after: None,
-        give_up: false,
-        response: None,
-    });
-    h.store.dispatch_complete(finished.collect()).await.unwrap();
+    let finished = claimed.tasks.iter().step_by(2).map(succeeded).collect();
+    h.store.dispatch_complete(finished).await.unwrap();
 
     let counters = format!(
         "SELECT queue, status, CAST(sum(n) AS BIGINT), CAST(sum(bytes) AS BIGINT) \

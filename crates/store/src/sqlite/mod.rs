@@ -189,29 +189,52 @@ impl SqliteStore {
         T: Send + 'static,
         F: AsyncFnOnce(&Lite<'_>, i64, &mut Keyed) -> Result<T> + Send + 'static,
     {
+        self.write_in(true, key, body).await
+    }
+
+    /// [`Self::write`] of a keyless `body` that fails only before it
+    /// changes a row or at its last statement, without a savepoint of its
+    /// own ([`Writer::write_unguarded`]).
+    async fn write_unguarded<T, F>(&self, body: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: AsyncFnOnce(&Lite<'_>, i64) -> Result<T> + Send + 'static,
+    {
+        self.write_in(false, None, async move |c, now, _| body(c, now).await)
+            .await
+    }
+
+    /// [`Self::write`], in a savepoint of its own when `guarded`.
+    async fn write_in<T, F>(&self, guarded: bool, key: Option<KeyCompletion>, body: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: AsyncFnOnce(&Lite<'_>, i64, &mut Keyed) -> Result<T> + Send + 'static,
+    {
         let lock = key.clone();
         let inner = self.inner.clone();
         let clock = self.inner.clock.clone();
-        let result = self
-            .inner
-            .writer
-            .write(move |conn| {
-                // "now" is read inside the batch, so a write never records
-                // a time earlier than writes committed before it.
-                let now = to_micros(clock.now());
-                if let Some(k) = &key {
-                    idempotency::check_still_held(&inner.locks, k, now)?;
-                }
-                let c = Lite(conn);
-                let mut keyed = Keyed::new(key);
-                run_now(async {
-                    keyed.claim(&c, now).await?;
-                    let value = body(&c, now, &mut keyed).await?;
-                    keyed.complete(&c, now).await?;
-                    Ok(value)
-                })
+        let job = move |conn: &Connection| {
+            // "now" is read inside the batch, so a write never records
+            // a time earlier than writes committed before it.
+            let now = to_micros(clock.now());
+            if let Some(k) = &key {
+                idempotency::check_still_held(&inner.locks, k, now)?;
+            }
+            let c = Lite(conn);
+            let mut keyed = Keyed::new(key);
+            run_now(async {
+                keyed.claim(&c, now).await?;
+                let value = body(&c, now, &mut keyed).await?;
+                keyed.complete(&c, now).await?;
+                Ok(value)
             })
-            .await;
+        };
+        let writer = &self.inner.writer;
+        let result = if guarded {
+            writer.write(job).await
+        } else {
+            writer.write_unguarded(job).await
+        };
         match &result {
             Ok(_) => self.unlock(lock.as_ref()),
             // A batch that failed to commit may have filled the cache with

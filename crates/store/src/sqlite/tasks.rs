@@ -33,14 +33,25 @@ async fn queue(
 }
 
 impl SqliteStore {
+    /// A keyless create needs no savepoint of its own: it is refused
+    /// before it writes, or its insert meets a taken ID and changes
+    /// nothing, or it has written its task. Only a queue marked ordered
+    /// after the insert, or a tombstone replaced before it, write twice,
+    /// and then only a fault of the database fails the second write.
     pub(super) async fn create_task(&self, mut p: TaskCreate) -> Result<Task> {
         let key = p.completion.take();
         let cache = self.inner.queue_configs.clone();
-        self.write(key, async move |c, now, _| {
+        let create = async move |c: &Lite<'_>, now| {
             let (config, _) = queue(c, &cache, &p.org, &p.queue).await?;
             tasks::create(c, &p, &config, None, now).await
-        })
-        .await
+        };
+        match key {
+            None => self.write_unguarded(create).await,
+            Some(key) => {
+                self.write(Some(key), async move |c, now, _| create(c, now).await)
+                    .await
+            }
+        }
     }
 
     /// A batch is one job of the writer: one transaction, one commit.

@@ -6,7 +6,10 @@
 //! request would cap creates at the disk's fsync rate; sharing a commit lets
 //! throughput grow with concurrency while every caller still hears back only
 //! after its own write is durable. Each write runs inside its own savepoint,
-//! so one failing request rolls back alone and the others still commit.
+//! so one failing request rolls back alone and the others still commit;
+//! a write that changes rows only after it can no longer fail but for a
+//! fault of the database (a keyless create) runs without one, see
+//! [`Writer::write_unguarded`].
 
 use crate::{Error, Result};
 use rusqlite::Connection;
@@ -19,11 +22,14 @@ use tokio::sync::oneshot;
 /// never have been called, when the transaction could not even begin).
 trait Job: Send {
     fn run(&mut self, conn: &Connection) -> bool;
+    /// Whether the job runs in a savepoint of its own.
+    fn guarded(&self) -> bool;
     fn complete(self: Box<Self>, commit: std::result::Result<(), String>);
 }
 
 struct Write<T, F> {
     f: Option<F>,
+    guarded: bool,
     result: Option<Result<T>>,
     reply: oneshot::Sender<Result<T>>,
 }
@@ -40,6 +46,10 @@ where
         let ok = result.is_ok();
         self.result = Some(result);
         ok
+    }
+
+    fn guarded(&self) -> bool {
+        self.guarded
     }
 
     fn complete(self: Box<Self>, commit: std::result::Result<(), String>) {
@@ -84,9 +94,35 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
+        self.send(true, f).await
+    }
+
+    /// [`Writer::write`] without a savepoint, for a write that fails only
+    /// before it changes a row, or at its last statement, which SQLite
+    /// undoes alone (a keyless create: a refusal, a queue not found, or an
+    /// insert that met a taken ID and changed nothing). A savepoint cost a
+    /// create two statements and a copy of every page it touched, more
+    /// than a tenth of the writer's time. Should such a write still fail
+    /// after changing rows (a fault of the database), nothing could undo
+    /// it alone, so its whole group commit is rolled back and every write
+    /// in it answered unavailable, as a failed commit is.
+    pub(crate) async fn write_unguarded<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.send(false, f).await
+    }
+
+    async fn send<T, F>(&self, guarded: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
         let (reply, rx) = oneshot::channel();
         let job = Box::new(Write {
             f: Some(f),
+            guarded,
             result: None,
             reply,
         });
@@ -114,7 +150,15 @@ fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
             }
             continue;
         }
+        let mut stranded = None;
         for job in batch.iter_mut() {
+            if !job.guarded() {
+                let before = conn.total_changes();
+                if !job.run(&conn) && conn.total_changes() != before {
+                    stranded = Some("a write failed after changing rows".to_string());
+                }
+                continue;
+            }
             let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(&conn);
             let closed = if ok {
                 conn.execute_batch("RELEASE w")
@@ -125,12 +169,125 @@ fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
                 tracing::error!(error = %e, "sqlite savepoint");
             }
         }
-        let committed = conn.execute_batch("COMMIT").map_err(|e| e.to_string());
+        let committed = match stranded {
+            Some(e) => {
+                tracing::error!(error = %e, "sqlite writer rolls back its group commit");
+                Err(e)
+            }
+            None => conn.execute_batch("COMMIT").map_err(|e| e.to_string()),
+        };
         if committed.is_err() {
             let _ = conn.execute_batch("ROLLBACK");
         }
         for job in batch {
             job.complete(committed.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer on a fresh file holding one table, `t`.
+    fn writer() -> (tempfile::TempDir, Writer) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("w.db")).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER)")
+            .unwrap();
+        (dir, Writer::start(conn))
+    }
+
+    fn insert(conn: &Connection, x: i64) -> Result<()> {
+        conn.execute("INSERT INTO t (x) VALUES (?1)", [x])?;
+        Ok(())
+    }
+
+    /// Runs `unguarded` and `guarded` in one group commit: the writer is
+    /// held in an earlier commit until both are queued.
+    async fn together<A, B>(w: &Writer, unguarded: A, guarded: B) -> (Result<()>, Result<()>)
+    where
+        A: FnOnce(&Connection) -> Result<()> + Send + 'static,
+        B: FnOnce(&Connection) -> Result<()> + Send + 'static,
+    {
+        let (started, running) = oneshot::channel();
+        let (go, held) = mpsc::channel::<()>();
+        let hold = tokio::spawn({
+            let w = w.clone();
+            async move {
+                w.write(move |_| {
+                    started.send(()).unwrap();
+                    held.recv().unwrap();
+                    Ok(())
+                })
+                .await
+            }
+        });
+        running.await.unwrap();
+        // Each write is queued at its first poll, before the release.
+        let (a, b, ()) = tokio::join!(w.write_unguarded(unguarded), w.write(guarded), async {
+            go.send(()).unwrap()
+        });
+        hold.await.unwrap().unwrap();
+        (a, b)
+    }
+
+    async fn rows(w: &Writer) -> Vec<i64> {
+        w.write(|conn| {
+            let mut stmt = conn.prepare("SELECT x FROM t ORDER BY x")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .await
+        .unwrap()
+    }
+
+    /// An unguarded write refused before it changed anything fails alone.
+    #[tokio::test]
+    async fn an_unguarded_write_refused_before_writing_fails_alone() {
+        let (_dir, w) = writer();
+        let (a, b) = together(
+            &w,
+            |_| Err(Error::Invalid(Default::default())),
+            |conn| insert(conn, 2),
+        )
+        .await;
+        assert!(matches!(a, Err(Error::Invalid(_))), "{a:?}");
+        b.unwrap();
+        assert_eq!(rows(&w).await, [2]);
+    }
+
+    /// An unguarded write that fails after changing rows has no savepoint
+    /// to undo it alone: its group commit is rolled back whole, the other
+    /// writes answered unavailable, and the writer goes on.
+    #[tokio::test]
+    async fn an_unguarded_write_failing_after_changes_rolls_back_its_commit() {
+        let (_dir, w) = writer();
+        let (a, b) = together(
+            &w,
+            |conn| {
+                insert(conn, 1)?;
+                Err(Error::Internal("failed after writing".into()))
+            },
+            |conn| insert(conn, 2),
+        )
+        .await;
+        assert!(matches!(a, Err(Error::Internal(_))), "{a:?}");
+        assert!(matches!(b, Err(Error::Unavailable(_))), "{b:?}");
+        assert!(rows(&w).await.is_empty());
+
+        // Guarded, the same write rolls back alone.
+        let (a, b) = together(
+            &w,
+            |conn| insert(conn, 3),
+            |conn| {
+                insert(conn, 4)?;
+                Err(Error::Internal("failed after writing".into()))
+            },
+        )
+        .await;
+        a.unwrap();
+        assert!(matches!(b, Err(Error::Internal(_))), "{b:?}");
+        assert_eq!(rows(&w).await, [3]);
     }
 }
