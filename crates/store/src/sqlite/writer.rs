@@ -157,16 +157,26 @@ fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
                 if !job.run(&conn) && conn.total_changes() != before {
                     stranded = Some("a write failed after changing rows".to_string());
                 }
-                continue;
-            }
-            let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(&conn);
-            let closed = if ok {
-                conn.execute_batch("RELEASE w")
             } else {
-                conn.execute_batch("ROLLBACK TO w; RELEASE w")
-            };
-            if let Err(e) = closed {
-                tracing::error!(error = %e, "sqlite savepoint");
+                let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(&conn);
+                let closed = if ok {
+                    conn.execute_batch("RELEASE w")
+                } else {
+                    conn.execute_batch("ROLLBACK TO w; RELEASE w")
+                };
+                if let Err(e) = closed {
+                    tracing::error!(error = %e, "sqlite savepoint");
+                }
+            }
+            // SQLite rolls a transaction back itself on some errors (a full
+            // disk, an I/O error). The writes after would each commit on
+            // their own, unseen by the answer of the failed commit: none
+            // runs, and all are answered unavailable.
+            if conn.is_autocommit() {
+                stranded = Some("the database rolled the transaction back".to_string());
+            }
+            if stranded.is_some() {
+                break;
             }
         }
         let committed = match stranded {
@@ -240,6 +250,27 @@ mod tests {
         })
         .await
         .unwrap()
+    }
+
+    /// A write after SQLite rolled the transaction back itself would
+    /// commit on its own, unseen by the failed commit's answer: it does
+    /// not run, and every write of the commit is answered unavailable.
+    #[tokio::test]
+    async fn no_write_runs_once_the_transaction_is_gone() {
+        let (_dir, w) = writer();
+        let (a, b) = together(
+            &w,
+            |conn| {
+                insert(conn, 1)?;
+                conn.execute_batch("ROLLBACK")?;
+                Ok(())
+            },
+            |conn| insert(conn, 2),
+        )
+        .await;
+        assert!(matches!(a, Err(Error::Unavailable(_))), "{a:?}");
+        assert!(matches!(b, Err(Error::Unavailable(_))), "{b:?}");
+        assert!(rows(&w).await.is_empty());
     }
 
     /// An unguarded write refused before it changed anything fails alone.
