@@ -192,19 +192,9 @@ impl SqliteStore {
         self.write_in(true, key, body).await
     }
 
-    /// [`Self::write`] of a keyless `body` that fails only before it
-    /// changes a row or at its last statement, without a savepoint of its
-    /// own ([`Writer::write_unguarded`]).
-    async fn write_unguarded<T, F>(&self, body: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: AsyncFnOnce(&Lite<'_>, i64) -> Result<T> + Send + 'static,
-    {
-        self.write_in(false, None, async move |c, now, _| body(c, now).await)
-            .await
-    }
-
-    /// [`Self::write`], in a savepoint of its own when `guarded`.
+    /// [`Self::write`], in a savepoint of its own when `guarded`; unguarded,
+    /// `body` must fail only before it changes a row or at its last
+    /// statement ([`Writer::write_unguarded`]).
     async fn write_in<T, F>(&self, guarded: bool, key: Option<KeyCompletion>, body: F) -> Result<T>
     where
         T: Send + 'static,

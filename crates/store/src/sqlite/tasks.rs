@@ -37,21 +37,16 @@ impl SqliteStore {
     /// before it writes, or its insert meets a taken ID and changes
     /// nothing, or it has written its task. Only a queue marked ordered
     /// after the insert, or a tombstone replaced before it, write twice,
-    /// and then only a fault of the database fails the second write.
+    /// and then only a fault of the database fails the second write. A
+    /// keyed one claims its key's record first, which a refusal undoes.
     pub(super) async fn create_task(&self, mut p: TaskCreate) -> Result<Task> {
         let key = p.completion.take();
         let cache = self.inner.queue_configs.clone();
-        let create = async move |c: &Lite<'_>, now| {
+        self.write_in(key.is_some(), key, async move |c, now, _| {
             let (config, _) = queue(c, &cache, &p.org, &p.queue).await?;
             tasks::create(c, &p, &config, None, now).await
-        };
-        match key {
-            None => self.write_unguarded(create).await,
-            Some(key) => {
-                self.write(Some(key), async move |c, now, _| create(c, now).await)
-                    .await
-            }
-        }
+        })
+        .await
     }
 
     /// A batch is one job of the writer: one transaction, one commit.

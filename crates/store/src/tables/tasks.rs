@@ -189,9 +189,10 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
 
 /// An insert of `rows` tasks ([`insert_new_task!`]'s row, repeated), each
 /// skipped when its ID is taken (a conflict changes no row), answering the
-/// uids of those inserted; on SQLite one row answers nothing, and whether
-/// it went in is the count of rows the statement changed ([`insert_one`]). Row k takes the parameters `12k+1` to `12k+12`,
-/// as [`NewTask::args`] orders them. PostgreSQL's text counts the rows it
+/// uids of those inserted (on SQLite one row answers nothing: whether it
+/// went in is the count of rows the statement changed, [`insert_one`]).
+/// Row k takes the parameters `12k+1` to `12k+12`, as [`NewTask::args`]
+/// orders them. PostgreSQL's text counts the rows it
 /// inserts ([`count_inserted!`](super::stats::count_inserted)); SQLite's
 /// trigger counts them there.
 fn insert_sql(rows: usize, dialect: Dialect) -> String {
