@@ -183,6 +183,13 @@ pub(crate) trait Conn {
         map: impl Fn(&Self::Row<'_>) -> Result<T>,
     ) -> Result<Option<T>>;
 
+    /// Counts `tasks` new (pending) tasks holding `bytes` stored bytes
+    /// that a statement inserted into `queue` and did not count itself:
+    /// SQLite's writer keeps no insert trigger and counts them once per
+    /// commit (`sqlite::counts`). PostgreSQL's statements count their own
+    /// rows ([`count_inserted!`](crate::tables::stats::count_inserted)).
+    fn count_inserted(&self, _org: &str, _queue: &str, _tasks: u64, _bytes: u64) {}
+
     /// A row-locking clause, or nothing where the backend needs none.
     fn lock(&self, clause: &'static str) -> &'static str {
         Self::DIALECT.lock(clause)

@@ -36,6 +36,7 @@ macro_rules! with_migrations {
             "020_usage_slots",
             "021_group_key_bytewise",
             "022_dispatches_per_claim",
+            "023_inserts_counted_per_commit",
         )
     };
 }

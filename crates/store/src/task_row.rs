@@ -308,6 +308,12 @@ pub(crate) struct NewTask<'a> {
 }
 
 impl<'a> NewTask<'a> {
+    /// What the task's row holds in stored bytes, as the counters and the
+    /// byte quota count them: its target and payload.
+    pub(crate) fn bytes(&self) -> u64 {
+        stored_bytes(self.target, self.body)
+    }
+
     /// The parameters of [`insert_new_task!`], in their order.
     pub(crate) fn args(&self) -> [Value<'a>; NEW_TASK_PARAMS] {
         [
@@ -327,6 +333,12 @@ impl<'a> NewTask<'a> {
             Value::Small(self.priority),
         ]
     }
+}
+
+/// A task's stored bytes, from its target and payload columns: what
+/// `task_counts` sums (`octet_length` of each in SQL).
+pub(crate) fn stored_bytes(target: &str, body: Option<&[u8]>) -> u64 {
+    (target.len() + body.map_or(0, <[u8]>::len)) as u64
 }
 
 /// The array parameters of [`unnest_new_tasks!`]: each parameter of

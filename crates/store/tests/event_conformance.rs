@@ -199,6 +199,7 @@ async fn a_final_state_raises_its_callback_event_once(h: Harness) {
         .await
         .unwrap();
     assert_eq!(tasks.items.len(), 2);
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn without_callbacks_or_webhooks_nothing_is_raised(h: Harness) {
@@ -244,6 +245,8 @@ async fn a_webhook_receives_only_the_events_it_names(h: Harness) {
     let first = h.claim().await;
     h.finish(by_id(&first, "bad"), 503).await.unwrap();
     h.finish(by_id(&first, "ok"), 204).await.unwrap();
+    // The event's task is pending, counted as a created task is.
+    h.assert_counters_match_rows(ORG).await;
     let second = h.claim().await;
     let raised = events(&second);
     assert_eq!(raised.len(), 1, "task.failed only, to its one webhook");
@@ -280,6 +283,7 @@ async fn a_webhook_receives_only_the_events_it_names(h: Harness) {
     h.clock.advance(SignedDuration::from_secs(1));
     let fourth = h.claim().await;
     assert!(events(&fourth).is_empty(), "{:?}", ids(&fourth));
+    h.assert_counters_match_rows(ORG).await;
 }
 
 fn ids(batch: &ClaimedBatch) -> Vec<String> {

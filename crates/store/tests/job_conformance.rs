@@ -604,6 +604,7 @@ async fn each_instant_fires_once_as_time_advances(h: Harness) {
         assert!(h.fire(100).await.fired.is_empty());
     }
     assert_eq!(h.run_times("minute").await.len(), 3);
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn a_pass_fires_at_most_max_jobs(h: Harness) {
@@ -846,6 +847,7 @@ async fn manual_runs_are_runs_of_their_own(h: Harness) {
     let k = h.job("k").await;
     assert_eq!((k.state, k.next_run_at), (JobState::Paused, None));
     assert_eq!(k.last_run.map(|t| t.uid), Some(on_demand.uid));
+    h.assert_counters_match_rows(ORG).await;
 }
 
 /// API.md §5: "a manual run never takes the identity of the next scheduled

@@ -5,6 +5,7 @@
 //! on a small pool of read-only connections, which WAL lets proceed while
 //! the writer commits.
 
+mod counts;
 mod dispatch;
 mod dispatched;
 mod idempotency;
@@ -203,14 +204,14 @@ impl SqliteStore {
         let lock = key.clone();
         let inner = self.inner.clone();
         let clock = self.inner.clock.clone();
-        let job = move |conn: &Connection| {
+        let job = move |conn: &Connection, inserted: &counts::Inserted| {
             // "now" is read inside the batch, so a write never records
             // a time earlier than writes committed before it.
             let now = to_micros(clock.now());
             if let Some(k) = &key {
                 idempotency::check_still_held(&inner.locks, k, now)?;
             }
-            let c = Lite(conn);
+            let c = Lite(conn, Some(inserted));
             let mut keyed = Keyed::new(key);
             run_now(async {
                 keyed.claim(&c, now).await?;
@@ -292,7 +293,7 @@ impl SqliteStore {
                 Some(c) => c,
                 None => open_reader(&inner.path, inner.statements.clone())?,
             };
-            let result = run_now(body(&Lite(&conn), now));
+            let result = run_now(body(&Lite(&conn, None), now));
             let mut idle = inner.readers.lock().expect("reader pool");
             if idle.len() < MAX_IDLE_READERS {
                 idle.push(conn);
@@ -423,9 +424,10 @@ pub fn migrate_file(path: &Path) -> Result<crate::schema::SchemaState> {
 
 crate::operations::store_operations!(SqliteStore);
 
-/// A connection of the writer or a reader, running the shared statements;
-/// each statement is prepared once per connection.
-pub(crate) struct Lite<'a>(&'a Connection);
+/// A connection of the writer (with the counts of the tasks its writes
+/// insert) or a reader, running the shared statements; each statement is
+/// prepared once per connection.
+pub(crate) struct Lite<'a>(&'a Connection, Option<&'a counts::Inserted>);
 
 impl Conn for Lite<'_> {
     const DIALECT: Dialect = Dialect::Sqlite;
@@ -463,6 +465,12 @@ impl Conn for Lite<'_> {
         let mut stmt = self.0.prepare_cached(sql)?;
         let mut rows = stmt.query(params_from_iter(params))?;
         rows.next()?.map(map).transpose()
+    }
+
+    fn count_inserted(&self, org: &str, queue: &str, tasks: u64, bytes: u64) {
+        if let Some(inserted) = self.1 {
+            inserted.add(org, queue, tasks, bytes);
+        }
     }
 }
 

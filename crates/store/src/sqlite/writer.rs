@@ -9,8 +9,10 @@
 //! so one failing request rolls back alone and the others still commit;
 //! a write that changes rows only after it can no longer fail but for a
 //! fault of the database (a keyless create) runs without one, see
-//! [`Writer::write_unguarded`].
+//! [`Writer::write_unguarded`]. The tasks writes insert are counted once
+//! per commit ([`Inserted`]).
 
+use super::counts::Inserted;
 use crate::{Error, Result};
 use rusqlite::Connection;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -21,7 +23,7 @@ use tokio::sync::oneshot;
 /// `complete` answers its caller once the commit outcome is known (`run` may
 /// never have been called, when the transaction could not even begin).
 trait Job: Send {
-    fn run(&mut self, conn: &Connection) -> bool;
+    fn run(&mut self, conn: &Connection, inserted: &Inserted) -> bool;
     /// Whether the job runs in a savepoint of its own.
     fn guarded(&self) -> bool;
     fn complete(self: Box<Self>, commit: std::result::Result<(), String>);
@@ -37,11 +39,11 @@ struct Write<T, F> {
 impl<T, F> Job for Write<T, F>
 where
     T: Send + 'static,
-    F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
 {
-    fn run(&mut self, conn: &Connection) -> bool {
+    fn run(&mut self, conn: &Connection, inserted: &Inserted) -> bool {
         let f = self.f.take().expect("a write runs once");
-        let result = catch_unwind(AssertUnwindSafe(|| f(conn)))
+        let result = catch_unwind(AssertUnwindSafe(|| f(conn, inserted)))
             .unwrap_or_else(|_| Err(Error::Internal("write panicked".into())));
         let ok = result.is_ok();
         self.result = Some(result);
@@ -92,7 +94,7 @@ impl Writer {
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
     {
         self.send(true, f).await
     }
@@ -109,7 +111,7 @@ impl Writer {
     pub(crate) async fn write_unguarded<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
     {
         self.send(false, f).await
     }
@@ -117,7 +119,7 @@ impl Writer {
     async fn send<T, F>(&self, guarded: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
         let job = Box::new(Write {
@@ -135,6 +137,7 @@ impl Writer {
 }
 
 fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
+    let inserted = Inserted::default();
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -143,56 +146,78 @@ fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-            tracing::error!(error = %e, "sqlite writer could not begin a transaction");
-            for job in batch {
-                job.complete(Err(e.to_string()));
-            }
-            continue;
-        }
-        let mut stranded = None;
-        for job in batch.iter_mut() {
-            if !job.guarded() {
-                let before = conn.total_changes();
-                if !job.run(&conn) && conn.total_changes() != before {
-                    stranded = Some("a write failed after changing rows".to_string());
-                }
-            } else {
-                let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(&conn);
-                let closed = if ok {
-                    conn.execute_batch("RELEASE w")
-                } else {
-                    conn.execute_batch("ROLLBACK TO w; RELEASE w")
-                };
-                if let Err(e) = closed {
-                    tracing::error!(error = %e, "sqlite savepoint");
-                }
-            }
-            // SQLite rolls a transaction back itself on some errors (a full
-            // disk, an I/O error). The writes after would each commit on
-            // their own, unseen by the answer of the failed commit: none
-            // runs, and all are answered unavailable.
-            if conn.is_autocommit() {
-                stranded = Some("the database rolled the transaction back".to_string());
-            }
-            if stranded.is_some() {
-                break;
-            }
-        }
-        let committed = match stranded {
-            Some(e) => {
-                tracing::error!(error = %e, "sqlite writer rolls back its group commit");
-                Err(e)
-            }
-            None => conn.execute_batch("COMMIT").map_err(|e| e.to_string()),
-        };
-        if committed.is_err() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
+        let committed = commit(&conn, &inserted, &mut batch);
         for job in batch {
             job.complete(committed.clone());
         }
     }
+}
+
+/// Runs `batch` in one transaction and commits it; the error, if any, is
+/// what every write of the batch is answered with.
+fn commit(
+    conn: &Connection,
+    inserted: &Inserted,
+    batch: &mut [Box<dyn Job>],
+) -> std::result::Result<(), String> {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        tracing::error!(error = %e, "sqlite writer could not begin a transaction");
+        return Err(e.to_string());
+    }
+    let mut stranded = None;
+    for job in batch.iter_mut() {
+        if !job.guarded() {
+            let before = conn.total_changes();
+            if !job.run(conn, inserted) && conn.total_changes() != before {
+                stranded = Some("a write failed after changing rows".to_string());
+            }
+        } else if let Err(e) = inserted.flush(conn) {
+            stranded = Some(format!("counting inserted tasks: {e}"));
+        } else {
+            let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(conn, inserted);
+            // The write's own counts, kept or undone with it. Failing,
+            // they leave its rows uncounted: its commit is rolled back.
+            if ok && let Err(e) = inserted.flush(conn) {
+                stranded = Some(format!("counting inserted tasks: {e}"));
+            }
+            let closed = if ok {
+                conn.execute_batch("RELEASE w")
+            } else {
+                inserted.discard();
+                conn.execute_batch("ROLLBACK TO w; RELEASE w")
+            };
+            if let Err(e) = closed {
+                tracing::error!(error = %e, "sqlite savepoint");
+            }
+        }
+        // SQLite rolls a transaction back itself on some errors (a full
+        // disk, an I/O error). The writes after would each commit on
+        // their own, unseen by the answer of the failed commit: none
+        // runs, and all are answered unavailable.
+        if conn.is_autocommit() {
+            stranded = Some("the database rolled the transaction back".to_string());
+        }
+        if stranded.is_some() {
+            break;
+        }
+    }
+    if stranded.is_none()
+        && let Err(e) = inserted.flush(conn)
+    {
+        stranded = Some(format!("counting inserted tasks: {e}"));
+    }
+    let committed = match stranded {
+        Some(e) => {
+            tracing::error!(error = %e, "sqlite writer rolls back its group commit");
+            Err(e)
+        }
+        None => conn.execute_batch("COMMIT").map_err(|e| e.to_string()),
+    };
+    if committed.is_err() {
+        inserted.discard();
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    committed
 }
 
 #[cfg(test)]
@@ -203,8 +228,13 @@ mod tests {
     fn writer() -> (tempfile::TempDir, Writer) {
         let dir = tempfile::tempdir().unwrap();
         let conn = Connection::open(dir.path().join("w.db")).unwrap();
-        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER)")
-            .unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; CREATE TABLE t (x INTEGER); \
+             CREATE TABLE task_counts (org TEXT NOT NULL, queue TEXT NOT NULL, \
+             status TEXT NOT NULL, shard INTEGER NOT NULL, n INTEGER NOT NULL, \
+             bytes INTEGER NOT NULL, PRIMARY KEY (org, queue, status, shard))",
+        )
+        .unwrap();
         (dir, Writer::start(conn))
     }
 
@@ -217,15 +247,15 @@ mod tests {
     /// held in an earlier commit until both are queued.
     async fn together<A, B>(w: &Writer, unguarded: A, guarded: B) -> (Result<()>, Result<()>)
     where
-        A: FnOnce(&Connection) -> Result<()> + Send + 'static,
-        B: FnOnce(&Connection) -> Result<()> + Send + 'static,
+        A: FnOnce(&Connection, &Inserted) -> Result<()> + Send + 'static,
+        B: FnOnce(&Connection, &Inserted) -> Result<()> + Send + 'static,
     {
         let (started, running) = oneshot::channel();
         let (go, held) = mpsc::channel::<()>();
         let hold = tokio::spawn({
             let w = w.clone();
             async move {
-                w.write(move |_| {
+                w.write(move |_, _| {
                     started.send(()).unwrap();
                     held.recv().unwrap();
                     Ok(())
@@ -243,7 +273,7 @@ mod tests {
     }
 
     async fn rows(w: &Writer) -> Vec<i64> {
-        w.write(|conn| {
+        w.write(|conn, _| {
             let mut stmt = conn.prepare("SELECT x FROM t ORDER BY x")?;
             let rows = stmt.query_map([], |r| r.get(0))?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -260,12 +290,12 @@ mod tests {
         let (_dir, w) = writer();
         let (a, b) = together(
             &w,
-            |conn| {
+            |conn, _| {
                 insert(conn, 1)?;
                 conn.execute_batch("ROLLBACK")?;
                 Ok(())
             },
-            |conn| insert(conn, 2),
+            |conn, _| insert(conn, 2),
         )
         .await;
         assert!(matches!(a, Err(Error::Unavailable(_))), "{a:?}");
@@ -279,8 +309,8 @@ mod tests {
         let (_dir, w) = writer();
         let (a, b) = together(
             &w,
-            |_| Err(Error::Invalid(Default::default())),
-            |conn| insert(conn, 2),
+            |_, _| Err(Error::Invalid(Default::default())),
+            |conn, _| insert(conn, 2),
         )
         .await;
         assert!(matches!(a, Err(Error::Invalid(_))), "{a:?}");
@@ -296,11 +326,11 @@ mod tests {
         let (_dir, w) = writer();
         let (a, b) = together(
             &w,
-            |conn| {
+            |conn, _| {
                 insert(conn, 1)?;
                 Err(Error::Internal("failed after writing".into()))
             },
-            |conn| insert(conn, 2),
+            |conn, _| insert(conn, 2),
         )
         .await;
         assert!(matches!(a, Err(Error::Internal(_))), "{a:?}");
@@ -310,8 +340,8 @@ mod tests {
         // Guarded, the same write rolls back alone.
         let (a, b) = together(
             &w,
-            |conn| insert(conn, 3),
-            |conn| {
+            |conn, _| insert(conn, 3),
+            |conn, _| {
                 insert(conn, 4)?;
                 Err(Error::Internal("failed after writing".into()))
             },
@@ -320,5 +350,93 @@ mod tests {
         a.unwrap();
         assert!(matches!(b, Err(Error::Internal(_))), "{b:?}");
         assert_eq!(rows(&w).await, [3]);
+    }
+
+    /// A task's insert counted in memory: one row in `t`, and one task of
+    /// `bytes` bytes in queue `q`.
+    fn insert_counted(conn: &Connection, inserted: &Inserted, x: i64) -> Result<()> {
+        insert(conn, x)?;
+        inserted.add("o", "q", 1, 10);
+        Ok(())
+    }
+
+    /// The pending count of queue `q`, tasks and bytes, as committed.
+    async fn counted(w: &Writer) -> Option<(i64, i64)> {
+        w.write(|conn, _| {
+            Ok(conn
+                .query_row(
+                    "SELECT n, bytes FROM task_counts WHERE queue = 'q'",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .ok())
+        })
+        .await
+        .unwrap()
+    }
+
+    /// Inserts counted by unguarded writes reach `task_counts` with their
+    /// commit, summed into one row.
+    #[tokio::test]
+    async fn unguarded_inserts_are_counted_at_their_commit() {
+        let (_dir, w) = writer();
+        let (a, b) = together(
+            &w,
+            |conn, inserted| insert_counted(conn, inserted, 1),
+            |conn, _| insert(conn, 2),
+        )
+        .await;
+        a.unwrap();
+        b.unwrap();
+        w.write_unguarded(|conn, inserted| insert_counted(conn, inserted, 3))
+            .await
+            .unwrap();
+        assert_eq!(counted(&w).await, Some((2, 20)));
+    }
+
+    /// A guarded write sees the counts of the unguarded writes before it,
+    /// and its own are undone with its savepoint.
+    #[tokio::test]
+    async fn a_guarded_write_sees_counts_before_it_and_rolls_back_its_own() {
+        let (_dir, w) = writer();
+        let (a, b) = together(
+            &w,
+            |conn, inserted| insert_counted(conn, inserted, 1),
+            |conn, inserted| {
+                let n: i64 = conn.query_row("SELECT n FROM task_counts", [], |r| r.get(0))?;
+                insert_counted(conn, inserted, 2)?;
+                Err(Error::Internal(format!("saw {n}")))
+            },
+        )
+        .await;
+        a.unwrap();
+        // The count pending before it, which it read, then failed.
+        assert!(
+            matches!(&b, Err(Error::Internal(m)) if m == "saw 1"),
+            "{b:?}"
+        );
+        assert_eq!(rows(&w).await, [1]);
+        assert_eq!(counted(&w).await, Some((1, 10)));
+    }
+
+    /// Counts pending in a commit that is rolled back are forgotten with
+    /// its rows, not carried into the next commit.
+    #[tokio::test]
+    async fn counts_of_a_rolled_back_commit_are_forgotten() {
+        let (_dir, w) = writer();
+        let (a, b) = together(
+            &w,
+            |conn, inserted| {
+                insert_counted(conn, inserted, 1)?;
+                Err(Error::Internal("failed after writing".into()))
+            },
+            |conn, _| insert(conn, 2),
+        )
+        .await;
+        assert!(matches!(a, Err(Error::Internal(_))), "{a:?}");
+        assert!(matches!(b, Err(Error::Unavailable(_))), "{b:?}");
+        w.write_unguarded(|conn, _| insert(conn, 3)).await.unwrap();
+        assert_eq!(rows(&w).await, [3]);
+        assert_eq!(counted(&w).await, None);
     }
 }

@@ -29,7 +29,7 @@ use crate::jobs::JOBS_QUEUE;
 use crate::quotas::{Quota, Quotas};
 use crate::records::{Page, PageRequest, Status, Task, Webhook};
 use crate::sql::{self as rows, Row, StoredTarget};
-use crate::task_row::{self, insert_task, task_columns};
+use crate::task_row::{self, insert_task, stored_bytes, task_columns};
 use crate::{Error, Result};
 use idem_core::clock::from_micros;
 use idem_core::event::{EventType, event_run_key, webhook_run_key};
@@ -185,7 +185,7 @@ pub(crate) async fn on_final<C: Conn>(
         target.body = Some((BodyForm::Json, body.clone()));
         let (target, body_form, body) = rows::target_columns(&target);
         let uid = uuid::Uuid::now_v7().simple().to_string();
-        inserted += c
+        let n = c
             .execute(
                 C::DIALECT.pick(SQL_INSERT_EVENT, SQL_INSERT_EVENT_COUNTED),
                 &args![
@@ -193,6 +193,13 @@ pub(crate) async fn on_final<C: Conn>(
                 ],
             )
             .await?;
+        c.count_inserted(
+            &row.org,
+            EVENTS_QUEUE,
+            n,
+            stored_bytes(&target, body.as_deref()),
+        );
+        inserted += n;
     }
     Ok(inserted)
 }

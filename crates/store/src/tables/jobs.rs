@@ -10,7 +10,7 @@ use crate::jobs::*;
 use crate::quotas::{Quota, Quotas};
 use crate::records::{Attempt, Job, Page, PageRequest, Task};
 use crate::sql::{self, Offset, Row};
-use crate::task_row::{self, insert_task, task_columns};
+use crate::task_row::{self, insert_task, stored_bytes, task_columns};
 use crate::{Error, Result};
 use futures_util::future::try_join_all;
 use idem_core::clock::{from_micros, to_micros};
@@ -509,6 +509,12 @@ async fn insert_run<C: Conn>(
             ],
         )
         .await?;
+    c.count_inserted(
+        org,
+        JOBS_QUEUE,
+        n,
+        stored_bytes(&run.cols.target, run.cols.body.as_deref()),
+    );
     Ok(n == 1)
 }
 

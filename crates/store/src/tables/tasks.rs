@@ -193,8 +193,8 @@ fn state_condition(state: TaskState, now_param: &str) -> String {
 /// went in is the count of rows the statement changed, [`insert_one`]).
 /// Row k takes the parameters `12k+1` to `12k+12`, as [`NewTask::args`]
 /// orders them. PostgreSQL's text counts the rows it
-/// inserts ([`count_inserted!`](super::stats::count_inserted)); SQLite's
-/// trigger counts them there.
+/// inserts ([`count_inserted!`](super::stats::count_inserted)); on SQLite
+/// the caller reports them to the writer ([`Conn::count_inserted`]).
 fn insert_sql(rows: usize, dialect: Dialect) -> String {
     const ONE: &str = insert_new_task!(VALUES);
     let (head, row) = ONE.split_at(ONE.find(" VALUES (").expect("a VALUES form") + 8);
@@ -492,19 +492,30 @@ pub(crate) async fn create_batch<C: Conn>(
     while !rest.is_empty() {
         let n = 1 << rest.len().min(ROWS_PER_INSERT).ilog2();
         let (chunk, tail) = rest.split_at(n);
-        let mut params = Vec::with_capacity(n * NEW_TASK_PARAMS);
-        for (_, p, ins) in chunk {
-            params.extend(ins.row(p, now).args());
-        }
         if n == 1 {
-            if insert_one(c, &params).await? {
-                inserted.insert(chunk[0].2.uid.clone());
+            let (_, p, ins) = &chunk[0];
+            if insert_one(c, &ins.row(p, now)).await? {
+                inserted.insert(ins.uid.clone());
             }
         } else {
-            let sql = sql_insert_tasks::<C>(n.ilog2());
-            for uid in c.query(sql, &params, |r| r.text(0)).await? {
-                inserted.insert(uid);
+            let rows: Vec<_> = chunk.iter().map(|(_, p, ins)| ins.row(p, now)).collect();
+            let mut params = Vec::with_capacity(n * NEW_TASK_PARAMS);
+            for row in &rows {
+                params.extend(row.args());
             }
+            let sql = sql_insert_tasks::<C>(n.ilog2());
+            let uids: HashSet<String> = c
+                .query(sql, &params, |r| r.text(0))
+                .await?
+                .into_iter()
+                .collect();
+            let (mut tasks, mut bytes) = (0, 0);
+            for row in rows.iter().filter(|row| uids.contains(row.uid)) {
+                tasks += 1;
+                bytes += row.bytes();
+            }
+            c.count_inserted(&batch.org, &batch.queue, tasks, bytes);
+            inserted.extend(uids);
         }
         rest = tail;
     }
@@ -556,9 +567,9 @@ pub(crate) async fn insert_or_existing<C: Conn>(
     own_uid: Option<&str>,
     now: i64,
 ) -> Result<std::result::Result<Task, Task>> {
-    let params = ins.row(p, now).args();
+    let row = ins.row(p, now);
     for _ in 0..4 {
-        if insert_one(c, &params).await? {
+        if insert_one(c, &row).await? {
             return Ok(Ok(ins.task(p, now)));
         }
         match get(c, &p.org, &p.queue, &p.task_id, "FOR UPDATE").await? {
@@ -580,12 +591,17 @@ pub(crate) async fn insert_or_existing<C: Conn>(
 /// in a temporary table before the first one is read, which cost the
 /// writer more than the insert's count of changed rows, which names no
 /// row a trigger wrote.
-async fn insert_one<C: Conn>(c: &C, params: &[Value<'_>]) -> Result<bool> {
+async fn insert_one<C: Conn>(c: &C, row: &NewTask<'_>) -> Result<bool> {
     let sql = sql_insert_tasks::<C>(0);
-    Ok(match C::DIALECT {
-        Dialect::Sqlite => c.execute(sql, params).await? == 1,
-        Dialect::Postgres => !c.query(sql, params, |_| Ok(())).await?.is_empty(),
-    })
+    let params = row.args();
+    let inserted = match C::DIALECT {
+        Dialect::Sqlite => c.execute(sql, &params).await? == 1,
+        Dialect::Postgres => !c.query(sql, &params, |_| Ok(())).await?.is_empty(),
+    };
+    if inserted {
+        c.count_inserted(row.org, row.queue, 1, row.bytes());
+    }
+    Ok(inserted)
 }
 
 /// The task, read under the row lock `lock` names (PostgreSQL only).

@@ -142,6 +142,31 @@ impl Harness {
         }
     }
 
+    /// Asserts that `org`'s task counters (per queue and status, tasks and
+    /// stored bytes) are exactly what its rows hold, in both directions.
+    pub async fn assert_counters_match_rows(&self, org: &str) {
+        let counters = format!(
+            "SELECT queue, status, CAST(sum(n) AS BIGINT), CAST(sum(bytes) AS BIGINT) \
+             FROM task_counts WHERE org = '{org}' GROUP BY queue, status HAVING sum(n) <> 0"
+        );
+        let rows = format!(
+            "SELECT queue, status, CAST(count(*) AS BIGINT), \
+             CAST(sum(octet_length(target) + coalesce(octet_length(body), 0)) AS BIGINT) \
+             FROM tasks WHERE org = '{org}' GROUP BY queue, status"
+        );
+        for (one, other) in [(&counters, &rows), (&rows, &counters)] {
+            let differing = self
+                .raw_i64(&format!(
+                    "SELECT CAST(count(*) AS BIGINT) FROM ({one} EXCEPT {other}) d"
+                ))
+                .await;
+            assert_eq!(
+                differing, 0,
+                "counters against rows:\n{one}\nEXCEPT\n{other}"
+            );
+        }
+    }
+
     /// Another store opened on the same database, as a node starting on
     /// it would: it brings the schema up to date first.
     pub async fn reopen(&self) -> Arc<dyn Store> {
