@@ -171,14 +171,14 @@ fn commit(
             if !job.run(conn, inserted) && conn.total_changes() != before {
                 stranded = Some("a write failed after changing rows".to_string());
             }
-        } else if let Err(e) = inserted.flush(conn) {
-            stranded = Some(format!("counting inserted tasks: {e}"));
+        } else if let Err(e) = flush(conn, inserted) {
+            stranded = Some(e);
         } else {
             let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(conn, inserted);
             // The write's own counts, kept or undone with it. Failing,
             // they leave its rows uncounted: its commit is rolled back.
-            if ok && let Err(e) = inserted.flush(conn) {
-                stranded = Some(format!("counting inserted tasks: {e}"));
+            if ok && let Err(e) = flush(conn, inserted) {
+                stranded = Some(e);
             }
             let closed = if ok {
                 conn.execute_batch("RELEASE w")
@@ -201,10 +201,8 @@ fn commit(
             break;
         }
     }
-    if stranded.is_none()
-        && let Err(e) = inserted.flush(conn)
-    {
-        stranded = Some(format!("counting inserted tasks: {e}"));
+    if stranded.is_none() {
+        stranded = flush(conn, inserted).err();
     }
     let committed = match stranded {
         Some(e) => {
@@ -218,6 +216,13 @@ fn commit(
         let _ = conn.execute_batch("ROLLBACK");
     }
     committed
+}
+
+/// [`Inserted::flush`], failing as a write that strands its commit does.
+fn flush(conn: &Connection, inserted: &Inserted) -> std::result::Result<(), String> {
+    inserted
+        .flush(conn)
+        .map_err(|e| format!("counting inserted tasks: {e}"))
 }
 
 #[cfg(test)]

@@ -504,18 +504,13 @@ pub(crate) async fn create_batch<C: Conn>(
                 params.extend(row.args());
             }
             let sql = sql_insert_tasks::<C>(n.ilog2());
-            let uids: HashSet<String> = c
-                .query(sql, &params, |r| r.text(0))
-                .await?
-                .into_iter()
-                .collect();
+            inserted.extend(c.query(sql, &params, |r| r.text(0)).await?);
             let (mut tasks, mut bytes) = (0, 0);
-            for row in rows.iter().filter(|row| uids.contains(row.uid)) {
+            for row in rows.iter().filter(|row| inserted.contains(row.uid)) {
                 tasks += 1;
                 bytes += row.bytes();
             }
             c.count_inserted(&batch.org, &batch.queue, tasks, bytes);
-            inserted.extend(uids);
         }
         rest = tail;
     }
