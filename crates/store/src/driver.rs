@@ -8,6 +8,7 @@
 //! first poll ([`run_now`]). Statements a backend awaits together are
 //! pipelined on PostgreSQL and simply run in order on SQLite.
 
+use crate::records::Status;
 use crate::sql::Row;
 use crate::{Error, Result};
 use std::future::Future;
@@ -189,6 +190,22 @@ pub(crate) trait Conn {
     /// commit (`sqlite::counts`). PostgreSQL's statements count their own
     /// rows ([`count_inserted!`](crate::tables::stats::count_inserted)).
     fn count_inserted(&self, _org: &str, _queue: &str, _tasks: u64, _bytes: u64) {}
+
+    /// Counts `tasks` tasks of `queue` holding `bytes` stored bytes that a
+    /// statement moved from one status to another, `(from, to)`. SQLite's
+    /// writer keeps no status trigger and counts them once per commit
+    /// (`sqlite::counts`): every statement that changes a task's status
+    /// reports it here, or the queue's counters drift from its rows.
+    /// PostgreSQL's trigger counts them.
+    fn count_moved(
+        &self,
+        _org: &str,
+        _queue: &str,
+        _moved: (Status, Status),
+        _tasks: u64,
+        _bytes: u64,
+    ) {
+    }
 
     /// A row-locking clause, or nothing where the backend needs none.
     fn lock(&self, clause: &'static str) -> &'static str {

@@ -37,6 +37,7 @@ macro_rules! with_migrations {
             "021_group_key_bytewise",
             "022_dispatches_per_claim",
             "023_inserts_counted_per_commit",
+            "024_status_changes_counted_per_commit",
         )
     };
 }

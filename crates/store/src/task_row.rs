@@ -341,6 +341,15 @@ pub(crate) fn stored_bytes(target: &str, body: Option<&[u8]>) -> u64 {
     (target.len() + body.map_or(0, <[u8]>::len)) as u64
 }
 
+/// The stored bytes of the task a row of [`COLUMNS`] holds, as
+/// [`stored_bytes`] measures them.
+pub(crate) fn read_bytes(r: &impl Row) -> Result<u64> {
+    Ok(stored_bytes(
+        &r.text(col::target)?,
+        r.opt_blob(col::body)?.as_deref(),
+    ))
+}
+
 /// The array parameters of [`unnest_new_tasks!`]: each parameter of
 /// [`NewTask::args`] for every row, one array per parameter.
 pub(crate) struct NewTaskArrays<'a>([Vec<Value<'a>>; NEW_TASK_PARAMS]);

@@ -578,6 +578,46 @@ async fn a_cancel_ends_a_running_task_and_its_late_result_changes_nothing(h: Har
     );
     h.advance_ms(60_000);
     assert!(h.claim(10).await.tasks.is_empty());
+    h.assert_counters_match_rows(ORG).await;
+}
+
+/// A node that stops gives back the leases it holds: each task is pending
+/// again with its attempt unmade, and is counted so; a lease no longer
+/// held is left alone.
+async fn released_leases_make_their_tasks_pending_again(h: Harness) {
+    h.queue("q", open_config()).await;
+    h.task("q", "t").await;
+    h.task("q", "u").await;
+    let batch = h.claim(2).await;
+    assert_eq!(ids(&batch), ["t", "u"]);
+    let held = (batch.tasks[0].task.uid.clone(), batch.tasks[0].attempt);
+    let not_held = (batch.tasks[1].task.uid.clone(), batch.tasks[1].attempt + 1);
+    let released = h
+        .store
+        .dispatch_release(vec![held, not_held])
+        .await
+        .unwrap();
+    assert_eq!(released, 1, "only the lease held");
+    // Counted, not compared with `assert_stats_match`: the attempts
+    // dispatched in the last minute count the released one, which started.
+    h.assert_counters_match_rows(ORG).await;
+    let stats = h.store.queue_stats(ORG, "q").await.unwrap();
+    assert_eq!((stats.queued, stats.running), (1, 1));
+    let t = h.get("q", "t").await;
+    assert_eq!((t.status, t.attempt_count), (Status::Pending, 0));
+    assert!(
+        h.store
+            .task_attempts(ORG, "q", "t", &all_attempts())
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
+        "the attempt is unmade"
+    );
+    let again = h.claim(2).await;
+    assert_eq!(ids(&again), ["t"]);
+    assert_eq!(again.tasks[0].attempt, 1);
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn a_cancel_after_the_result_leaves_the_task_as_it_ended(h: Harness) {
@@ -840,6 +880,7 @@ async fn assert_stats_match(h: &Harness, queue: &str, step: &str) -> QueueStats 
         ],
         "metric counts of {queue} after {step}"
     );
+    h.assert_counters_match_rows(ORG).await;
     stats
 }
 
@@ -1580,6 +1621,7 @@ idem_testkit::backend_tests! {
     a_result_reported_twice_in_one_batch_applies_once,
     a_cancel_ends_a_running_task_and_its_late_result_changes_nothing,
     a_cancel_after_the_result_leaves_the_task_as_it_ended,
+    released_leases_make_their_tasks_pending_again,
     a_cancelled_task_is_never_claimed,
     leases_lost_names_the_attempts_no_longer_running,
     a_lease_expiring_after_a_cancel_does_not_bring_the_task_back,

@@ -576,7 +576,7 @@ async fn the_counters_migration_counts_what_the_database_holds(h: Harness) {
          CREATE INDEX tasks_running ON tasks (org, queue) WHERE status = 'running'"
     } else {
         "PRAGMA user_version = 14; DROP TRIGGER IF EXISTS task_counts_insert; \
-         DROP TRIGGER task_counts_update; DROP TRIGGER task_counts_delete; \
+         DROP TRIGGER IF EXISTS task_counts_update; DROP TRIGGER task_counts_delete; \
          ALTER TABLE task_counts DROP COLUMN bytes; ALTER TABLE attempts DROP COLUMN response; \
          ALTER TABLE task_dispatches DROP COLUMN n; DROP INDEX tasks_due_by_queue; DROP INDEX tasks_running; \
          ALTER TABLE tasks DROP COLUMN group_key; ALTER TABLE tasks DROP COLUMN priority; \

@@ -232,6 +232,7 @@ async fn claims_take_due_tasks_in_schedule_order_and_by_tag(h: Harness) {
         matches!(missing, Err(Error::NotFound { .. })),
         "{missing:?}"
     );
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn concurrent_claims_from_two_nodes_take_each_task_once(h: Harness) {
@@ -397,6 +398,7 @@ async fn heartbeat_extends_and_release_gives_the_attempt_back(h: Harness) {
         id,
         "a fresh token for the reused number"
     );
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
@@ -459,6 +461,7 @@ async fn complete_and_fail_follow_the_retry_policy(h: Harness) {
     assert_eq!(failed.status, Status::Failed);
     assert_eq!(finished.map(|f| f.status), Some(Status::Failed));
     assert_eq!(h.attempts("bad").await.len(), 2);
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn reassign_and_assign_move_leases_between_principals(h: Harness) {
@@ -529,6 +532,7 @@ async fn reassign_and_assign_move_leases_between_principals(h: Harness) {
         })
     ));
     assert_eq!(h.get("v").await.status, Status::Pending);
+    h.assert_counters_match_rows(ORG).await;
 }
 
 async fn a_person_only_queue_takes_completions_from_persons_only(h: Harness) {
@@ -589,6 +593,7 @@ async fn claims_keep_only_the_newest_attempts(h: Harness) {
     }
     let kept: Vec<u32> = h.attempts("t").await.iter().map(|a| a.attempt).collect();
     assert_eq!(kept, [3, 4]);
+    h.assert_counters_match_rows(ORG).await;
 }
 
 /// Many workers ending many tasks at once, each end sent twice and some
@@ -665,6 +670,7 @@ async fn concurrent_ends_settle_each_task_once(h: Harness) {
     }
     let stats = h.store.queue_stats(ORG, "w").await.unwrap();
     assert_eq!((stats.succeeded, stats.failed, stats.running), (40, 20, 0));
+    h.assert_counters_match_rows(ORG).await;
 }
 
 /// Completions and failures of what is not leased pull work: a task or a

@@ -56,7 +56,10 @@ impl DispatchStore for PostgresStore {
         self.write(None, async |c, now, _| {
             let uids: Vec<&str> = results.iter().map(|r| r.task_uid.as_str()).collect();
             // Ordered, so that concurrent batches lock rows in one order.
-            let sql = format!("{RUNNING_ROW} WHERE t.uid = ANY($1) ORDER BY t.uid FOR UPDATE OF t");
+            let sql = format!(
+                "{} WHERE t.uid = ANY($1) ORDER BY t.uid FOR UPDATE OF t",
+                RUNNING_ROW[1]
+            );
             let stmt = c.0.prepare_cached(&sql).await?;
             let found =
                 c.0.query(&stmt, &[&uids])

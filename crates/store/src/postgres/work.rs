@@ -356,7 +356,7 @@ async fn decide_and_write<C: GenericClient>(
     }
     let uids: Vec<&str> = tasks.values().map(|t| t.uid.as_str()).collect();
     let stmt =
-        c.0.prepare_cached(&format!("{RUNNING_ROW} WHERE t.uid = ANY($1)"))
+        c.0.prepare_cached(&format!("{} WHERE t.uid = ANY($1)", RUNNING_ROW[1]))
             .await?;
     let mut running: HashMap<String, RunningRow> = HashMap::new();
     for r in c.0.query(&stmt, &[&uids]).await? {

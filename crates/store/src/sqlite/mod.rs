@@ -18,6 +18,7 @@ mod writer;
 use crate::driver::{Conn, Dialect, Value, run_now};
 use crate::events::EventRenderer;
 use crate::idempotency::KeyCompletion;
+use crate::records::Status;
 use crate::schema::migration_sql;
 use crate::tables::idempotency::Keyed;
 use crate::{Error, Result};
@@ -204,14 +205,14 @@ impl SqliteStore {
         let lock = key.clone();
         let inner = self.inner.clone();
         let clock = self.inner.clock.clone();
-        let job = move |conn: &Connection, inserted: &counts::Inserted| {
+        let job = move |conn: &Connection, counted: &counts::Counted| {
             // "now" is read inside the batch, so a write never records
             // a time earlier than writes committed before it.
             let now = to_micros(clock.now());
             if let Some(k) = &key {
                 idempotency::check_still_held(&inner.locks, k, now)?;
             }
-            let c = Lite(conn, Some(inserted));
+            let c = Lite(conn, Some(counted));
             let mut keyed = Keyed::new(key);
             run_now(async {
                 keyed.claim(&c, now).await?;
@@ -427,7 +428,7 @@ crate::operations::store_operations!(SqliteStore);
 /// A connection of the writer (with the counts of the tasks its writes
 /// insert) or a reader, running the shared statements; each statement is
 /// prepared once per connection.
-pub(crate) struct Lite<'a>(&'a Connection, Option<&'a counts::Inserted>);
+pub(crate) struct Lite<'a>(&'a Connection, Option<&'a counts::Counted>);
 
 impl Conn for Lite<'_> {
     const DIALECT: Dialect = Dialect::Sqlite;
@@ -468,8 +469,14 @@ impl Conn for Lite<'_> {
     }
 
     fn count_inserted(&self, org: &str, queue: &str, tasks: u64, bytes: u64) {
-        if let Some(inserted) = self.1 {
-            inserted.add(org, queue, tasks, bytes);
+        if let Some(counted) = self.1 {
+            counted.inserted(org, queue, tasks, bytes);
+        }
+    }
+
+    fn count_moved(&self, org: &str, queue: &str, moved: (Status, Status), tasks: u64, bytes: u64) {
+        if let Some(counted) = self.1 {
+            counted.moved(org, queue, moved, tasks, bytes);
         }
     }
 }

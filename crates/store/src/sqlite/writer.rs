@@ -9,10 +9,10 @@
 //! so one failing request rolls back alone and the others still commit;
 //! a write that changes rows only after it can no longer fail but for a
 //! fault of the database (a keyless create) runs without one, see
-//! [`Writer::write_unguarded`]. The tasks writes insert are counted once
-//! per commit ([`Inserted`]).
+//! [`Writer::write_unguarded`]. The tasks writes insert, and the status
+//! changes they make, are counted once per commit ([`Counted`]).
 
-use super::counts::Inserted;
+use super::counts::Counted;
 use crate::{Error, Result};
 use rusqlite::Connection;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 /// `complete` answers its caller once the commit outcome is known (`run` may
 /// never have been called, when the transaction could not even begin).
 trait Job: Send {
-    fn run(&mut self, conn: &Connection, inserted: &Inserted) -> bool;
+    fn run(&mut self, conn: &Connection, counted: &Counted) -> bool;
     /// Whether the job runs in a savepoint of its own.
     fn guarded(&self) -> bool;
     fn complete(self: Box<Self>, commit: std::result::Result<(), String>);
@@ -39,11 +39,11 @@ struct Write<T, F> {
 impl<T, F> Job for Write<T, F>
 where
     T: Send + 'static,
-    F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
+    F: FnOnce(&Connection, &Counted) -> Result<T> + Send + 'static,
 {
-    fn run(&mut self, conn: &Connection, inserted: &Inserted) -> bool {
+    fn run(&mut self, conn: &Connection, counted: &Counted) -> bool {
         let f = self.f.take().expect("a write runs once");
-        let result = catch_unwind(AssertUnwindSafe(|| f(conn, inserted)))
+        let result = catch_unwind(AssertUnwindSafe(|| f(conn, counted)))
             .unwrap_or_else(|_| Err(Error::Internal("write panicked".into())));
         let ok = result.is_ok();
         self.result = Some(result);
@@ -94,7 +94,7 @@ impl Writer {
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection, &Counted) -> Result<T> + Send + 'static,
     {
         self.send(true, f).await
     }
@@ -111,7 +111,7 @@ impl Writer {
     pub(crate) async fn write_unguarded<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection, &Counted) -> Result<T> + Send + 'static,
     {
         self.send(false, f).await
     }
@@ -119,7 +119,7 @@ impl Writer {
     async fn send<T, F>(&self, guarded: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &Inserted) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection, &Counted) -> Result<T> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
         let job = Box::new(Write {
@@ -137,7 +137,7 @@ impl Writer {
 }
 
 fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
-    let inserted = Inserted::default();
+    let counted = Counted::default();
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -146,7 +146,7 @@ fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        let committed = commit(&conn, &inserted, &mut batch);
+        let committed = commit(&conn, &counted, &mut batch);
         for job in batch {
             job.complete(committed.clone());
         }
@@ -157,7 +157,7 @@ fn run(conn: Connection, jobs: mpsc::Receiver<Box<dyn Job>>) {
 /// what every write of the batch is answered with.
 fn commit(
     conn: &Connection,
-    inserted: &Inserted,
+    counted: &Counted,
     batch: &mut [Box<dyn Job>],
 ) -> std::result::Result<(), String> {
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
@@ -168,22 +168,22 @@ fn commit(
     for job in batch.iter_mut() {
         if !job.guarded() {
             let before = conn.total_changes();
-            if !job.run(conn, inserted) && conn.total_changes() != before {
+            if !job.run(conn, counted) && conn.total_changes() != before {
                 stranded = Some("a write failed after changing rows".to_string());
             }
-        } else if let Err(e) = flush(conn, inserted) {
+        } else if let Err(e) = flush(conn, counted) {
             stranded = Some(e);
         } else {
-            let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(conn, inserted);
+            let ok = conn.execute_batch("SAVEPOINT w").is_ok() && job.run(conn, counted);
             // The write's own counts, kept or undone with it. Failing,
             // they leave its rows uncounted: its commit is rolled back.
-            if ok && let Err(e) = flush(conn, inserted) {
+            if ok && let Err(e) = flush(conn, counted) {
                 stranded = Some(e);
             }
             let closed = if ok {
                 conn.execute_batch("RELEASE w")
             } else {
-                inserted.discard();
+                counted.discard();
                 conn.execute_batch("ROLLBACK TO w; RELEASE w")
             };
             if let Err(e) = closed {
@@ -202,7 +202,7 @@ fn commit(
         }
     }
     if stranded.is_none() {
-        stranded = flush(conn, inserted).err();
+        stranded = flush(conn, counted).err();
     }
     let committed = match stranded {
         Some(e) => {
@@ -212,17 +212,17 @@ fn commit(
         None => conn.execute_batch("COMMIT").map_err(|e| e.to_string()),
     };
     if committed.is_err() {
-        inserted.discard();
+        counted.discard();
         let _ = conn.execute_batch("ROLLBACK");
     }
     committed
 }
 
-/// [`Inserted::flush`], failing as a write that strands its commit does.
-fn flush(conn: &Connection, inserted: &Inserted) -> std::result::Result<(), String> {
-    inserted
+/// [`Counted::flush`], failing as a write that strands its commit does.
+fn flush(conn: &Connection, counted: &Counted) -> std::result::Result<(), String> {
+    counted
         .flush(conn)
-        .map_err(|e| format!("counting inserted tasks: {e}"))
+        .map_err(|e| format!("counting tasks: {e}"))
 }
 
 #[cfg(test)]
@@ -252,8 +252,8 @@ mod tests {
     /// held in an earlier commit until both are queued.
     async fn together<A, B>(w: &Writer, unguarded: A, guarded: B) -> (Result<()>, Result<()>)
     where
-        A: FnOnce(&Connection, &Inserted) -> Result<()> + Send + 'static,
-        B: FnOnce(&Connection, &Inserted) -> Result<()> + Send + 'static,
+        A: FnOnce(&Connection, &Counted) -> Result<()> + Send + 'static,
+        B: FnOnce(&Connection, &Counted) -> Result<()> + Send + 'static,
     {
         let (started, running) = oneshot::channel();
         let (go, held) = mpsc::channel::<()>();
@@ -359,9 +359,9 @@ mod tests {
 
     /// A task's insert counted in memory: one row in `t`, and one task of
     /// `bytes` bytes in queue `q`.
-    fn insert_counted(conn: &Connection, inserted: &Inserted, x: i64) -> Result<()> {
+    fn insert_counted(conn: &Connection, counted: &Counted, x: i64) -> Result<()> {
         insert(conn, x)?;
-        inserted.add("o", "q", 1, 10);
+        counted.inserted("o", "q", 1, 10);
         Ok(())
     }
 
@@ -387,13 +387,13 @@ mod tests {
         let (_dir, w) = writer();
         let (a, b) = together(
             &w,
-            |conn, inserted| insert_counted(conn, inserted, 1),
+            |conn, counted| insert_counted(conn, counted, 1),
             |conn, _| insert(conn, 2),
         )
         .await;
         a.unwrap();
         b.unwrap();
-        w.write_unguarded(|conn, inserted| insert_counted(conn, inserted, 3))
+        w.write_unguarded(|conn, counted| insert_counted(conn, counted, 3))
             .await
             .unwrap();
         assert_eq!(counted(&w).await, Some((2, 20)));
@@ -406,10 +406,10 @@ mod tests {
         let (_dir, w) = writer();
         let (a, b) = together(
             &w,
-            |conn, inserted| insert_counted(conn, inserted, 1),
-            |conn, inserted| {
+            |conn, counted| insert_counted(conn, counted, 1),
+            |conn, counted| {
                 let n: i64 = conn.query_row("SELECT n FROM task_counts", [], |r| r.get(0))?;
-                insert_counted(conn, inserted, 2)?;
+                insert_counted(conn, counted, 2)?;
                 Err(Error::Internal(format!("saw {n}")))
             },
         )
@@ -431,8 +431,8 @@ mod tests {
         let (_dir, w) = writer();
         let (a, b) = together(
             &w,
-            |conn, inserted| {
-                insert_counted(conn, inserted, 1)?;
+            |conn, counted| {
+                insert_counted(conn, counted, 1)?;
                 Err(Error::Internal("failed after writing".into()))
             },
             |conn, _| insert(conn, 2),

@@ -101,6 +101,9 @@ pub(crate) struct RunningRow {
     pub target_json: Option<String>,
     /// The event types the organization's webhooks want (space separated).
     pub webhook_events: Option<String>,
+    /// Its stored bytes, which a status change moves between the queue's
+    /// counters ([`Conn::count_moved`]).
+    pub bytes: u64,
 }
 
 /// The new state of a task after an attempt, as column values.
@@ -356,6 +359,7 @@ pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
         queue_config: config,
         target_json: r.opt_text(12)?,
         webhook_events: r.opt_text(13)?,
+        bytes: u64::try_from(r.i64(14)?).unwrap_or(0),
     })
 }
 
@@ -364,17 +368,41 @@ pub(crate) fn running_row(r: &impl Row) -> Result<RunningRow> {
 /// what tells whether its end raises an event (its target with its own
 /// callbacks, its queue's callbacks, the event types its organization's
 /// webhooks want); read with [`running_row`]. Callers append the condition.
-pub(crate) const RUNNING_ROW: &str = "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
-     t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, a.started_at, \
-     q.config, t.attempts_before_redrive, t.target, o.webhook_events \
-     FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
-     LEFT JOIN organizations o ON o.name = t.org \
-     LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count";
+/// Its last column, `$bytes`, is the task's stored bytes where a status
+/// change is counted by its statement (SQLite, [`Conn::count_moved`]).
+macro_rules! running_row {
+    ($bytes:literal) => {
+        concat!(
+            "SELECT t.org, t.queue, t.task_id, t.uid, t.status, \
+             t.attempt_count, t.cancel_requested, t.retry_config, t.first_attempt_at, \
+             a.started_at, q.config, t.attempts_before_redrive, t.target, o.webhook_events, ",
+            $bytes,
+            " FROM tasks t JOIN queues q ON q.org = t.org AND q.name = t.queue \
+             LEFT JOIN organizations o ON o.name = t.org \
+             LEFT JOIN attempts a ON a.task_uid = t.uid AND a.attempt = t.attempt_count"
+        )
+    };
+    (Sqlite) => {
+        running_row!("CAST(octet_length(t.target) + COALESCE(octet_length(t.body), 0) AS BIGINT)")
+    };
+    // PostgreSQL's trigger counts status changes: no bytes to read.
+    (Postgres) => {
+        running_row!("CAST(0 AS BIGINT)")
+    };
+}
+
+/// [`running_row!`] by dialect.
+pub(crate) const RUNNING_ROW: [&str; 2] = [running_row!(Sqlite), running_row!(Postgres)];
+
+const SQL_RUNNING_ONE: [&str; 2] = [
+    concat!(running_row!(Sqlite), " WHERE t.uid = $1"),
+    concat!(running_row!(Postgres), " WHERE t.uid = $1"),
+];
 
 /// The running row of one task.
 pub(crate) async fn running<C: Conn>(c: &C, uid: &str) -> Result<Option<RunningRow>> {
-    let sql = format!("{RUNNING_ROW} WHERE t.uid = $1");
-    c.query_opt(&sql, &args![uid], |r| running_row(r)).await
+    let sql = C::DIALECT.pick(SQL_RUNNING_ONE[0], SQL_RUNNING_ONE[1]);
+    c.query_opt(sql, &args![uid], |r| running_row(r)).await
 }
 
 /// Applies an attempt's result if `row` (the task as it is now) still
@@ -443,23 +471,29 @@ pub(crate) async fn release<C: Conn>(c: &C, now: i64, attempts: &[(String, u32)]
     let mut released = 0;
     for (uid, attempt) in attempts {
         let lease = args![now, uid.as_str(), i64::from(*attempt)];
-        let n = c
-            .execute(
+        // Answers what the queue's counters move on SQLite (`Conn::count_moved`).
+        let moved = c
+            .query_opt(
                 "UPDATE tasks SET status = 'pending', next_attempt_at = $1, \
                  lease_expires_at = NULL, attempt_count = attempt_count - 1, \
                  first_attempt_at = CASE WHEN attempt_count - 1 <= attempts_before_redrive \
                  THEN NULL ELSE first_attempt_at END \
-                 WHERE uid = $2 AND status = 'running' AND attempt_count = $3",
+                 WHERE uid = $2 AND status = 'running' AND attempt_count = $3 \
+                 RETURNING org, queue, \
+                 CAST(octet_length(target) + COALESCE(octet_length(body), 0) AS BIGINT)",
                 &lease,
+                |r| Ok((r.text(0)?, r.text(1)?, r.i64(2)?)),
             )
             .await?;
-        if n > 0 {
+        if let Some((org, queue, bytes)) = moved {
+            let bytes = u64::try_from(bytes).unwrap_or(0);
+            c.count_moved(&org, &queue, (Status::Running, Status::Pending), 1, bytes);
             c.execute(
                 "DELETE FROM attempts WHERE task_uid = $1 AND attempt = $2",
                 &args![uid.as_str(), i64::from(*attempt)],
             )
             .await?;
-            released += n;
+            released += 1;
         }
     }
     Ok(released)
@@ -518,6 +552,13 @@ pub(crate) async fn apply_next<C: Conn>(
         &attempt_args,
     );
     try_join(task, attempt).await?;
+    c.count_moved(
+        &row.org,
+        &row.queue,
+        (row.status, next.status),
+        1,
+        row.bytes,
+    );
     if matches!(next.status, Status::Succeeded | Status::Failed) {
         super::events::on_final(c, now, row, next.status, render).await?;
     }
@@ -690,8 +731,9 @@ impl Claim {
         render: &dyn EventRenderer,
     ) -> Result<Claim> {
         let sql = format!(
-            "{RUNNING_ROW} WHERE t.status = 'running' AND t.lease_expires_at <= $1 \
+            "{} WHERE t.status = 'running' AND t.lease_expires_at <= $1 \
              ORDER BY t.lease_expires_at LIMIT $2 {}",
+            C::DIALECT.pick(RUNNING_ROW[0], RUNNING_ROW[1]),
             c.lock("FOR UPDATE OF t SKIP LOCKED")
         );
         let expired = c

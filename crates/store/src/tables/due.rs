@@ -26,11 +26,12 @@
 use crate::Result;
 use crate::dispatch::ClaimedTask;
 use crate::driver::{Conn, Dialect, Value, args};
-use crate::records::Task;
+use crate::records::{Status, Task};
 use crate::sql::Row as _;
 use crate::task_row::{self, task_columns};
 use idem_core::clock::from_micros;
 use idem_core::queue::GroupOrder;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The due tasks of a queue whose tasks carry no group nor priority, in
 /// the order claims take them (next attempt, then uid, which
@@ -600,14 +601,27 @@ async fn claim<C: Conn>(
     if generic {
         c.execute(SQL_GENERIC_PLAN, &[]).await?;
     }
+    // What the claim moved from pending to running, for SQLite's writer,
+    // which counts it (`Conn::count_moved`); PostgreSQL's trigger does.
+    let bytes = AtomicU64::new(0);
     let mut claimed = c
         .query(sql, &params, |r| {
+            if C::DIALECT == Dialect::Sqlite {
+                bytes.fetch_add(task_row::read_bytes(r)?, Ordering::Relaxed);
+            }
             Ok((task_row::read(r)?, r.i64(task_row::col::lease_expires_at)?))
         })
         .await?;
     if generic {
         c.execute(SQL_PLAN_AS_BEFORE, &[]).await?;
     }
+    c.count_moved(
+        due.org,
+        due.queue,
+        (Status::Pending, Status::Running),
+        claimed.len() as u64,
+        bytes.into_inner(),
+    );
     if due.groups.is_some() {
         in_turns(&mut claimed);
     } else {
@@ -705,15 +719,27 @@ pub(crate) async fn pull<C: Conn>(
 pub(crate) async fn lease_one<C: Conn>(
     c: &C,
     now: i64,
+    org: &str,
     uid: &str,
     lease: &PullLease<'_>,
 ) -> Result<Option<Task>> {
-    c.query_opt(
-        pick::<C>(&SQL_LEASE_ONE),
-        &args![now, lease.length, lease.nonce, lease.claimant, uid],
-        |r| task_row::read(r),
-    )
-    .await
+    let leased = c
+        .query_opt(
+            pick::<C>(&SQL_LEASE_ONE),
+            &args![now, lease.length, lease.nonce, lease.claimant, uid],
+            |r| Ok((task_row::read(r)?, task_row::read_bytes(r)?)),
+        )
+        .await?;
+    Ok(leased.map(|(task, bytes)| {
+        c.count_moved(
+            org,
+            &task.queue,
+            (Status::Pending, Status::Running),
+            1,
+            bytes,
+        );
+        task
+    }))
 }
 
 #[cfg(test)]

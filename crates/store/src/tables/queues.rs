@@ -2,6 +2,7 @@
 //! so do its statistics.
 
 use super::idempotency::Keyed;
+use super::stats::update_moving;
 use super::{after, limit, not_found, released, tasks, within_quota};
 use crate::driver::{Conn, args};
 use crate::quotas::{Quota, Quotas};
@@ -198,14 +199,16 @@ pub(crate) async fn purge<C: Conn>(
 ) -> Result<u64> {
     let queue = get(c, org, name, "FOR SHARE").await?;
     let window = queue.config.dedup_window_s as i64 * 1_000_000;
-    let n = c
-        .execute(
-            "UPDATE tasks SET status = 'cancelled', \
-             finished_at = $1, dedup_expires_at = $1 + CAST($2 AS BIGINT) \
-             WHERE org = $3 AND queue = $4 AND status = 'pending'",
-            &args![now, window, org, name],
-        )
-        .await?;
+    let n = update_moving(
+        c,
+        "UPDATE tasks SET status = 'cancelled', \
+         finished_at = $1, dedup_expires_at = $1 + CAST($2 AS BIGINT) \
+         WHERE org = $3 AND queue = $4 AND status = 'pending'",
+        &args![now, window, org, name],
+        org,
+        (Status::Pending, Status::Cancelled),
+    )
+    .await?;
     keyed.set_body(|| format!("{{\"cancelled\":{n}}}"));
     Ok(n)
 }

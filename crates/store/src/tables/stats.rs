@@ -3,10 +3,12 @@
 //! - Tasks per stored status come from `task_counts`, kept in the
 //!   transaction of every change of a task's status (migration 009): a
 //!   handful of rows per queue, summed over their shards. Triggers count
-//!   updates and deletes; on PostgreSQL the statements that insert tasks
-//!   count their own rows ([`count_inserted!`], migration 014), since a
-//!   statement trigger's transition table and function call were a fifth
-//!   of a create's server time.
+//!   deletes, and on PostgreSQL status changes; there the statements that
+//!   insert tasks count their own rows ([`count_inserted!`], migration
+//!   014), since a statement trigger's transition table and function call
+//!   were a fifth of a create's server time. SQLite's writer counts what
+//!   its statements insert and move between states once per commit
+//!   (`sqlite/counts.rs`, migrations 023 and 024).
 //! - `scheduled` and `queued` split the pending count by time: a pending
 //!   task never attempted whose next attempt is in the future is
 //!   scheduled. Only the scheduled part is counted, from an index range
@@ -111,11 +113,40 @@ macro_rules! count_inserted {
 }
 pub(crate) use count_inserted;
 
+/// Runs `sql`, an `UPDATE` of tasks that moves each row it changes from
+/// status `moved.0` to `moved.1`, and reports what it moved
+/// ([`Conn::count_moved`](crate::driver::Conn::count_moved)): on SQLite
+/// the statement answers each row's queue and stored bytes. For the status
+/// changes off the paths of a create and a delivery (a cancel, a redrive,
+/// a purge, a release), which may change many rows of one organization.
+/// The number of tasks moved.
+pub(crate) async fn update_moving<C: Conn>(
+    c: &C,
+    sql: &str,
+    params: &[Value<'_>],
+    org: &str,
+    moved: (Status, Status),
+) -> Result<u64> {
+    match C::DIALECT {
+        Dialect::Postgres => c.execute(sql, params).await,
+        Dialect::Sqlite => {
+            let returning = format!("{sql} RETURNING queue, {}", task_bytes!());
+            let rows = c
+                .query(&returning, params, |r| Ok((r.text(0)?, r.i64(1)?)))
+                .await?;
+            for (queue, bytes) in &rows {
+                c.count_moved(org, queue, moved, 1, u64::try_from(*bytes).unwrap_or(0));
+            }
+            Ok(rows.len() as u64)
+        }
+    }
+}
+
 use super::due::group_keys;
 use super::{after, limit, not_found};
 use crate::Result;
-use crate::driver::{Conn, args};
-use crate::records::{GroupStats, Page, PageRequest, QueueOldestDue, QueueStats};
+use crate::driver::{Conn, Dialect, Value, args};
+use crate::records::{GroupStats, Page, PageRequest, QueueOldestDue, QueueStats, Status};
 use crate::sql::Row;
 use idem_core::clock::from_micros;
 

@@ -3,7 +3,7 @@
 //! whose time has passed.
 
 use super::idempotency::Keyed;
-use super::stats::{counted_inserts, task_bytes};
+use super::stats::{counted_inserts, task_bytes, update_moving};
 use super::{dispatch, limit, not_found, queues};
 use crate::driver::{Conn, Dialect, Value, args};
 use crate::events::EventRenderer;
@@ -800,8 +800,9 @@ pub(crate) async fn cancel<C: Conn>(
         Status::Pending => {
             let window =
                 queues::get(c, org, queue, "").await?.config.dedup_window_s as i64 * 1_000_000;
-            c.execute(SQL_CANCEL_PENDING, &args![now, window, &task.uid])
-                .await?;
+            let cancel = args![now, window, &task.uid];
+            let moved = (Status::Pending, Status::Cancelled);
+            update_moving(c, SQL_CANCEL_PENDING, &cancel, org, moved).await?;
         }
         Status::Running => {
             // Read under the row lock `require` took: the lease is ours to end.
@@ -850,11 +851,9 @@ pub(crate) async fn redrive<C: Conn>(
 ) -> Result<Task> {
     let task = require(c, org, queue, task_id, "FOR UPDATE").await?;
     check_redrivable(&task, now)?;
-    c.execute(
-        &format!("{SQL_REDRIVE} WHERE uid = $2"),
-        &args![now, &task.uid],
-    )
-    .await?;
+    let sql = format!("{SQL_REDRIVE} WHERE uid = $2");
+    let moved = (task.status, Status::Pending);
+    update_moving(c, &sql, &args![now, &task.uid], org, moved).await?;
     require(c, org, queue, task_id, "").await
 }
 
@@ -916,7 +915,8 @@ pub(crate) async fn redrive_many<C: Conn>(
         "{SQL_REDRIVE} WHERE uid IN (SELECT uid FROM tasks WHERE {matching} {})",
         c.lock("FOR UPDATE")
     );
-    let count = c.execute(&sql, &params).await?;
+    let moved = (filter.status, Status::Pending);
+    let count = update_moving(c, &sql, &params, org, moved).await?;
     keyed.set_body(|| format!("{{\"redriven\":{count}}}"));
     Ok(Redriven { count })
 }

@@ -259,7 +259,7 @@ async fn lease_one<C: Conn>(
         nonce: &nonce,
         claimant,
     };
-    let leased = due::lease_one(c, now, &task.uid, &lease)
+    let leased = due::lease_one(c, now, org, &task.uid, &lease)
         .await?
         .ok_or_else(|| Error::Retryable("the task changed under its claim".into()))?;
     started(
@@ -338,7 +338,9 @@ pub(crate) async fn act<C: Conn>(
             task_row::COLUMNS
         )
     };
-    let updated = |t: Option<Task>| t.ok_or_else(|| Error::Retryable("the task changed".into()));
+    fn updated<T>(t: Option<T>) -> Result<T> {
+        t.ok_or_else(|| Error::Retryable("the task changed".into()))
+    }
     let task = match action {
         WorkAction::Claim {
             claimant,
@@ -407,12 +409,13 @@ pub(crate) async fn act<C: Conn>(
                  THEN NULL ELSE first_attempt_at END",
                 2,
             );
-            let released = updated(
+            let (released, bytes) = updated(
                 c.query_opt(&sql, &args![now, &task.uid, &attempt_id], |r| {
-                    task_row::read(r)
+                    Ok((task_row::read(r)?, task_row::read_bytes(r)?))
                 })
                 .await?,
             )?;
+            c.count_moved(org, queue, (Status::Running, Status::Pending), 1, bytes);
             c.execute(
                 "DELETE FROM attempts WHERE task_uid = $1 AND attempt = $2",
                 &args![&task.uid, i64::from(task.attempt_count)],
