@@ -474,13 +474,16 @@ pub(crate) async fn release<C: Conn>(c: &C, now: i64, attempts: &[(String, u32)]
         // Answers what the queue's counters move on SQLite (`Conn::count_moved`).
         let moved = c
             .query_opt(
-                "UPDATE tasks SET status = 'pending', next_attempt_at = $1, \
-                 lease_expires_at = NULL, attempt_count = attempt_count - 1, \
-                 first_attempt_at = CASE WHEN attempt_count - 1 <= attempts_before_redrive \
-                 THEN NULL ELSE first_attempt_at END \
-                 WHERE uid = $2 AND status = 'running' AND attempt_count = $3 \
-                 RETURNING org, queue, \
-                 CAST(octet_length(target) + COALESCE(octet_length(body), 0) AS BIGINT)",
+                concat!(
+                    "UPDATE tasks SET status = 'pending', next_attempt_at = $1, \
+                     lease_expires_at = NULL, attempt_count = attempt_count - 1, \
+                     first_attempt_at = CASE WHEN attempt_count - 1 <= attempts_before_redrive \
+                     THEN NULL ELSE first_attempt_at END \
+                     WHERE uid = $2 AND status = 'running' AND attempt_count = $3 \
+                     RETURNING org, queue, CAST(",
+                    super::stats::task_bytes!(),
+                    " AS BIGINT)"
+                ),
                 &lease,
                 |r| Ok((r.text(0)?, r.text(1)?, r.i64(2)?)),
             )

@@ -727,7 +727,14 @@ pub(crate) async fn lease_one<C: Conn>(
         .query_opt(
             pick::<C>(&SQL_LEASE_ONE),
             &args![now, lease.length, lease.nonce, lease.claimant, uid],
-            |r| Ok((task_row::read(r)?, task_row::read_bytes(r)?)),
+            |r| {
+                // Only SQLite's writer counts the move (`Conn::count_moved`).
+                let bytes = match C::DIALECT {
+                    Dialect::Sqlite => task_row::read_bytes(r)?,
+                    Dialect::Postgres => 0,
+                };
+                Ok((task_row::read(r)?, bytes))
+            },
         )
         .await?;
     Ok(leased.map(|(task, bytes)| {
