@@ -7,7 +7,9 @@
 #   (BEFORE_DIR holding `idem` and `idem-bench`, the others `idem`: one load
 #   generator drives every build; CONCURRENCY defaults to 1, STORE to
 #   sqlite; PostgreSQL from IDEM_BENCH_DATABASE_URL, default
-#   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run)
+#   postgres://postgres@127.0.0.1:5432/test, in a scratch database per run,
+#   the server's URL ending in IDEM_BENCH_PG_PARAMS, default ?sslmode=disable:
+#   plaintext, as builds from before TLS support speak; '' for libpq's prefer)
 # With AB_BATCH=N the load is batch creates instead (`tasks:batch`, N tasks
 # a request, every task new) from CONCURRENCY clients; with AB_KEYS=1 every
 # create carries an Idempotency-Key of its own; with AB_REPLAY=1 the keyed
@@ -33,7 +35,7 @@ one() { # label release-dir
   if [ "$store" = postgres ]; then
     db="idem_ab_$$_$RANDOM"
     psql -q "$admin_url" -c "CREATE DATABASE $db"
-    flags=(--database-url "${admin_url%/*}/$db${IDEM_BENCH_PG_PARAMS:-}")
+    flags=(--database-url "${admin_url%/*}/$db${IDEM_BENCH_PG_PARAMS-?sslmode=disable}")
   else
     flags=(--data-dir "$work/data")
   fi

@@ -10,7 +10,7 @@
 #   (BEFORE_DIR holding `idem` and `idem-bench`, AFTER_DIR `idem`;
 #   PostgreSQL from IDEM_BENCH_DATABASE_URL, default
 #   postgres://postgres@127.0.0.1:5432/test, a scratch database per run,
-#   with IDEM_BENCH_PG_PARAMS appended to its URL)
+#   with IDEM_BENCH_PG_PARAMS appended to its URL, default ?sslmode=disable)
 set -euo pipefail
 before=$1 after=$2
 store=${3:-postgres}
@@ -25,7 +25,7 @@ one() { # label release-dir
   if [ "$store" = postgres ]; then
     db="idem_ab_$$_$RANDOM"
     psql -q "$admin_url" -c "CREATE DATABASE $db"
-    flags=(--database-url "${admin_url%/*}/$db${IDEM_BENCH_PG_PARAMS:-}")
+    flags=(--database-url "${admin_url%/*}/$db${IDEM_BENCH_PG_PARAMS-?sslmode=disable}")
   else
     flags=(--data-dir "$work/data")
   fi

@@ -67,7 +67,7 @@ impl Node {
                 if std::env::var_os("IDEM_BENCH_PG_COST").is_some() {
                     let _ = pg_cost::DATABASE.set(created.url.clone());
                 }
-                args.extend(["--database-url".into(), created.url.clone()]);
+                args.extend(["--database-url".into(), server_url(&created.url)]);
                 db = Some(created);
             }
             other => panic!("unknown store {other}"),
@@ -97,6 +97,22 @@ impl Node {
 
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;
+    }
+}
+
+/// The database URL the server under test connects with: the scratch
+/// database's, with `IDEM_BENCH_PG_PARAMS` added (default
+/// `?sslmode=disable`, as `bench/pg_cost.sh` and `bench/ab_creates.sh`).
+/// Left to libpq's default (`prefer`) a build negotiates TLS with a local
+/// server that offers it, while a build from before TLS support speaks
+/// plaintext, and a same-run A/B of the two would time TLS as the change.
+/// `IDEM_BENCH_PG_PARAMS='?sslmode=require'` measures over TLS.
+fn server_url(url: &str) -> String {
+    let params =
+        std::env::var("IDEM_BENCH_PG_PARAMS").unwrap_or_else(|_| "?sslmode=disable".into());
+    match (url.contains('?'), params.strip_prefix('?')) {
+        (true, Some(rest)) => format!("{url}&{rest}"),
+        _ => format!("{url}{params}"),
     }
 }
 
