@@ -804,6 +804,37 @@ async fn a_claim_gives_no_organization_more_than_its_share(h: Harness) {
     assert_eq!(per_org(&batch), (2, 1));
 }
 
+/// An organization alone in wanting slots still leaves a share for the
+/// others once a second organization exists; on a server of one
+/// organization it may take every slot.
+async fn a_lone_organization_takes_every_slot_only_when_it_is_the_only_one(h: Harness) {
+    h.queue("q", open_config()).await;
+    for i in 0..10 {
+        h.task("q", &format!("t{i}")).await;
+    }
+    let claim = || DispatchClaim {
+        max_tasks: 8,
+        lease_grace: GRACE,
+        attempts_kept: 100,
+        fair_share: Some(FairShare {
+            slots: 8,
+            max_per_org: None,
+            in_flight: Default::default(),
+        }),
+    };
+    let batch = h.store.dispatch_claim(claim()).await.unwrap();
+    assert_eq!(batch.tasks.len(), 8, "the only organization");
+    h.store
+        .organization_create("other", support::new_key(), None)
+        .await
+        .unwrap();
+    for i in 10..15 {
+        h.task("q", &format!("t{i}")).await;
+    }
+    let batch = h.store.dispatch_claim(claim()).await.unwrap();
+    assert_eq!(batch.tasks.len(), 4, "8 / (1 + 1) slots of 7 due tasks");
+}
+
 /// The statistics a queue should show, counted from its tasks one by one.
 async fn counted_stats(h: &Harness, queue: &str) -> QueueStats {
     let now = h.now();
@@ -1628,6 +1659,7 @@ idem_testkit::backend_tests! {
     concurrent_claims_have_one_winner,
     queue_limits_are_shared_by_all_claimers,
     a_claim_gives_no_organization_more_than_its_share,
+    a_lone_organization_takes_every_slot_only_when_it_is_the_only_one,
     queue_stats_match_counted_tasks_after_a_mixed_workload,
     queue_stats_stay_exact_under_concurrent_writers,
     dispatches_are_logged_once_per_claim_for_a_minute,

@@ -613,6 +613,9 @@ pub(crate) const SQL_CLAIM_CANDIDATES: [&str; 2] = [
     ),
 ];
 
+/// Whether a second organization exists: any row past the first.
+const SQL_SECOND_ORG: &str = "SELECT name FROM organizations ORDER BY name LIMIT 1 OFFSET 1";
+
 /// A running queue's limits and bucket, under a lock another node's claim
 /// may hold (then the queue is skipped this round); `$1` org, `$2` queue.
 /// `FOR NO KEY UPDATE` does not block task creates (`FOR KEY SHARE`).
@@ -634,22 +637,34 @@ pub(crate) async fn claim<C: Conn>(
 ) -> Result<ClaimedBatch> {
     let kept = params.attempts_kept;
     let mut claim = Claim::start(c, now, params, max_secrets, render).await?;
-    let candidates = c
-        .query(
-            C::DIALECT.pick(SQL_CLAIM_CANDIDATES[0], SQL_CLAIM_CANDIDATES[1]),
-            &args![now],
-            |r| {
-                let read = match C::DIALECT {
-                    Dialect::Sqlite => Some(ClaimQueue::read(r, 2)?),
-                    Dialect::Postgres => None,
-                };
-                Ok((r.text(0)?, r.text(1)?, read))
-            },
-        )
-        .await?;
-    claim
-        .share(c, candidates.iter().map(|(org, _, _)| org.as_str()))
-        .await?;
+    let now_arg = args![now];
+    let candidates = c.query(
+        C::DIALECT.pick(SQL_CLAIM_CANDIDATES[0], SQL_CLAIM_CANDIDATES[1]),
+        &now_arg,
+        |r| {
+            let read = match C::DIALECT {
+                Dialect::Sqlite => Some(ClaimQueue::read(r, 2)?),
+                Dialect::Postgres => None,
+            };
+            Ok((r.text(0)?, r.text(1)?, read))
+        },
+    );
+    // Sent beside the candidates rather than after them, so that on
+    // PostgreSQL it costs no round trip of its own: most servers' due
+    // tasks are one organization's, and then its answer is needed.
+    let second_org = async {
+        if !claim.may_ask_for_a_second_org() {
+            return Ok(false);
+        }
+        c.query_opt(SQL_SECOND_ORG, &[], |_| Ok(()))
+            .await
+            .map(|found| found.is_some())
+    };
+    let (candidates, second_org) = try_join(candidates, second_org).await?;
+    claim.share(
+        candidates.iter().map(|(org, _, _)| org.as_str()),
+        second_org,
+    );
     for (org, queue, read) in candidates {
         if claim.remaining == 0 {
             break;
@@ -761,21 +776,28 @@ impl Claim {
         })
     }
 
+    /// Whether [`Claim::share`] may need to know if a second organization
+    /// exists ([`SQL_SECOND_ORG`]): a fair share without a fixed cap, and
+    /// fewer than two organizations holding this node's slots.
+    fn may_ask_for_a_second_org(&self) -> bool {
+        self.share.as_ref().is_some_and(|share| {
+            share.max_per_org.is_none() && share.in_flight.values().filter(|n| **n > 0).count() < 2
+        })
+    }
+
     /// Decides the organizations' share of the caller's slots, from the
     /// organizations of the queues with due tasks and those holding slots.
-    /// Counting the organizations is needed only when fewer than two want
-    /// slots: a server with one organization has nobody to share with.
-    async fn share<'a, C: Conn>(
-        &mut self,
-        c: &C,
-        due_orgs: impl IntoIterator<Item = &'a str>,
-    ) -> Result<()> {
+    /// Whether other organizations exist matters only when fewer than two
+    /// want slots (`second_org`, read if
+    /// [`Claim::may_ask_for_a_second_org`]): a server with one organization
+    /// has nobody to share with.
+    fn share<'a>(&mut self, due_orgs: impl IntoIterator<Item = &'a str>, second_org: bool) {
         let Some(share) = &self.share else {
-            return Ok(());
+            return;
         };
         if let Some(max) = share.max_per_org {
             self.org_cap = max;
-            return Ok(());
+            return;
         }
         let mut active: BTreeSet<&str> = due_orgs.into_iter().collect();
         active.extend(
@@ -785,16 +807,8 @@ impl Claim {
                 .filter(|(_, n)| **n > 0)
                 .map(|(org, _)| org.as_str()),
         );
-        let several_orgs = active.len() > 1
-            || c.query_opt(
-                "SELECT name FROM organizations ORDER BY name LIMIT 1 OFFSET 1",
-                &[],
-                |_| Ok(()),
-            )
-            .await?
-            .is_some();
+        let several_orgs = active.len() > 1 || second_org;
         self.org_cap = fair_share_cap(share.slots, active.len(), several_orgs);
-        Ok(())
     }
 
     /// How many more slots `org` may take in this claim.
