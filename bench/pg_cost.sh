@@ -10,7 +10,8 @@
 #   four a duplicate ID, after 300 to warm up; PostgreSQL from
 #   IDEM_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
 #   a superuser (pg_walinspect), in a scratch database per build; the
-#   server connects without TLS unless IDEM_BENCH_PG_PARAMS says otherwise;
+#   server connects without TLS unless IDEM_BENCH_PG_PARAMS says otherwise
+#   ('' for libpq's prefer, as bench/ab_creates.sh);
 #   with PG_COST_KEYS=1 every create carries an Idempotency-Key of its own;
 #   PG_COST_CLIENTS=C sends the creates from C clients instead of one)
 set -euo pipefail
@@ -18,7 +19,7 @@ n=$1
 shift
 dirs=("$@")
 admin_url="${IDEM_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
-params="${IDEM_BENCH_PG_PARAMS:-?sslmode=disable}"
+params="${IDEM_BENCH_PG_PARAMS-?sslmode=disable}"
 key="ab-admin-key-0123456789-abcdefghijklmnop"
 for dir in "${dirs[@]}"; do
   work=$(mktemp -d)

@@ -613,6 +613,15 @@ pub(crate) const SQL_CLAIM_CANDIDATES: [&str; 2] = [
     ),
 ];
 
+/// The organizations holding slots of the claiming node.
+fn holders(share: &FairShare) -> impl Iterator<Item = &str> {
+    share
+        .in_flight
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(org, _)| org.as_str())
+}
+
 /// Whether a second organization exists: any row past the first.
 const SQL_SECOND_ORG: &str = "SELECT name FROM organizations ORDER BY name LIMIT 1 OFFSET 1";
 
@@ -780,9 +789,9 @@ impl Claim {
     /// exists ([`SQL_SECOND_ORG`]): a fair share without a fixed cap, and
     /// fewer than two organizations holding this node's slots.
     fn may_ask_for_a_second_org(&self) -> bool {
-        self.share.as_ref().is_some_and(|share| {
-            share.max_per_org.is_none() && share.in_flight.values().filter(|n| **n > 0).count() < 2
-        })
+        self.share
+            .as_ref()
+            .is_some_and(|share| share.max_per_org.is_none() && holders(share).nth(1).is_none())
     }
 
     /// Decides the organizations' share of the caller's slots, from the
@@ -800,13 +809,7 @@ impl Claim {
             return;
         }
         let mut active: BTreeSet<&str> = due_orgs.into_iter().collect();
-        active.extend(
-            share
-                .in_flight
-                .iter()
-                .filter(|(_, n)| **n > 0)
-                .map(|(org, _)| org.as_str()),
-        );
+        active.extend(holders(share));
         let several_orgs = active.len() > 1 || second_org;
         self.org_cap = fair_share_cap(share.slots, active.len(), several_orgs);
     }
